@@ -1,0 +1,131 @@
+"""The strict case loader: every error names the file and the key path; nothing runs on error."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from harness.corpus.catalogue import Scenario, load_catalogue
+from harness.corpus.schema import Case
+
+
+@dataclass(frozen=True)
+class CaseError:
+    file: str
+    key_path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.key_path or '<root>'}: {self.message}"
+
+
+class CorpusError(Exception):
+    """One or more case files are broken; `errors` lists each with file and key path."""
+
+    def __init__(self, errors: Sequence[CaseError]) -> None:
+        self.errors = list(errors)
+        lines = "\n".join(f"  {e}" for e in self.errors[:50])
+        more = f"\n  ... and {len(self.errors) - 50} more" if len(self.errors) > 50 else ""
+        super().__init__(f"{len(self.errors)} error(s) in the case files:\n{lines}{more}")
+
+
+class _StrictSafeLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses a mapping with a repeated key."""
+
+
+def _construct_mapping(loader: _StrictSafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"repeated key {key!r}", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictSafeLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def read_yaml(path: Path) -> Any:
+    """Safe-load one YAML file, refusing repeated keys."""
+    with path.open(encoding="utf-8") as fh:
+        return yaml.load(fh, Loader=_StrictSafeLoader)  # noqa: S506 - a SafeLoader subclass
+
+
+def case_files(paths: Iterable[Path]) -> list[Path]:
+    """Every `*.yaml` below each path (or the path itself when it is a file), sorted."""
+    files: list[Path] = []
+    for path in paths:
+        files.extend([path] if path.is_file() else sorted(path.rglob("*.yaml")))
+    return files
+
+
+def load_case_file(path: Path, catalogue: dict[str, Scenario]) -> tuple[Case | None, list[CaseError]]:
+    """One case, or the errors that name its file and key paths."""
+    name = str(path)
+    try:
+        data = read_yaml(path)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        return None, [CaseError(name, where, f"YAML syntax error: {getattr(exc, 'problem', None) or exc}")]
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [CaseError(name, "", f"cannot read: {exc}")]
+    if not isinstance(data, dict):
+        return None, [CaseError(name, "", f"a case file holds a mapping, not {type(data).__name__}")]
+    try:
+        case = Case.model_validate(data)
+    except ValidationError as exc:
+        return None, [CaseError(name, _loc(err["loc"]), _message(err)) for err in exc.errors()]
+    errors = [
+        CaseError(name, f"spec[{i}]", f"unknown scenario id {sid!r}")
+        for i, sid in enumerate(case.spec)
+        if sid not in catalogue
+    ]
+    return (None if errors else case), errors
+
+
+def load_cases(paths: Iterable[Path | str], catalogue: dict[str, Scenario] | None = None) -> list[Case]:
+    """Load every case below `paths`; raise `CorpusError` naming every broken file."""
+    catalogue = load_catalogue() if catalogue is None else catalogue
+    cases: list[Case] = []
+    errors: list[CaseError] = []
+    first_file: dict[str, str] = {}
+    files = case_files(Path(p) for p in paths)
+    for path in files:
+        case, errs = load_case_file(path, catalogue)
+        errors.extend(errs)
+        if case is None:
+            continue
+        if case.id in first_file:
+            errors.append(CaseError(str(path), "id", f"repeated id {case.id!r}, first in {first_file[case.id]}"))
+            continue
+        first_file[case.id] = str(path)
+        cases.append(case)
+    if errors:
+        raise CorpusError(errors)
+    return cases
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _message(err: Any) -> str:
+    msg = str(err["msg"])
+    if err.get("type") == "extra_forbidden":
+        return "unknown key"
+    return msg

@@ -1,0 +1,149 @@
+"""The case file contract (CASE_FORMAT.md) as strict pydantic models.
+
+Unknown keys are errors everywhere in the contract. The executor's structured
+output and the scripted verifier reply inside a case are data under test and
+are not validated here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from harness.system.gatekeeper import RULES
+from harness.system.models import (
+    Derivability,
+    ExecutorEmission,
+    GatekeeperStatus,
+    ParseStatusValue,
+    ToolInvocation,
+    TraceEntry,
+    Verdict,
+)
+
+CaseKind = Literal["policy", "quality"]
+FAIL_RULES = sorted(r.id for r in RULES.values() if r.severity == "fail")
+WARN_RULES = sorted(r.id for r in RULES.values() if r.severity == "warn")
+
+
+class Contract(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class OtherSession(Contract):
+    id: str = Field(min_length=1)
+    tool_invocations: list[ToolInvocation] = Field(default_factory=list)
+
+
+class CaseSession(Contract):
+    id: str | None = None
+    question: str
+    tool_invocations: list[ToolInvocation] = Field(default_factory=list)
+    other_sessions: list[OtherSession] = Field(default_factory=list)
+    tool_trace_summary: list[TraceEntry] | None = None
+    self_evaluation: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _unique_invocation_ids(self) -> CaseSession:
+        ids = [inv.id for inv in self.tool_invocations]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"tool_invocations repeat ids {dupes}")
+        return self
+
+
+class CaseExecutor(Contract):
+    final_answer: str = ""
+    structured_output: dict[str, Any] | None = None
+    structured_output_raw: str | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> CaseExecutor:
+        if self.structured_output is not None and self.structured_output_raw is not None:
+            raise ValueError("give structured_output or structured_output_raw, not both")
+        return self
+
+    def emission(self) -> ExecutorEmission:
+        """What the executor emitted, as the system receives it."""
+        raw = self.structured_output_raw
+        if self.structured_output is not None:
+            raw = json.dumps(self.structured_output, ensure_ascii=False)
+        return ExecutorEmission(final_answer=self.final_answer, structured_output_raw=raw)
+
+
+class VerifierResponse(Contract):
+    json_: dict[str, Any] | None = Field(default=None, alias="json")
+    raw: str | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> VerifierResponse:
+        if (self.json_ is None) == (self.raw is None):
+            raise ValueError("give exactly one of json or raw")
+        return self
+
+
+class ExpectedGatekeeper(Contract):
+    status: GatekeeperStatus
+    failed_rules: list[Literal[tuple(FAIL_RULES)]] = Field(default_factory=list)  # type: ignore[valid-type]
+    warnings: list[Literal[tuple(WARN_RULES)]] | None = None  # type: ignore[valid-type]
+
+
+Labels = Derivability | list[Derivability]
+Verdicts = Verdict | list[Verdict]
+
+
+class Expected(Contract):
+    parse_status: ParseStatusValue
+    gatekeeper: ExpectedGatekeeper
+    claims: dict[str, Labels] | None = None
+    verdict: Verdicts
+    model_verdict: Verdicts | None = None
+
+    def acceptable_labels(self) -> dict[str, set[Derivability]]:
+        return {cid: set(_as_list(v)) for cid, v in (self.claims or {}).items()}
+
+    def acceptable_verdicts(self) -> set[Verdict]:
+        return set(_as_list(self.verdict))
+
+    def acceptable_model_verdicts(self) -> set[Verdict] | None:
+        return None if self.model_verdict is None else set(_as_list(self.model_verdict))
+
+
+class Case(Contract):
+    id: str = Field(pattern=r"^[a-z0-9._-]+$")
+    title: str = Field(min_length=1)
+    spec: list[str] = Field(min_length=1)
+    tags: list[str] = Field(default_factory=list)
+    meta: dict[str, Any] = Field(default_factory=dict)
+    session: CaseSession
+    executor: CaseExecutor
+    verifier_response: VerifierResponse | None = None
+    expected: Expected
+
+    @property
+    def kind(self) -> CaseKind:
+        return "policy" if self.verifier_response is not None else "quality"
+
+    @property
+    def session_id(self) -> str:
+        return self.session.id or self.id
+
+    def content_hash(self) -> str:
+        """A stable hash of the case content, so a changed case is never matched to old results."""
+        blob = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else [value]
+
+
+def case_json_schema() -> dict[str, Any]:
+    """JSON Schema for case files, for editors that autocomplete YAML."""
+    schema = Case.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "verifier-bench case"
+    return schema

@@ -1,0 +1,59 @@
+"""Run one case through the system under test, against its own fresh store."""
+
+from __future__ import annotations
+
+from harness.corpus.schema import Case
+from harness.system.models import VerifierEvaluation
+from harness.system.pipeline import verify_session
+from harness.system.policy import PolicySettings
+from harness.system.store import Store
+from harness.system.trace import DEFAULT_EXCERPT_CHARS
+from harness.system.verifiers.base import Verifier
+from harness.system.verifiers.scripted import ScriptedVerifier
+
+
+def load_case_into_store(case: Case, store: Store) -> None:
+    """The case's session, its other sessions, and their tool_invocation rows."""
+    for other in case.session.other_sessions:
+        store.add_session(other.id, invocations=other.tool_invocations)
+    store.add_session(
+        case.session_id,
+        question=case.session.question,
+        invocations=case.session.tool_invocations,
+        self_evaluation=case.session.self_evaluation,
+        final_answer=case.executor.final_answer,
+        structured_output_raw=case.executor.emission().structured_output_raw,
+    )
+
+
+def scripted_verifier_for(case: Case) -> ScriptedVerifier:
+    """The replayed reply of a policy case."""
+    if case.verifier_response is None:
+        raise ValueError(f"case {case.id} is a quality case: it has no verifier_response")
+    return ScriptedVerifier(reply_json=case.verifier_response.json_, reply_raw=case.verifier_response.raw)
+
+
+async def run_case(
+    case: Case,
+    verifier: Verifier,
+    settings: PolicySettings = PolicySettings(),
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
+    store: Store | None = None,
+) -> tuple[VerifierEvaluation, dict[str, object]]:
+    """Run the case; return the evaluation and the whole persisted `self_evaluation`."""
+    store = store or Store()
+    try:
+        load_case_into_store(case, store)
+        evaluation = await verify_session(
+            store,
+            case.session_id,
+            case.session.question,
+            case.executor.emission(),
+            verifier,
+            settings,
+            trace=case.session.tool_trace_summary,
+            excerpt_chars=excerpt_chars,
+        )
+        return evaluation, store.self_evaluation(case.session_id)
+    finally:
+        store.close()

@@ -1,0 +1,120 @@
+"""Conformance: does an outcome match a case's expectations, and do the invariants hold?
+
+Pure functions over a case and what the system persisted. Policy cases must
+agree 100%; the invariants hold for every case of either kind (CASE_FORMAT.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from harness.corpus.schema import Case
+from harness.system.models import LEGACY_MAPPING, PERSISTED_FIELDS, Derivability, Verdict, VerifierEvaluation
+from harness.system.parser import parse_structured_output
+from harness.system.store import EVALUATION_KEY
+
+
+def deterministic_mismatches(case: Case, evaluation: VerifierEvaluation) -> list[str]:
+    """Parse status and gatekeeper: decided without any model, for both kinds of case."""
+    exp = case.expected
+    got_gk = evaluation.gatekeeper_result
+    out: list[str] = []
+    if evaluation.executor_output_parse_status.status != exp.parse_status:
+        out.append(f"parse_status: expected {exp.parse_status}, got {evaluation.executor_output_parse_status.status}")
+    if got_gk.status != exp.gatekeeper.status:
+        out.append(f"gatekeeper.status: expected {exp.gatekeeper.status}, got {got_gk.status}")
+    if sorted(set(exp.gatekeeper.failed_rules)) != got_gk.failed_rules:
+        out.append(
+            f"gatekeeper.failed_rules: expected {sorted(set(exp.gatekeeper.failed_rules))}, got {got_gk.failed_rules}"
+        )
+    if exp.gatekeeper.warnings is not None and set(exp.gatekeeper.warnings) != set(got_gk.warning_rules):
+        out.append(f"gatekeeper.warnings: expected {sorted(set(exp.gatekeeper.warnings))}, got {got_gk.warning_rules}")
+    return out
+
+
+def claim_mismatches(case: Case, evaluation: VerifierEvaluation) -> list[str]:
+    """Sanitised claim classes against the gold labels (absent labels: not compared)."""
+    got = {c.claim_id: c.verification for c in evaluation.claim_checks}
+    return [
+        f"claims.{cid}: expected {sorted(a.value for a in ok)}, got {got[cid].value if cid in got else None}"
+        for cid, ok in case.expected.acceptable_labels().items()
+        if got.get(cid) not in ok
+    ]
+
+
+def verdict_mismatches(case: Case, evaluation: VerifierEvaluation) -> list[str]:
+    out: list[str] = []
+    if evaluation.verdict not in case.expected.acceptable_verdicts():
+        out.append(f"verdict: expected {_names(case.expected.acceptable_verdicts())}, got {evaluation.verdict.value}")
+    wanted = case.expected.acceptable_model_verdicts()
+    if wanted is not None and evaluation.model_verdict not in wanted:
+        got = evaluation.model_verdict.value if evaluation.model_verdict else None
+        out.append(f"model_verdict: expected {_names(wanted)}, got {got}")
+    return out
+
+
+def policy_case_mismatches(case: Case, evaluation: VerifierEvaluation) -> list[str]:
+    """Everything a policy case pins down; empty means the case passes."""
+    return (
+        deterministic_mismatches(case, evaluation)
+        + claim_mismatches(case, evaluation)
+        + verdict_mismatches(case, evaluation)
+    )
+
+
+def invariant_violations(case: Case, self_evaluation: Mapping[str, Any]) -> list[str]:
+    """The invariants every case must satisfy, read from the persisted `self_evaluation`."""
+    out: list[str] = []
+    for key in case.session.self_evaluation:
+        if key != EVALUATION_KEY and key not in self_evaluation:
+            out.append(f"sibling key {key!r} of self_evaluation was lost")
+    stored = self_evaluation.get(EVALUATION_KEY)
+    if not isinstance(stored, Mapping):
+        return [*out, "no verifier_evaluation persisted"]
+    missing = [f for f in PERSISTED_FIELDS if f not in stored]
+    if missing:
+        return [*out, f"persisted verifier_evaluation lacks {missing}"]
+    evaluation = VerifierEvaluation.model_validate(stored)
+    if evaluation.executor_output_parse_status.status != "valid" and evaluation.verdict == Verdict.PASS:
+        out.append("a parse status other than valid ended in PASS")
+    expected_facts = [(c.claim_id, LEGACY_MAPPING[c.verification]) for c in evaluation.claim_checks]
+    got_facts = [(f.claim_id, f.verification) for f in evaluation.facts_checked]
+    if expected_facts != got_facts:
+        out.append("facts_checked is not the fixed mapping of the claim checks")
+    out.extend(_ref_violations(case, evaluation))
+    claimed = _claim_ids(case)
+    out.extend(
+        f"claim check for {c.claim_id}, which the executor never claimed"
+        for c in evaluation.claim_checks
+        if c.claim_id not in claimed
+    )
+    if any(c.verification not in Derivability for c in evaluation.claim_checks):
+        out.append("a claim check outside the fixed derivability set")
+    return out
+
+
+def _ref_violations(case: Case, evaluation: VerifierEvaluation) -> list[str]:
+    """Every ref whose trace entry is known keeps that entry's trace_ref, tool name and ids."""
+    by_ref = {e.trace_ref: e for e in evaluation.tool_trace_summary}
+    out: list[str] = []
+    for check in evaluation.claim_checks:
+        for ref in check.evidence_refs:
+            entry = by_ref.get(ref.trace_ref or "")
+            if entry is None:
+                continue
+            if not ref.tool_name or not ref.source_invocation_ids:
+                out.append(
+                    f"claims.{check.claim_id}: evidence ref {ref.trace_ref} lost its tool_name or invocation ids"
+                )
+    return out
+
+
+def _claim_ids(case: Case) -> set[str]:
+    parsed = parse_structured_output(case.executor.emission().structured_output_raw)
+    claims = (parsed.structured or {}).get("claims", [])
+    return {c["claim_id"] for c in claims if isinstance(c, dict) and isinstance(c.get("claim_id"), str)}
+
+
+def _names(verdicts: set[Verdict]) -> list[str]:
+    return sorted(v.value for v in verdicts)

@@ -1,0 +1,312 @@
+"""Typed models for every object the two spec changes name.
+
+The executor's structured output is *data under test*: it is kept as a plain
+dict and judged by the gatekeeper, never rejected by pydantic. Everything the
+system itself produces (gatekeeper result, sanitised checks, the persisted
+evaluation) is strict.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Strict(BaseModel):
+    """Base for the system's own records: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Verdict(StrEnum):
+    PASS = "PASS"
+    LOW_CONFID = "LOW_CONFID"
+    REJECT = "REJECT"
+
+
+SEVERITY: dict[Verdict, int] = {Verdict.PASS: 0, Verdict.LOW_CONFID: 1, Verdict.REJECT: 2}
+
+
+def most_severe(*verdicts: Verdict | None) -> Verdict:
+    """The most severe of the given verdicts (PASS < LOW_CONFID < REJECT)."""
+    present = [v for v in verdicts if v is not None]
+    if not present:
+        raise ValueError("most_severe needs at least one verdict")
+    return max(present, key=SEVERITY.__getitem__)
+
+
+class Derivability(StrEnum):
+    DIRECT_OBSERVATION = "direct_observation"
+    REASONABLE_INFERENCE = "reasonable_inference"
+    OVERSTATED = "overstated"
+    UNSUPPORTED = "unsupported"
+    EXTERNAL_UNKNOWN = "external_unknown"
+    CONTRADICTED = "contradicted"
+
+
+class LegacyVerification(StrEnum):
+    DIRECT_EVIDENCE = "direct_evidence"
+    INDIRECT_SUPPORT = "indirect_support"
+    NO_EVIDENCE = "no_evidence"
+    CONTRADICTED = "contradicted"
+
+
+LEGACY_MAPPING: dict[Derivability, LegacyVerification] = {
+    Derivability.DIRECT_OBSERVATION: LegacyVerification.DIRECT_EVIDENCE,
+    Derivability.REASONABLE_INFERENCE: LegacyVerification.INDIRECT_SUPPORT,
+    Derivability.OVERSTATED: LegacyVerification.INDIRECT_SUPPORT,
+    Derivability.UNSUPPORTED: LegacyVerification.NO_EVIDENCE,
+    Derivability.EXTERNAL_UNKNOWN: LegacyVerification.NO_EVIDENCE,
+    Derivability.CONTRADICTED: LegacyVerification.CONTRADICTED,
+}
+
+ParseStatusValue = Literal["valid", "missing", "malformed"]
+GatekeeperStatus = Literal["pass", "warn", "fail"]
+InvocationStatus = Literal["success", "error"]
+
+
+# --- the session and its tool calls -------------------------------------------------
+
+
+class ToolInvocation(Strict):
+    """One `tool_invocation` row of a session."""
+
+    id: str = Field(min_length=1)
+    tool_name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    status: InvocationStatus = "success"
+    result: str = ""
+
+
+class TraceEntry(Strict):
+    """One `tool_trace_summary` entry: one invocation, with a result excerpt."""
+
+    trace_ref: str
+    tool_name: str
+    source_invocation_ids: list[str] = Field(default_factory=list)
+    status: InvocationStatus = "success"
+    result_excerpt: str = ""
+    truncated: bool = False
+
+
+# --- executor output ----------------------------------------------------------------
+
+
+class ParseStatus(Strict):
+    """`executor_output_parse_status`."""
+
+    status: ParseStatusValue
+    reason: str | None = None
+
+
+class ParsedExecutorOutput(Strict):
+    """The parser's result: the status, and the object when it is `valid`."""
+
+    parse_status: ParseStatus
+    structured: dict[str, Any] | None = None
+
+
+class EvidenceBinding(BaseModel):
+    """A conforming binding, as the policy reads it after the gatekeeper ran."""
+
+    model_config = ConfigDict(extra="ignore")
+    trace_ref: str | None = None
+    tool_name: str | None = None
+    source_invocation_ids: list[str] = Field(default_factory=list)
+
+
+class Claim(BaseModel):
+    """A structured claim as the policy reads it (lenient: the gatekeeper judges form)."""
+
+    model_config = ConfigDict(extra="ignore")
+    claim_id: str
+    statement: str = ""
+    status: str = "confirmed"
+    critical: bool = False
+    evidence_bindings: list[EvidenceBinding] = Field(default_factory=list)
+
+
+# --- gatekeeper ---------------------------------------------------------------------
+
+
+class GatekeeperIssue(Strict):
+    rule: str
+    message: str
+    claim_id: str | None = None
+    path: str | None = None
+
+
+class GatekeeperResult(Strict):
+    status: GatekeeperStatus
+    failed_rules: list[str] = Field(default_factory=list)
+    errors: list[GatekeeperIssue] = Field(default_factory=list)
+    warnings: list[GatekeeperIssue] = Field(default_factory=list)
+
+    @property
+    def warning_rules(self) -> list[str]:
+        return sorted({w.rule for w in self.warnings})
+
+
+# --- verifier reply (the model's contract) -----------------------------------------
+
+
+class EvidenceRef(BaseModel):
+    """An evidence reference; every available field is kept (INTERPRETATION §7)."""
+
+    model_config = ConfigDict(extra="forbid")
+    trace_ref: str | None = None
+    tool_name: str | None = None
+    source_invocation_ids: list[str] = Field(default_factory=list)
+
+
+class ClaimCheck(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    claim_id: str
+    verification: Derivability
+    detail: str = ""
+    evidence_refs: list[EvidenceRef] = Field(default_factory=list)
+
+
+class LegacyFact(BaseModel):
+    """A `facts_checked` item. Only its verification value is constrained."""
+
+    model_config = ConfigDict(extra="allow")
+    verification: LegacyVerification | None = None
+
+
+class VerifierReply(BaseModel):
+    """The JSON object the verifier model must return. Extra keys are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+    verdict: Verdict
+    groundedness_score: float = Field(ge=0.0, le=1.0)
+    critical_fact_count: int = Field(ge=0)
+    claim_checks: list[ClaimCheck]
+    facts_checked: list[LegacyFact]
+    rationale: str
+
+
+ReplyStatusValue = Literal["valid", "invalid"]
+InvalidReason = Literal["empty", "not_json", "schema", "truncated", "refusal", "transport"]
+
+
+class ReplyStatus(Strict):
+    status: ReplyStatusValue
+    reason: InvalidReason | None = None
+    message: str | None = None
+
+
+class Usage(Strict):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
+class VerifierCall(Strict):
+    """What one verifier call returned, before the policy reads it."""
+
+    raw_reply: str | None
+    model: str
+    prompt_name: str | None = None
+    prompt_hash: str | None = None
+    finish_reason: str | None = None
+    latency_ms: float = 0.0
+    usage: Usage = Field(default_factory=Usage)
+    error: str | None = None
+    refusal: str | None = None
+    attempts: int = 1
+    cached: bool = False
+
+
+# --- policy output and persistence ------------------------------------------------
+
+
+class Adjustment(Strict):
+    """One policy step that changed the verdict or a claim check, with its reason."""
+
+    step: str
+    reason: str
+    claim_id: str | None = None
+    from_verdict: Verdict | None = None
+    to_verdict: Verdict | None = None
+
+
+class FactChecked(Strict):
+    claim_id: str
+    fact: str
+    verification: LegacyVerification
+    detail: str = ""
+
+
+class VerifierInfo(Strict):
+    model: str
+    prompt_name: str | None = None
+    prompt_version: str | None = None
+    latency_ms: float = 0.0
+    usage: Usage = Field(default_factory=Usage)
+    finish_reason: str | None = None
+    attempts: int = 1
+    error: str | None = None
+
+
+class VerifierEvaluation(Strict):
+    """`diagnosis_session.self_evaluation.verifier_evaluation`, every field of §7."""
+
+    schema_version: Literal["verifier_evaluation_v1"] = "verifier_evaluation_v1"
+    verdict: Verdict
+    model_verdict: Verdict | None
+    groundedness_score: float | None
+    critical_fact_count: int
+    model_critical_fact_count: int | None = None
+    claim_checks: list[ClaimCheck]
+    facts_checked: list[FactChecked]
+    rationale: str
+    executor_output_parse_status: ParseStatus
+    tool_trace_summary: list[TraceEntry]
+    gatekeeper_result: GatekeeperResult
+    reply_status: ReplyStatus
+    derived_verdict: Verdict | None = None
+    claim_guard: bool = True
+    adjustments: list[Adjustment] = Field(default_factory=list)
+    verifier: VerifierInfo
+
+
+PERSISTED_FIELDS: tuple[str, ...] = (
+    "verdict",
+    "model_verdict",
+    "groundedness_score",
+    "critical_fact_count",
+    "claim_checks",
+    "facts_checked",
+    "rationale",
+    "executor_output_parse_status",
+    "tool_trace_summary",
+    "gatekeeper_result",
+    "adjustments",
+    "verifier",
+)
+"""The fields INTERPRETATION §7 requires in every persisted evaluation."""
+
+
+# --- verifier input -----------------------------------------------------------------
+
+
+class ExecutorEmission(Strict):
+    """What the executor emitted: the prose answer and the raw structured output (or nothing)."""
+
+    final_answer: str = ""
+    structured_output_raw: str | None = None
+
+
+class VerifierInput(Strict):
+    """The spec's explicit verification inputs, as rendered into the verifier prompt."""
+
+    question: str
+    executor_final_answer: str
+    executor_output_parse_status: ParseStatus
+    executor_structured_output: dict[str, Any] | None
+    claims: list[Any]
+    tool_trace_summary: list[TraceEntry]
+    gatekeeper_result: GatekeeperResult

@@ -1,0 +1,116 @@
+"""The pipeline: parse → gatekeeper → verifier → policy → persist.
+
+`prepare` and `conclude` are pure; `verify_session` adds the two I/O edges
+(the verifier call and the store).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.system.gatekeeper import GatekeeperInput, run_gatekeeper
+from harness.system.models import (
+    ExecutorEmission,
+    GatekeeperResult,
+    ParsedExecutorOutput,
+    ToolInvocation,
+    TraceEntry,
+    VerifierCall,
+    VerifierEvaluation,
+    VerifierInfo,
+    VerifierInput,
+)
+from harness.system.parser import parse_structured_output
+from harness.system.policy import PolicySettings, apply_policy
+from harness.system.reply import parse_verifier_reply
+from harness.system.store import Store
+from harness.system.trace import DEFAULT_EXCERPT_CHARS, build_trace_summary
+from harness.system.verifiers.base import Verifier
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Everything decided before the verifier model runs."""
+
+    parsed: ParsedExecutorOutput
+    invocations: dict[str, ToolInvocation]
+    trace: list[TraceEntry]
+    gatekeeper: GatekeeperResult
+    inputs: VerifierInput
+
+
+def prepare(
+    question: str,
+    emission: ExecutorEmission,
+    invocations: Sequence[ToolInvocation],
+    trace: Sequence[TraceEntry] | None = None,
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
+) -> Prepared:
+    """Parse the executor output, build the trace summary and run the gatekeeper."""
+    parsed = parse_structured_output(emission.structured_output_raw)
+    rows = {inv.id: inv for inv in invocations}
+    summary = list(trace) if trace is not None else build_trace_summary(invocations, excerpt_chars)
+    gatekeeper = run_gatekeeper(GatekeeperInput(parsed=parsed, invocations=rows, trace=summary))
+    structured = parsed.structured
+    inputs = VerifierInput(
+        question=question,
+        executor_final_answer=emission.final_answer,
+        executor_output_parse_status=parsed.parse_status,
+        executor_structured_output=structured,
+        claims=list(structured.get("claims", [])) if structured else [],
+        tool_trace_summary=summary,
+        gatekeeper_result=gatekeeper,
+    )
+    return Prepared(parsed=parsed, invocations=rows, trace=summary, gatekeeper=gatekeeper, inputs=inputs)
+
+
+def conclude(prepared: Prepared, call: VerifierCall, settings: PolicySettings = PolicySettings()) -> VerifierEvaluation:
+    """Read the verifier's reply and apply the verdict policy: the evaluation to persist."""
+    reply, reply_status = parse_verifier_reply(call)
+    outcome = apply_policy(prepared.parsed, prepared.gatekeeper, reply, prepared.invocations, prepared.trace, settings)
+    return VerifierEvaluation(
+        verdict=outcome.verdict,
+        model_verdict=outcome.model_verdict,
+        groundedness_score=reply.groundedness_score if reply else None,
+        critical_fact_count=outcome.critical_fact_count,
+        model_critical_fact_count=reply.critical_fact_count if reply else None,
+        claim_checks=outcome.claim_checks,
+        facts_checked=outcome.facts_checked,
+        rationale=reply.rationale if reply else "",
+        executor_output_parse_status=prepared.parsed.parse_status,
+        tool_trace_summary=prepared.trace,
+        gatekeeper_result=prepared.gatekeeper,
+        reply_status=reply_status,
+        derived_verdict=outcome.derived_verdict,
+        claim_guard=settings.claim_guard,
+        adjustments=outcome.adjustments,
+        verifier=VerifierInfo(
+            model=call.model,
+            prompt_name=call.prompt_name,
+            prompt_version=call.prompt_hash,
+            latency_ms=call.latency_ms,
+            usage=call.usage,
+            finish_reason=call.finish_reason,
+            attempts=call.attempts,
+            error=call.error,
+        ),
+    )
+
+
+async def verify_session(
+    store: Store,
+    session_id: str,
+    question: str,
+    emission: ExecutorEmission,
+    verifier: Verifier,
+    settings: PolicySettings = PolicySettings(),
+    trace: Sequence[TraceEntry] | None = None,
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
+) -> VerifierEvaluation:
+    """Run the whole system for one stored session and persist the evaluation."""
+    prepared = prepare(question, emission, store.invocations(session_id), trace, excerpt_chars)
+    call = await verifier.verify(prepared.inputs)
+    evaluation = conclude(prepared, call, settings)
+    store.write_verifier_evaluation(session_id, evaluation)
+    return evaluation

@@ -1,0 +1,267 @@
+"""The ChatService verdict policy (INTERPRETATION §4–§6), as pure functions.
+
+Order: parse status → reply validity → sanitise claim checks → gatekeeper
+downgrade → claim guard. Steps 1 and 2 are final. Every step that changes a
+verdict or a claim check is recorded as an `Adjustment` with its reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.system.gatekeeper import INVOCATION_REF
+from harness.system.models import (
+    LEGACY_MAPPING,
+    Adjustment,
+    Claim,
+    ClaimCheck,
+    Derivability,
+    EvidenceBinding,
+    EvidenceRef,
+    FactChecked,
+    GatekeeperResult,
+    ParsedExecutorOutput,
+    ToolInvocation,
+    TraceEntry,
+    Verdict,
+    VerifierReply,
+    most_severe,
+)
+from harness.system.trace import complete_ref
+
+NOT_DIRECT = frozenset({Derivability.UNSUPPORTED, Derivability.EXTERNAL_UNKNOWN, Derivability.OVERSTATED})
+PASS_THRESHOLD = 0.5
+
+
+@dataclass(frozen=True)
+class PolicySettings:
+    """Policy switches; the claim guard can be turned off to measure the bare model."""
+
+    claim_guard: bool = True
+
+
+@dataclass(frozen=True)
+class PolicyOutcome:
+    verdict: Verdict
+    model_verdict: Verdict | None
+    derived_verdict: Verdict
+    claim_checks: list[ClaimCheck]
+    facts_checked: list[FactChecked]
+    critical_fact_count: int
+    adjustments: list[Adjustment]
+
+
+# --- claims as the policy reads them -----------------------------------------------
+
+
+def structured_claims(parsed: ParsedExecutorOutput) -> list[Claim]:
+    """The executor's claims with a usable claim_id, first occurrence of each id.
+
+    Read leniently: form errors are the gatekeeper's to report. `critical` counts
+    only when it is literally `true`.
+    """
+    if parsed.parse_status.status != "valid" or parsed.structured is None:
+        return []
+    claims: list[Claim] = []
+    seen: set[str] = set()
+    for raw in parsed.structured.get("claims", []):
+        if not isinstance(raw, dict) or not isinstance(raw.get("claim_id"), str) or raw["claim_id"] in seen:
+            continue
+        seen.add(raw["claim_id"])
+        claims.append(
+            Claim(
+                claim_id=raw["claim_id"],
+                statement=raw["statement"] if isinstance(raw.get("statement"), str) else "",
+                status=raw["status"] if isinstance(raw.get("status"), str) else "",
+                critical=raw.get("critical") is True,
+                evidence_bindings=[_binding(b) for b in _list(raw.get("evidence_bindings")) if isinstance(b, dict)],
+            )
+        )
+    return claims
+
+
+def _binding(raw: dict[str, Any]) -> EvidenceBinding:
+    ids = [i for i in _list(raw.get("source_invocation_ids")) if isinstance(i, str)]
+    return EvidenceBinding(
+        trace_ref=raw["trace_ref"] if isinstance(raw.get("trace_ref"), str) and raw["trace_ref"] else None,
+        tool_name=raw["tool_name"] if isinstance(raw.get("tool_name"), str) and raw["tool_name"] else None,
+        source_invocation_ids=ids,
+    )
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+# --- binding resolution -------------------------------------------------------------
+
+
+def binding_resolves(
+    binding: EvidenceBinding, invocations: Mapping[str, ToolInvocation], trace: Sequence[TraceEntry]
+) -> bool:
+    """All its ids are current-session rows under its tool; or, with no ids, its trace_ref exists."""
+    if binding.source_invocation_ids:
+        return all(
+            (row := invocations.get(inv_id)) is not None and row.tool_name == binding.tool_name
+            for inv_id in binding.source_invocation_ids
+        )
+    return binding.trace_ref is not None and any(e.trace_ref == binding.trace_ref for e in trace)
+
+
+def claim_fails_invocation_ref(claim: Claim, gatekeeper: GatekeeperResult) -> bool:
+    return any(e.rule == INVOCATION_REF and e.claim_id == claim.claim_id for e in gatekeeper.errors)
+
+
+# --- sanitising ---------------------------------------------------------------------
+
+
+def sanitise_claim_checks(
+    checks: Sequence[ClaimCheck],
+    claims: Sequence[Claim],
+    gatekeeper: GatekeeperResult,
+    invocations: Mapping[str, ToolInvocation],
+    trace: Sequence[TraceEntry],
+) -> tuple[list[ClaimCheck], list[Adjustment]]:
+    """One check per structured claim, in claim order, per INTERPRETATION §5 step 3."""
+    notes: list[Adjustment] = []
+    known = {c.claim_id for c in claims}
+    by_id: dict[str, ClaimCheck] = {}
+    for check in checks:
+        if check.claim_id not in known:
+            notes.append(_note("sanitise.unknown_claim", f"dropped a check for {check.claim_id}, which the executor never claimed", check.claim_id))
+        elif check.claim_id in by_id:
+            notes.append(_note("sanitise.duplicate_check", f"dropped a repeated check for {check.claim_id}; the first is kept", check.claim_id))
+        else:
+            by_id[check.claim_id] = check
+    result: list[ClaimCheck] = []
+    for claim in claims:
+        check = by_id.get(claim.claim_id)
+        if check is None:
+            notes.append(_note("sanitise.missing_check", "no check for this claim: counted as unsupported", claim.claim_id))
+            check = ClaimCheck(claim_id=claim.claim_id, verification=Derivability.UNSUPPORTED, detail="no claim check returned")
+        elif check.verification == Derivability.DIRECT_OBSERVATION and not _has_resolving_evidence(claim, gatekeeper, invocations, trace):
+            notes.append(_note("sanitise.unresolved_direct", "direct_observation without resolving evidence bindings: counted as unsupported", claim.claim_id))
+            check = check.model_copy(update={"verification": Derivability.UNSUPPORTED})
+        result.append(check.model_copy(update={"evidence_refs": complete_refs(check.evidence_refs, claim, trace)}))
+    return result, notes
+
+
+def _has_resolving_evidence(
+    claim: Claim, gatekeeper: GatekeeperResult, invocations: Mapping[str, ToolInvocation], trace: Sequence[TraceEntry]
+) -> bool:
+    if claim_fails_invocation_ref(claim, gatekeeper):
+        return False
+    return any(binding_resolves(b, invocations, trace) for b in claim.evidence_bindings)
+
+
+def complete_refs(refs: Sequence[EvidenceRef], claim: Claim, trace: Sequence[TraceEntry]) -> list[EvidenceRef]:
+    """Empty refs come from the claim's bindings; partial ones are filled (§7)."""
+    if not refs:
+        refs = [EvidenceRef(**b.model_dump()) for b in claim.evidence_bindings]
+    return [_complete_one(ref, claim, trace) for ref in refs]
+
+
+def _complete_one(ref: EvidenceRef, claim: Claim, trace: Sequence[TraceEntry]) -> EvidenceRef:
+    ref = complete_ref(ref, trace)
+    if ref.trace_ref and ref.tool_name and ref.source_invocation_ids:
+        return ref
+    for binding in claim.evidence_bindings:
+        if _same_evidence(ref, binding):
+            ref = EvidenceRef(
+                trace_ref=ref.trace_ref or binding.trace_ref,
+                tool_name=ref.tool_name or binding.tool_name,
+                source_invocation_ids=ref.source_invocation_ids or list(binding.source_invocation_ids),
+            )
+            return complete_ref(ref, trace)
+    return ref
+
+
+def _same_evidence(ref: EvidenceRef, binding: EvidenceBinding) -> bool:
+    if ref.trace_ref and ref.trace_ref == binding.trace_ref:
+        return True
+    if set(ref.source_invocation_ids) & set(binding.source_invocation_ids):
+        return True
+    return not ref.trace_ref and not ref.source_invocation_ids and ref.tool_name == binding.tool_name
+
+
+# --- verdicts -----------------------------------------------------------------------
+
+
+def derive_verdict(checks: Sequence[ClaimCheck], claims: Sequence[Claim], groundedness: float | None) -> Verdict:
+    """The verdict the critical claims' classes imply (INTERPRETATION §4)."""
+    critical_ids = {c.claim_id for c in claims if c.critical}
+    classes = [c.verification for c in checks if c.claim_id in critical_ids]
+    if Derivability.CONTRADICTED in classes:
+        return Verdict.REJECT
+    if not classes or NOT_DIRECT.intersection(classes) or Derivability.DIRECT_OBSERVATION not in classes:
+        return Verdict.LOW_CONFID
+    return Verdict.PASS if (groundedness or 0.0) >= PASS_THRESHOLD else Verdict.LOW_CONFID
+
+
+def legacy_facts(checks: Sequence[ClaimCheck], claims: Sequence[Claim]) -> list[FactChecked]:
+    """`facts_checked`, derived by the system from the sanitised checks (§6)."""
+    statements = {c.claim_id: c.statement for c in claims}
+    return [
+        FactChecked(
+            claim_id=check.claim_id,
+            fact=statements.get(check.claim_id, ""),
+            verification=LEGACY_MAPPING[check.verification],
+            detail=check.detail,
+        )
+        for check in checks
+    ]
+
+
+def apply_policy(
+    parsed: ParsedExecutorOutput,
+    gatekeeper: GatekeeperResult,
+    reply: VerifierReply | None,
+    invocations: Mapping[str, ToolInvocation],
+    trace: Sequence[TraceEntry],
+    settings: PolicySettings = PolicySettings(),
+) -> PolicyOutcome:
+    """The effective verdict and the sanitised, persisted claim checks."""
+    claims = structured_claims(parsed)
+    model_verdict = reply.verdict if reply is not None else None
+    checks, adjustments = sanitise_claim_checks(reply.claim_checks if reply else [], claims, gatekeeper, invocations, trace)
+    derived = derive_verdict(checks, claims, reply.groundedness_score if reply else None)
+
+    if parsed.parse_status.status != "valid":
+        verdict = Verdict.LOW_CONFID
+        if model_verdict != verdict:
+            reason = f"structured output is {parsed.parse_status.status}: the verdict cannot come from prose"
+            adjustments.append(_change("policy.parse_status", reason, model_verdict, verdict))
+    elif reply is None:
+        verdict = Verdict.LOW_CONFID
+        adjustments.append(_change("policy.invalid_reply", "the verifier reply is not valid JSON of the contract", None, verdict))
+    else:
+        verdict = reply.verdict
+        if gatekeeper.status == "fail" and verdict == Verdict.PASS:
+            downgraded = Verdict.REJECT if INVOCATION_REF in gatekeeper.failed_rules else Verdict.LOW_CONFID
+            adjustments.append(_change("policy.gatekeeper_fail", f"gatekeeper failed {', '.join(gatekeeper.failed_rules)}; PASS is not allowed", verdict, downgraded))
+            verdict = downgraded
+        if settings.claim_guard:
+            guarded = most_severe(verdict, derived)
+            if guarded != verdict:
+                adjustments.append(_change("policy.claim_guard", f"the critical claims' classes imply {derived.value}", verdict, guarded))
+            verdict = guarded
+
+    return PolicyOutcome(
+        verdict=verdict,
+        model_verdict=model_verdict,
+        derived_verdict=derived,
+        claim_checks=checks,
+        facts_checked=legacy_facts(checks, claims),
+        critical_fact_count=sum(1 for c in claims if c.critical),
+        adjustments=adjustments,
+    )
+
+
+def _note(step: str, reason: str, claim_id: str) -> Adjustment:
+    return Adjustment(step=step, reason=reason, claim_id=claim_id)
+
+
+def _change(step: str, reason: str, before: Verdict | None, after: Verdict) -> Adjustment:
+    return Adjustment(step=step, reason=reason, from_verdict=before, to_verdict=after)

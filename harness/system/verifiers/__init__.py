@@ -1,0 +1,5 @@
+"""Verifiers: anything that turns `VerifierInput` into a `VerifierCall` (the raw reply)."""
+
+from harness.system.verifiers.base import Verifier
+
+__all__ = ["Verifier"]
