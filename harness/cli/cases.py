@@ -10,7 +10,12 @@ from rich.console import Console
 
 from harness.corpus.loader import CorpusError, load_cases
 from harness.run.execute import run_case, scripted_verifier_for
-from harness.score.conformance import deterministic_mismatches, invariant_violations, policy_case_mismatches
+from harness.score.conformance import (
+    deterministic_mismatches,
+    invariant_violations,
+    label_consistency_problems,
+    policy_case_mismatches,
+)
 from harness.system.models import VerifierCall
 from harness.system.pipeline import conclude, prepare
 
@@ -63,9 +68,14 @@ def cmd_check(args: argparse.Namespace) -> int:
             evaluation, persisted = asyncio.run(run_case(case, scripted_verifier_for(case)))
             problems = policy_case_mismatches(case, evaluation) + invariant_violations(case, persisted)
         else:
-            prepared = prepare(case.session.question, case.executor.emission(), case.session.tool_invocations, case.session.tool_trace_summary)
+            prepared = prepare(
+                case.session.question,
+                case.executor.emission(),
+                case.session.tool_invocations,
+                case.session.tool_trace_summary,
+            )
             evaluation = conclude(prepared, VerifierCall(raw_reply=None, model="none", error="not called"))
-            problems = deterministic_mismatches(case, evaluation)
+            problems = deterministic_mismatches(case, evaluation) + label_consistency_problems(case)
         if problems:
             failures += 1
             console.print(f"[red]FAIL[/red] {case.id} ({case.kind})", highlight=False)

@@ -43,9 +43,7 @@ def _construct_mapping(loader: _StrictSafeLoader, node: yaml.MappingNode, deep: 
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
         if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"repeated key {key!r}", key_node.start_mark
-            )
+            raise yaml.constructor.ConstructorError(None, None, f"repeated key {key!r}", key_node.start_mark)
         seen.add(key)
     return loader.construct_mapping(node, deep=deep)
 

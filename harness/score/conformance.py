@@ -118,3 +118,55 @@ def _claim_ids(case: Case) -> set[str]:
 
 def _names(verdicts: set[Verdict]) -> list[str]:
     return sorted(v.value for v in verdicts)
+
+
+def verdicts_implied_by_labels(case: Case) -> set[Verdict] | None:
+    """The effective verdicts a correct verifier could reach from the gold labels.
+
+    None when the case has no claim labels. Every combination of acceptable
+    labels is tried (the sets are small); a correct model is assumed to say
+    the derived verdict, so the gatekeeper downgrade applies only to PASS.
+    """
+    from itertools import product
+
+    from harness.system.models import ClaimCheck
+    from harness.system.policy import derive_verdict, structured_claims
+
+    if case.expected.parse_status != "valid":
+        return {Verdict.LOW_CONFID}
+    labels = case.expected.acceptable_labels()
+    if not labels:
+        return None
+    claims = structured_claims(parse_structured_output(case.executor.emission().structured_output_raw))
+    ids = list(labels)
+    out: set[Verdict] = set()
+    for combo in product(*(sorted(labels[i]) for i in ids)):
+        checks = [ClaimCheck(claim_id=cid, verification=cls) for cid, cls in zip(ids, combo, strict=True)]
+        derived = derive_verdict(checks, claims, 1.0)
+        if derived == Verdict.PASS and case.expected.gatekeeper.status == "fail":
+            derived = (
+                Verdict.REJECT
+                if "evidence.invocation_ref" in case.expected.gatekeeper.failed_rules
+                else Verdict.LOW_CONFID
+            )
+        out.add(derived)
+    return out
+
+
+def label_consistency_problems(case: Case) -> list[str]:
+    """A quality case's expected verdict must be reachable from its gold labels (§4, §5)."""
+    implied = verdicts_implied_by_labels(case)
+    if implied is None:
+        return []
+    problems: list[str] = []
+    if not implied & case.expected.acceptable_verdicts():
+        problems.append(
+            f"expected verdict {_names(case.expected.acceptable_verdicts())} but the gold labels imply {_names(implied)}"
+        )
+    claimed = _claim_ids(case)
+    problems += [
+        f"expected.claims names {cid}, which the executor never claimed"
+        for cid in case.expected.acceptable_labels()
+        if cid not in claimed
+    ]
+    return problems

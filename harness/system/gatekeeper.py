@@ -103,7 +103,9 @@ def check_schema(inp: GatekeeperInput) -> list[GatekeeperIssue]:
     issues: list[GatekeeperIssue] = []
     if doc.get("schema_version") != SCHEMA_VERSION:
         issues.append(
-            _issue(SCHEMA, f"schema_version is {doc.get('schema_version')!r}, not {SCHEMA_VERSION}", path="schema_version")
+            _issue(
+                SCHEMA, f"schema_version is {doc.get('schema_version')!r}, not {SCHEMA_VERSION}", path="schema_version"
+            )
         )
     for removed in REMOVED_V1_FIELDS:
         if removed in doc:
@@ -160,7 +162,9 @@ def _check_binding(binding: Any, cid: Any, path: str) -> list[GatekeeperIssue]:
         issues.append(_issue(SCHEMA, "trace_ref is not a string", cid, f"{path}.trace_ref"))
     ids = binding.get("source_invocation_ids")
     if ids is not None and not _is_str_list(ids):
-        issues.append(_issue(SCHEMA, "source_invocation_ids is not a list of strings", cid, f"{path}.source_invocation_ids"))
+        issues.append(
+            _issue(SCHEMA, "source_invocation_ids is not a list of strings", cid, f"{path}.source_invocation_ids")
+        )
     has_trace = isinstance(trace_ref, str) and bool(trace_ref)
     has_ids = isinstance(ids, list) and len(ids) > 0
     if not has_trace and not has_ids:
@@ -180,7 +184,12 @@ def check_invocation_refs(inp: GatekeeperInput) -> list[GatekeeperIssue]:
             row = inp.invocations.get(inv_id)
             if row is None:
                 issues.append(
-                    _issue(INVOCATION_REF, f"{inv_id} is not an invocation of this session", cid, f"{path}.source_invocation_ids")
+                    _issue(
+                        INVOCATION_REF,
+                        f"{inv_id} is not an invocation of this session",
+                        cid,
+                        f"{path}.source_invocation_ids",
+                    )
                 )
             elif isinstance(binding.get("tool_name"), str) and binding["tool_name"] != row.tool_name:
                 issues.append(
@@ -203,9 +212,7 @@ def check_unknown_fields(inp: GatekeeperInput) -> list[GatekeeperIssue]:
     if doc is None:
         return []
     known_top = TOP_LEVEL_FIELDS | set(REMOVED_V1_FIELDS)  # removed fields already fail
-    issues = [
-        _issue("schema.unknown_field", f"unknown field {key}", path=key) for key in doc if key not in known_top
-    ]
+    issues = [_issue("schema.unknown_field", f"unknown field {key}", path=key) for key in doc if key not in known_top]
     for ci, claim in iter_claims(inp):
         issues += [
             _issue("schema.unknown_field", f"unknown claim field {key}", claim.get("claim_id"), f"claims[{ci}].{key}")
@@ -225,7 +232,12 @@ def check_unknown_fields(inp: GatekeeperInput) -> list[GatekeeperIssue]:
 def check_trace_refs(inp: GatekeeperInput) -> list[GatekeeperIssue]:
     known = {entry.trace_ref for entry in inp.trace}
     return [
-        _issue("evidence.trace_ref", f"trace_ref {binding['trace_ref']} is not in the trace summary", claim.get("claim_id"), f"{path}.trace_ref")
+        _issue(
+            "evidence.trace_ref",
+            f"trace_ref {binding['trace_ref']} is not in the trace summary",
+            claim.get("claim_id"),
+            f"{path}.trace_ref",
+        )
         for path, claim, binding in iter_bindings(inp)
         if isinstance(binding.get("trace_ref"), str) and binding["trace_ref"] and binding["trace_ref"] not in known
     ]
@@ -234,7 +246,12 @@ def check_trace_refs(inp: GatekeeperInput) -> list[GatekeeperIssue]:
 @rule("evidence.failed_invocation", "warn", "a binding cites an invocation whose status is error")
 def check_failed_invocations(inp: GatekeeperInput) -> list[GatekeeperIssue]:
     return [
-        _issue("evidence.failed_invocation", f"{inv_id} ended in error", claim.get("claim_id"), f"{path}.source_invocation_ids")
+        _issue(
+            "evidence.failed_invocation",
+            f"{inv_id} ended in error",
+            claim.get("claim_id"),
+            f"{path}.source_invocation_ids",
+        )
         for path, claim, binding in iter_bindings(inp)
         for inv_id in binding_invocation_ids(binding)
         if (row := inp.invocations.get(inv_id)) is not None and row.status == "error"

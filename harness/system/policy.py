@@ -130,19 +130,43 @@ def sanitise_claim_checks(
     by_id: dict[str, ClaimCheck] = {}
     for check in checks:
         if check.claim_id not in known:
-            notes.append(_note("sanitise.unknown_claim", f"dropped a check for {check.claim_id}, which the executor never claimed", check.claim_id))
+            notes.append(
+                _note(
+                    "sanitise.unknown_claim",
+                    f"dropped a check for {check.claim_id}, which the executor never claimed",
+                    check.claim_id,
+                )
+            )
         elif check.claim_id in by_id:
-            notes.append(_note("sanitise.duplicate_check", f"dropped a repeated check for {check.claim_id}; the first is kept", check.claim_id))
+            notes.append(
+                _note(
+                    "sanitise.duplicate_check",
+                    f"dropped a repeated check for {check.claim_id}; the first is kept",
+                    check.claim_id,
+                )
+            )
         else:
             by_id[check.claim_id] = check
     result: list[ClaimCheck] = []
     for claim in claims:
         check = by_id.get(claim.claim_id)
         if check is None:
-            notes.append(_note("sanitise.missing_check", "no check for this claim: counted as unsupported", claim.claim_id))
-            check = ClaimCheck(claim_id=claim.claim_id, verification=Derivability.UNSUPPORTED, detail="no claim check returned")
-        elif check.verification == Derivability.DIRECT_OBSERVATION and not _has_resolving_evidence(claim, gatekeeper, invocations, trace):
-            notes.append(_note("sanitise.unresolved_direct", "direct_observation without resolving evidence bindings: counted as unsupported", claim.claim_id))
+            notes.append(
+                _note("sanitise.missing_check", "no check for this claim: counted as unsupported", claim.claim_id)
+            )
+            check = ClaimCheck(
+                claim_id=claim.claim_id, verification=Derivability.UNSUPPORTED, detail="no claim check returned"
+            )
+        elif check.verification == Derivability.DIRECT_OBSERVATION and not _has_resolving_evidence(
+            claim, gatekeeper, invocations, trace
+        ):
+            notes.append(
+                _note(
+                    "sanitise.unresolved_direct",
+                    "direct_observation without resolving evidence bindings: counted as unsupported",
+                    claim.claim_id,
+                )
+            )
             check = check.model_copy(update={"verification": Derivability.UNSUPPORTED})
         result.append(check.model_copy(update={"evidence_refs": complete_refs(check.evidence_refs, claim, trace)}))
     return result, notes
@@ -225,7 +249,9 @@ def apply_policy(
     """The effective verdict and the sanitised, persisted claim checks."""
     claims = structured_claims(parsed)
     model_verdict = reply.verdict if reply is not None else None
-    checks, adjustments = sanitise_claim_checks(reply.claim_checks if reply else [], claims, gatekeeper, invocations, trace)
+    checks, adjustments = sanitise_claim_checks(
+        reply.claim_checks if reply else [], claims, gatekeeper, invocations, trace
+    )
     derived = derive_verdict(checks, claims, reply.groundedness_score if reply else None)
 
     if parsed.parse_status.status != "valid":
@@ -235,17 +261,30 @@ def apply_policy(
             adjustments.append(_change("policy.parse_status", reason, model_verdict, verdict))
     elif reply is None:
         verdict = Verdict.LOW_CONFID
-        adjustments.append(_change("policy.invalid_reply", "the verifier reply is not valid JSON of the contract", None, verdict))
+        adjustments.append(
+            _change("policy.invalid_reply", "the verifier reply is not valid JSON of the contract", None, verdict)
+        )
     else:
         verdict = reply.verdict
         if gatekeeper.status == "fail" and verdict == Verdict.PASS:
             downgraded = Verdict.REJECT if INVOCATION_REF in gatekeeper.failed_rules else Verdict.LOW_CONFID
-            adjustments.append(_change("policy.gatekeeper_fail", f"gatekeeper failed {', '.join(gatekeeper.failed_rules)}; PASS is not allowed", verdict, downgraded))
+            adjustments.append(
+                _change(
+                    "policy.gatekeeper_fail",
+                    f"gatekeeper failed {', '.join(gatekeeper.failed_rules)}; PASS is not allowed",
+                    verdict,
+                    downgraded,
+                )
+            )
             verdict = downgraded
         if settings.claim_guard:
             guarded = most_severe(verdict, derived)
             if guarded != verdict:
-                adjustments.append(_change("policy.claim_guard", f"the critical claims' classes imply {derived.value}", verdict, guarded))
+                adjustments.append(
+                    _change(
+                        "policy.claim_guard", f"the critical claims' classes imply {derived.value}", verdict, guarded
+                    )
+                )
             verdict = guarded
 
     return PolicyOutcome(

@@ -61,8 +61,6 @@ def parse_verifier_reply(call: VerifierCall) -> tuple[VerifierReply | None, Repl
 
 
 def _short_errors(exc: ValidationError, limit: int = 5) -> str:
-    parts = [
-        f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()[:limit]
-    ]
+    parts = [f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()[:limit]]
     more = len(exc.errors()) - limit
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")

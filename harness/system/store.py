@@ -93,10 +93,18 @@ class Store:
         """The session's own tool_invocation rows, in call order."""
         with Session(self.engine) as db:
             rows = db.scalars(
-                select(ToolInvocationRow).where(ToolInvocationRow.session_id == session_id).order_by(ToolInvocationRow.seq)
+                select(ToolInvocationRow)
+                .where(ToolInvocationRow.session_id == session_id)
+                .order_by(ToolInvocationRow.seq)
             )
             return [
-                ToolInvocation(id=r.invocation_id, tool_name=r.tool_name, arguments=r.arguments or {}, status=r.status, result=r.result)  # type: ignore[arg-type]
+                ToolInvocation(
+                    id=r.invocation_id,
+                    tool_name=r.tool_name,
+                    arguments=r.arguments or {},
+                    status=r.status,
+                    result=r.result,
+                )  # type: ignore[arg-type]
                 for r in rows
             ]
 
