@@ -1,0 +1,15 @@
+"""Shared fixtures. Real model requests are never made from tests: every model is a fake or a local server."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _no_real_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never reach a real provider: drop any endpoint or key from the environment."""
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_ORG_ID"):
+        if var in os.environ:
+            monkeypatch.delenv(var)
