@@ -73,7 +73,11 @@ def load_case_file(path: Path, catalogue: dict[str, Scenario]) -> tuple[Case | N
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        return None, [CaseError(name, where, f"YAML syntax error: {getattr(exc, 'problem', None) or exc}")]
+        problem = str(getattr(exc, "problem", None) or exc)
+        if problem.startswith("repeated key") and mark is not None:
+            key_path = _repeated_key_path(path, mark.line, mark.column)
+            return None, [CaseError(name, key_path or where, f"{problem} ({where})")]
+        return None, [CaseError(name, where, f"YAML syntax error: {problem}")]
     except (OSError, UnicodeDecodeError) as exc:
         return None, [CaseError(name, "", f"cannot read: {exc}")]
     if not isinstance(data, dict):
@@ -81,7 +85,7 @@ def load_case_file(path: Path, catalogue: dict[str, Scenario]) -> tuple[Case | N
     try:
         case = Case.model_validate(data)
     except ValidationError as exc:
-        return None, [CaseError(name, _loc(err["loc"]), _message(err)) for err in exc.errors()]
+        return None, _validation_errors(name, exc, data)
     errors = [
         CaseError(name, f"spec[{i}]", f"unknown scenario id {sid!r}")
         for i, sid in enumerate(case.spec)
@@ -110,6 +114,75 @@ def load_cases(paths: Iterable[Path | str], catalogue: dict[str, Scenario] | Non
     if errors:
         raise CorpusError(errors)
     return cases
+
+
+def _validation_errors(name: str, exc: ValidationError, data: Any) -> list[CaseError]:
+    """One error per key path. Pydantic names union members in its paths
+    (`C1.str-enum[Derivability]`); they are dropped, and of a union's failing
+    members only the one that got deepest into the input is reported."""
+    found: list[tuple[tuple[Any, ...], tuple[Any, ...] | None, Any]] = []
+    for err in exc.errors():
+        real, union_at = _real_loc(err["loc"], data)
+        found.append((real, union_at, err))
+    deepest: dict[tuple[Any, ...], int] = {}
+    for real, union_at, _ in found:
+        if union_at is not None:
+            deepest[union_at] = max(deepest.get(union_at, 0), len(real))
+    out: list[CaseError] = []
+    for real, union_at, err in found:
+        if union_at is not None and len(real) < deepest[union_at]:
+            continue
+        if union_at is not None and str(err.get("type", "")).endswith("_type") and len(found) > 1:
+            if any(u == union_at and e is not err for _, u, e in found):
+                continue
+        error = CaseError(name, _loc(real), _message(err))
+        if error not in out:
+            out.append(error)
+    return out
+
+
+def _real_loc(loc: tuple[Any, ...], data: Any) -> tuple[tuple[Any, ...], tuple[Any, ...] | None]:
+    """The parts of `loc` that are keys or indexes of the input, and where a union tag was dropped."""
+    real: list[Any] = []
+    union_at: tuple[Any, ...] | None = None
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        elif isinstance(part, str) and ("[" in part or "-" in part):
+            union_at = union_at or tuple(real)
+            continue
+        else:
+            node = None
+        real.append(part)
+    return tuple(real), union_at
+
+
+def _repeated_key_path(path: Path, line: int, column: int) -> str | None:
+    """The key path of the mapping key on `line` that repeats (found by walking the composed nodes)."""
+
+    def walk(node: yaml.Node, parts: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                key = key_node.value
+                if (key_node.start_mark.line, key_node.start_mark.column) == (line, column):
+                    return (*parts, key)
+                if (hit := walk(value_node, (*parts, key))) is not None:
+                    return hit
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                if (hit := walk(item, (*parts, index))) is not None:
+                    return hit
+        return None
+
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    found = walk(root, ()) if root is not None else None
+    return _loc(found) if found else None
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
