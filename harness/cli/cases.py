@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 
+from harness.corpus.catalogue import load_catalogue
 from harness.corpus.loader import CorpusError, load_cases
+from harness.corpus.schema import case_json_schema
+from harness.corpus.stats import ORIGINS, CorpusStats, KindCount, corpus_stats
 from harness.run.execute import run_case, scripted_verifier_for
 from harness.score.conformance import (
     deterministic_mismatches,
@@ -20,6 +26,7 @@ from harness.system.models import VerifierCall
 from harness.system.pipeline import conclude, prepare
 
 DEFAULT_CASES = Path("cases")
+DEFAULT_SCHEMA = DEFAULT_CASES / "case.schema.json"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -31,6 +38,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     check = cases_sub.add_parser("check", help="run policy cases and the deterministic parts of quality cases")
     check.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_CASES])
     check.set_defaults(handler=cmd_check)
+    stats = cases_sub.add_parser("stats", help="counts by kind, class, verdict, tag, scenario; the coverage targets")
+    stats.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_CASES])
+    stats.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    stats.add_argument(
+        "--origin",
+        action="append",
+        choices=ORIGINS,
+        help="count cases of this origin in the tables and targets (repeatable; default: hand-written)",
+    )
+    stats.add_argument("--require-targets", action="store_true", help="exit 1 when a target is missed")
+    stats.set_defaults(handler=cmd_stats)
+    schema = cases_sub.add_parser("schema", help="write the JSON Schema of case files (for editors)")
+    schema.add_argument("--out", type=Path, default=DEFAULT_SCHEMA, help="file to write; '-' for stdout")
+    schema.set_defaults(handler=cmd_schema)
     cases.set_defaults(handler=lambda _args: (cases.print_help(), 2)[1])
 
 
@@ -83,3 +104,87 @@ def cmd_check(args: argparse.Namespace) -> int:
                 console.print(f"    {problem}", markup=False, highlight=False)
     console.print(f"{len(cases) - failures} of {len(cases)} cases agree with their deterministic expectations")
     return 1 if failures else 0
+
+
+def schema_text() -> str:
+    """The case JSON Schema as committed: indented, keys in pydantic's order, newline-terminated."""
+    return json.dumps(case_json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    text = schema_text()
+    if str(args.out) == "-":
+        sys.stdout.write(text)
+        return 0
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    Console().print(f"wrote {args.out}", highlight=False)
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """Counts and targets; exit 1 on a missed target only with --require-targets."""
+    cases = _load(args.dirs, Console(stderr=True))
+    if cases is None:
+        return 2
+    stats = corpus_stats(cases, load_catalogue(), counted=tuple(args.origin or ["hand-written"]))
+    if args.json:
+        sys.stdout.write(stats.model_dump_json(indent=2) + "\n")
+    else:
+        render_stats(stats, Console())
+    return 1 if args.require_targets and not stats.targets_met else 0
+
+
+def render_stats(stats: CorpusStats, console: Console) -> None:
+    """The statistics as rich tables."""
+    console.print(
+        f"{stats.total} cases loaded; counting {', '.join(stats.counted)}: "
+        f"{stats.by_kind.policy} policy, {stats.by_kind.quality} quality",
+        highlight=False,
+    )
+    console.print(_kind_table("origin", stats.by_origin))
+    for title, rows in (("gold labels (quality)", stats.labels), ("expected verdicts (quality)", stats.verdicts)):
+        table = Table(title=title, title_justify="left")
+        for col in ("class", "sole", "any of", "weighted", "share", "policy cases"):
+            table.add_column(col, justify="left" if col == "class" else "right")
+        for r in rows:
+            table.add_row(r.key, str(r.sole), str(r.any_of), f"{r.weighted:g}", f"{r.share:.1%}", str(r.policy))
+        console.print(table)
+    claims = ", ".join(f"{n}: {k}" for n, k in stats.claims_per_case.items()) or "none"
+    console.print(f"claims per quality case (count: cases): {claims}", highlight=False)
+    console.print(_kind_table("incident kind", stats.incident_kinds))
+    console.print(_kind_table("adversarial category", stats.adversarial))
+    if stats.unknown_adversarial_tags:
+        console.print(f"[yellow]unknown adversarial tags:[/yellow] {', '.join(stats.unknown_adversarial_tags)}")
+    console.print(_kind_table("tag", stats.tags))
+    if stats.mutations:
+        console.print(_kind_table("mutation (generated)", stats.mutations))
+    table = Table(title="scenarios", title_justify="left")
+    for col in ("scenario", "policy", "quality", "generated", "external"):
+        table.add_column(col, justify="left" if col == "scenario" else "right", overflow="fold")
+    for s in stats.scenarios:
+        style = "red" if s.id in stats.uncovered or s.id in stats.unknown_scenarios else None
+        table.add_row(
+            s.id.split("/", 1)[-1], str(s.policy), str(s.quality), str(s.generated), str(s.external), style=style
+        )
+    console.print(table)
+    if stats.uncovered:
+        console.print(f"[red]uncovered scenarios ({len(stats.uncovered)}):[/red]")
+        for sid in stats.uncovered:
+            console.print(f"  {sid}", highlight=False)
+    table = Table(title="targets", title_justify="left")
+    for col in ("target", "", "falls short"):
+        table.add_column(col, overflow="fold")
+    for t in stats.targets:
+        mark = "[green]met[/green]" if t.met else "[red]short[/red]"
+        table.add_row(f"{t.name}\n[dim]{t.description}[/dim]", mark, "\n".join(t.shortfalls))
+    console.print(table)
+
+
+def _kind_table(title: str, rows: list[KindCount]) -> Table:
+    table = Table(title=f"by {title}", title_justify="left")
+    for col in (title, "policy", "quality", "total"):
+        table.add_column(col, justify="left" if col == title else "right")
+    for r in rows:
+        table.add_row(r.key, str(r.policy), str(r.quality), str(r.total))
+    return table
