@@ -1,0 +1,78 @@
+"""Which structured-output mode works at which endpoint, remembered for the whole process.
+
+A server that refuses `json_schema` refuses it every time: the refusal is paid
+once per (base URL, model), not once per case. While a mode is not yet
+confirmed, one request at a time probes it (per event loop), so that
+concurrent first calls do not all pay the refusal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+
+from harness.llm.types import STRUCTURED_MODES, StructuredMode
+
+Endpoint = tuple[str, str]
+
+_lock = threading.Lock()
+_modes: dict[Endpoint, StructuredMode] = {}
+_confirmed: set[Endpoint] = set()
+_refusals: dict[Endpoint, list[StructuredMode]] = {}
+_probe_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Endpoint, asyncio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def current_mode(endpoint: Endpoint, start: StructuredMode) -> StructuredMode:
+    """The mode to use now: the remembered one, or `start` (never a stronger one than `start`)."""
+    with _lock:
+        remembered = _modes.get(endpoint)
+    if remembered is None:
+        return start
+    return max(remembered, start, key=STRUCTURED_MODES.index)
+
+
+def is_confirmed(endpoint: Endpoint) -> bool:
+    """True once a request in the current mode has succeeded at this endpoint."""
+    with _lock:
+        return endpoint in _confirmed
+
+
+def confirm(endpoint: Endpoint, mode: StructuredMode) -> None:
+    """Remember that `mode` works at `endpoint`."""
+    with _lock:
+        _modes[endpoint] = max(_modes.get(endpoint, mode), mode, key=STRUCTURED_MODES.index)
+        _confirmed.add(endpoint)
+
+
+def step_down(endpoint: Endpoint, refused: StructuredMode) -> StructuredMode:
+    """Record that `refused` was refused; return the next weaker mode (plain is the floor)."""
+    following = STRUCTURED_MODES[min(STRUCTURED_MODES.index(refused) + 1, len(STRUCTURED_MODES) - 1)]
+    with _lock:
+        _modes[endpoint] = max(_modes.get(endpoint, following), following, key=STRUCTURED_MODES.index)
+        _refusals.setdefault(endpoint, []).append(refused)
+        return _modes[endpoint]
+
+
+def refusals(endpoint: Endpoint) -> list[StructuredMode]:
+    """The modes this endpoint refused so far in this process (for the run manifest)."""
+    with _lock:
+        return list(_refusals.get(endpoint, []))
+
+
+def probe_lock(endpoint: Endpoint) -> asyncio.Lock:
+    """The lock that lets one request at a time probe an unconfirmed endpoint in this event loop."""
+    loop = asyncio.get_running_loop()
+    with _lock:
+        locks = _probe_locks.setdefault(loop, {})
+        return locks.setdefault(endpoint, asyncio.Lock())
+
+
+def reset() -> None:
+    """Forget everything (tests; a long-lived process whose servers changed)."""
+    with _lock:
+        _modes.clear()
+        _confirmed.clear()
+        _refusals.clear()

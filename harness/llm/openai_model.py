@@ -1,0 +1,305 @@
+"""A chat model behind any OpenAI-compatible `/v1/chat/completions` endpoint.
+
+It owns its retries (the client's are off): exponential backoff with jitter,
+`Retry-After` honoured on 429, retries on 5xx, timeouts, dropped connections
+and unreadable bodies. Structured output steps down json_schema → json_object
+(schema attached, as llama.cpp takes it) → plain prompt when a server refuses
+a mode, and the working mode is remembered per endpoint (see `modes`).
+A reply that came (empty, refused, cut off) is returned as is, never retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+import openai
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.llm import modes
+from harness.llm.retry import backoff_delay, parse_retry_after
+from harness.llm.types import ChatRequest, ChatResponse, ErrorReason, StructuredMode, TokenUsage
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+PLACEHOLDER_KEY = "no-key"
+"""Sent when no key is given: local servers (llama.cpp, vLLM, Ollama) ignore it."""
+
+_REFUSAL_WORDS = ("response_format", "json_schema", "json_object", "schema")
+
+
+class OpenAISettings(BaseModel):
+    """Per-model client settings (a study file or flags set them; unknown keys are errors)."""
+
+    model_config = ConfigDict(extra="forbid")
+    structured_mode: StructuredMode = "json_schema"
+    """The mode to start from; the ladder only ever steps down from it."""
+    max_attempts: int = Field(default=4, ge=1)
+    timeout: float = Field(default=120.0, gt=0)
+    """Seconds per attempt, unless the request sets its own."""
+    backoff_base: float = Field(default=0.5, ge=0)
+    backoff_max: float = Field(default=30.0, ge=0)
+    max_retry_after: float = Field(default=120.0, ge=0)
+    """A longer `Retry-After` is cut to this."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Overrides the request's max_tokens (a small model's context may need less)."""
+    token_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Extra request-body fields for every call (the request's own win on a clash)."""
+
+
+class _Failure(Exception):
+    """One attempt failed with a retryable (or final) transport reason."""
+
+    def __init__(self, reason: ErrorReason, detail: str, retry_after: float | None = None) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+        self.retry_after = retry_after
+
+
+def public_url(url: str) -> str:
+    """`url` without user info, query or fragment: what may be logged and recorded."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+class OpenAIChatModel:
+    """`openai:<model>` against OPENAI_BASE_URL (or `base_url`) with OPENAI_API_KEY (or `api_key`)."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        settings: OpenAISettings | None = None,
+        **overrides: Any,
+    ) -> None:
+        self.model = model
+        self.name = f"openai:{model}"
+        base = settings or OpenAISettings()
+        self.settings = OpenAISettings.model_validate({**base.model_dump(), **overrides})
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
+        self.endpoint: modes.Endpoint = (public_url(self.base_url), model)
+        self._client: openai.AsyncOpenAI | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    # --- lifecycle ------------------------------------------------------------------
+
+    def _get_client(self) -> openai.AsyncOpenAI:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client = openai.AsyncOpenAI(
+                base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=self.settings.timeout
+            )
+            self._client_loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (call it in the loop that used the model)."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    async def __aenter__(self) -> OpenAIChatModel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def describe(self) -> dict[str, Any]:
+        """Name and arguments, without the key (and without any user info in the URL)."""
+        return {
+            "name": self.name,
+            "model": self.model,
+            "base_url": public_url(self.base_url),
+            "settings": self.settings.model_dump(mode="json"),
+            "structured_mode_in_use": modes.current_mode(self.endpoint, self.settings.structured_mode),
+            "structured_mode_refusals": modes.refusals(self.endpoint),
+        }
+
+    def cache_identity(self) -> dict[str, Any]:
+        """What changes the replies (for the response cache): not retries or timeouts."""
+        s = self.settings
+        return {
+            "name": self.name,
+            "base_url": public_url(self.base_url),
+            "structured_mode": s.structured_mode,
+            "max_tokens": s.max_tokens,
+            "token_param": s.token_param,
+            "extra_body": s.extra_body,
+        }
+
+    # --- one call -------------------------------------------------------------------
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        """Send the request, retrying transport failures; return the reply or the reason none came."""
+        self._get_client()  # built outside the timed span: its first construction costs ~0.3 s
+        started = time.perf_counter()
+        if request.response_schema is not None and not modes.is_confirmed(self.endpoint):
+            async with modes.probe_lock(self.endpoint):
+                return await self._attempts(request, started)
+        return await self._attempts(request, started)
+
+    async def _attempts(self, request: ChatRequest, started: float) -> ChatResponse:
+        settings = self.settings
+        has_schema = request.response_schema is not None
+        mode: StructuredMode = modes.current_mode(self.endpoint, settings.structured_mode) if has_schema else "plain"
+        attempts = 0
+        failures = 0
+        while True:
+            attempts += 1
+            try:
+                body = await self._send(request, mode)
+            except openai.APIStatusError as exc:
+                if has_schema and mode != "plain" and self._is_mode_refusal(exc):
+                    log.info("%s refused structured mode %s (HTTP %s); stepping down", self.name, mode, exc.status_code)
+                    mode = modes.step_down(self.endpoint, mode)
+                    continue
+                failure = self._status_failure(exc)
+            except openai.APITimeoutError:
+                failure = _Failure("timeout", f"no reply within {request.timeout or settings.timeout:g} s")
+            except openai.APIConnectionError as exc:
+                failure = _Failure("connection", self._redact(f"{type(exc).__name__}: {exc}"))
+            except _Failure as exc:
+                failure = exc
+            else:
+                if has_schema:
+                    modes.confirm(self.endpoint, mode)
+                return self._response(body, mode, attempts, started)
+            failures += 1
+            if failure.reason == "client_error" or failures >= settings.max_attempts:
+                return ChatResponse(
+                    error=failure.reason,
+                    error_detail=failure.detail[:500],
+                    attempts=attempts,
+                    structured_mode=mode,
+                    latency_ms=(time.perf_counter() - started) * 1000.0,
+                )
+            if failure.retry_after is not None:
+                delay = min(failure.retry_after, settings.max_retry_after)
+            else:
+                delay = backoff_delay(failures, settings.backoff_base, settings.backoff_max)
+            log.info("%s attempt %d failed (%s); retrying in %.2f s", self.name, attempts, failure.reason, delay)
+            await asyncio.sleep(delay)
+
+    async def _send(self, request: ChatRequest, mode: StructuredMode) -> dict[str, Any]:
+        """One HTTP request; the decoded body, or `_Failure('bad_response')` when it is not a completion."""
+        settings = self.settings
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.model_dump() for m in request.messages],
+        }
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        if request.seed is not None:
+            params["seed"] = request.seed
+        max_tokens = settings.max_tokens or request.max_tokens
+        extra_body = {**settings.extra_body, **request.extra_body}
+        if max_tokens is not None:
+            if settings.token_param == "max_tokens":
+                params["max_tokens"] = max_tokens
+            else:
+                extra_body["max_completion_tokens"] = max_tokens
+        response_format = _response_format(mode, request.response_schema, request.schema_name)
+        if response_format is not None:
+            # extra_body: the typed parameter would not carry llama.cpp's `schema` key reliably.
+            extra_body["response_format"] = response_format
+        raw = await self._get_client().chat.completions.with_raw_response.create(
+            **params,
+            extra_body=extra_body or None,
+            timeout=request.timeout or settings.timeout,
+        )
+        try:
+            body = raw.http_response.json()
+        except ValueError as exc:
+            snippet = raw.http_response.text[:200]
+            raise _Failure("bad_response", self._redact(f"body is not JSON ({exc}): {snippet!r}")) from None
+        if not isinstance(body, dict) or not isinstance(body.get("choices"), list) or not body["choices"]:
+            raise _Failure("bad_response", "body is not a chat completion (no choices)")
+        return body
+
+    def _response(self, body: dict[str, Any], mode: StructuredMode, attempts: int, started: float) -> ChatResponse:
+        choice = _mapping(body["choices"][0])
+        message = _mapping(choice.get("message"))
+        content = message.get("content")
+        if isinstance(content, list):  # content parts
+            content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        usage = _mapping(body.get("usage"))
+        return ChatResponse(
+            text=content if isinstance(content, str) else None,
+            finish_reason=choice.get("finish_reason"),
+            usage=TokenUsage(
+                prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                completion_tokens=int(usage.get("completion_tokens") or 0),
+                total_tokens=int(usage.get("total_tokens") or 0),
+            ),
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            refusal=message.get("refusal") or None,
+            attempts=attempts,
+            structured_mode=mode,
+            raw=self._redact_raw(body),
+        )
+
+    # --- classification ---------------------------------------------------------------
+
+    def _is_mode_refusal(self, exc: openai.APIStatusError) -> bool:
+        """Did the server refuse the response_format (rather than fail)?"""
+        text = _error_text(exc).lower()
+        mentions = any(word in text for word in _REFUSAL_WORDS)
+        confirmed = modes.is_confirmed(self.endpoint)
+        if exc.status_code in (400, 422):
+            return mentions or not confirmed
+        return exc.status_code == 500 and mentions and not confirmed
+
+    def _status_failure(self, exc: openai.APIStatusError) -> _Failure:
+        status = exc.status_code
+        detail = self._redact(f"HTTP {status}: {_error_text(exc)[:300]}")
+        if status == 429:
+            return _Failure("rate_limited", detail, parse_retry_after(exc.response.headers))
+        if status == 408:
+            return _Failure("timeout", detail)
+        if status >= 500:
+            return _Failure("server_error", detail, parse_retry_after(exc.response.headers) if status == 503 else None)
+        return _Failure("client_error", detail)
+
+    def _redact(self, text: str) -> str:
+        key = self._api_key
+        return text.replace(key, "***") if len(key) >= 4 else text
+
+    def _redact_raw(self, body: dict[str, Any]) -> dict[str, Any]:
+        if len(self._api_key) < 4 or self._api_key == PLACEHOLDER_KEY:
+            return body
+        dumped = json.dumps(body)
+        return json.loads(dumped.replace(self._api_key, "***")) if self._api_key in dumped else body
+
+
+def _response_format(mode: StructuredMode, schema: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+    if schema is None or mode == "plain":
+        return None
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+    return {"type": "json_object", "schema": schema}
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _error_text(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if body is None:
+        try:
+            return exc.response.text
+        except Exception:  # a streamed or unread body
+            return str(exc)
+    return body if isinstance(body, str) else json.dumps(body, default=str)
