@@ -1,0 +1,58 @@
+"""`vbench import SOURCE PATH --out DIR`: turn an external data set into cases."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.corpus.adapters import ADAPTERS
+from harness.corpus.adapters.importer import collect, write_folder
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    imp = sub.add_parser("import", help="import an external data set as quality cases")
+    imp_sub = imp.add_subparsers(dest="import_source", metavar="SOURCE")
+    for name, adapter in ADAPTERS.items():
+        one = imp_sub.add_parser(name, help=f"{adapter.dataset} ({adapter.licence_note})")
+        one.add_argument("path", type=Path, help="the source file")
+        one.add_argument("--out", type=Path, required=True, help="folder for the generated cases")
+        one.add_argument("--limit", type=_positive, default=None, help="import at most N records")
+        one.set_defaults(handler=cmd_import, adapter_name=name)
+    imp.set_defaults(handler=lambda _args: (imp.print_help(), EXIT_USAGE)[1])
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Import what can be imported; name every skipped record by line. 2 when nothing was imported."""
+    adapter = ADAPTERS[args.adapter_name]
+    path: Path = args.path
+    if not path.is_file():
+        print(f"no such file: {path}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        cases, summary = collect(adapter, path, args.limit)
+    except OSError as exc:
+        print(f"cannot read {path}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for problem in summary.skipped:
+        print(f"skipped {problem}", file=sys.stderr)
+    for line in summary.lines():
+        print(line)
+    if not summary.imported:
+        print(f"nothing imported from {path}; {args.out} left unchanged", file=sys.stderr)
+        return EXIT_USAGE
+    written = write_folder(args.out, adapter, cases, summary)
+    print(f"wrote {len(written)} file(s) to {args.out}")
+    return EXIT_OK
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
