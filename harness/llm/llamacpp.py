@@ -266,7 +266,7 @@ class LlamaCppServer:
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            start_new_session=False,  # its own process group, so stop() reaches every child
+            start_new_session=True,  # its own process group, so stop() reaches every child
             env=self.env,
         )
 
