@@ -151,19 +151,21 @@ def run_command(command: Sequence[str], env: dict[str, str]) -> int:
 def serve(args: argparse.Namespace) -> int:
     cache_dir = Path(args.cache_dir)
     started = time.monotonic()
-    model = fetch_model(SMOLLM2_135M, cache_dir)
+    model = Path(args.model_file) if args.model_file else fetch_model(SMOLLM2_135M, cache_dir)
+    if not model.is_file():
+        raise LlamaCppError(f"model file {model} does not exist")
     size_mb = model.stat().st_size / 1e6
     say(f"model {model} ({size_mb:.1f} MB) ready in {time.monotonic() - started:.1f}s")
     port = args.port or free_port()
     base_url = f"http://127.0.0.1:{port}/v1"
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     log_path = Path(args.log) if args.log else cache_dir / "logs" / f"llama-server-{stamp}.log"
-    command = server_command(model, port, alias=SMOLLM2_135M.alias, n_ctx=args.n_ctx)
+    command = server_command(model, port, alias=args.alias, n_ctx=args.n_ctx)
     server = LlamaCppServer(command, base_url, log_path, startup_timeout=args.startup_timeout)
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         with server:
-            say(f"server up at {base_url} (model openai:{SMOLLM2_135M.alias}, n_ctx {args.n_ctx}); log {log_path}")
+            say(f"server up at {base_url} (model openai:{args.alias}, n_ctx {args.n_ctx}); log {log_path}")
             env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": DUMMY_API_KEY}
             env.pop("OPENAI_ORG_ID", None)
             if not args.command:
@@ -192,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("model", help="download and extract the GGUF (cached); print its path")
     serve_p = sub.add_parser("serve", help="start the server, run the command after `--`, always stop the server")
     serve_p.add_argument("--port", type=int, default=0, help="default: a free port on 127.0.0.1")
+    serve_p.add_argument("--model-file", default="", help="serve this GGUF instead of the packaged SmolLM2-135M")
+    serve_p.add_argument("--alias", default=SMOLLM2_135M.alias, help="model name to request: openai:<alias>")
     serve_p.add_argument("--n-ctx", type=int, default=SMOLLM2_135M.n_ctx)
     serve_p.add_argument("--log", default="", help="server log file (default: under the cache dir)")
     serve_p.add_argument("--startup-timeout", type=float, default=180.0)
