@@ -1,0 +1,207 @@
+"""Wording cues: hedges, absolute scope, causality, certainty, negation, external topics, injection.
+
+Each cue is a plain regular expression over the claim (or the evidence), so the
+reference verifier's reasons can name the exact words that decided.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from harness.system.verifiers.reference.text import fold_phrases, stem
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+HEDGE = _rx(
+    r"\b(?:likely|unlikely|probabl[ey]|possibl[ey]|possibility|may|might|could|suggests?|suggesting|suggestive|"
+    r"appears?(?: to)?|seems?(?: to)?|consistent with|points? to|pointing to|presumabl[ey]|perhaps|potential(?:ly)?|"
+    r"plausibl[ey]|suspect(?:ed)?|hypothes[ie]s|hypothesi[sz]e[ds]?|candidate|indicative of|most likely|"
+    r"we believe|believed|apparently|i think|one explanation|would explain|in line with)\b"
+)
+ABSOLUTE = _rx(
+    r"\b(?:all|every|everyone|everything|each|entire(?:ly)?|whole|always|never|none|completely|fully|totally|"
+    r"universally|cluster[- ]wide|fleet[- ]wide|system[- ]wide|globally|everywhere|across (?:the )?(?:board|fleet|"
+    r"cluster|regions|zones|services)|any request|100 ?%|without exception|permanently|constantly|continuously)\b"
+)
+CAUSAL = _rx(
+    r"\b(?:root[- ]cause[sd]?|caused|causes|causing|because(?: of)?|due to|led to|leads? to|leading to|"
+    r"result(?:ed|s)? in|as a result of|triggered|triggers|responsible for|the reason|explains?|driven by|"
+    r"stems? from|attributable to|is behind|was behind|therefore|hence|culprit|source of the)\b"
+)
+CERTAINTY = _rx(
+    r"\b(?:definitely|certainly|clearly|undoubtedly|unquestionably|proves?|proven|guarantee[ds]?|solely|"
+    r"the only (?:cause|reason)|sole (?:cause|reason)|beyond doubt|conclusively|confirms? that)\b"
+)
+# evidence wording that states a cause or a full scope itself
+EVIDENCE_CAUSAL = _rx(r"\b(?:caused by|due to|because|reason|root cause|triggered by|as a result)\b")
+EVIDENCE_SCOPE = _rx(r"\b(?:all|every|each|entire|whole|none|100 ?%)\b|\b(\d+)\s*(?:/|of|out of)\s*\1\b")
+
+CUE_WORDS = frozenset(
+    stem(w)
+    for w in """likely unlikely probably probable possibly possible may might could suggest suggests suggesting
+    appear appears seem seems consistent point points pointing presumably perhaps potential potentially
+    plausibly suspect suspected hypothesis candidate indicative believe apparently explanation explain explains
+    all every each entire entirely whole always never none completely fully totally universally globally everywhere
+    permanently constantly continuously root cause caused causes causing because due led lead leads leading
+    result resulted results triggered triggers responsible reason driven stem stems attributable behind therefore
+    hence culprit definitely certainly clearly undoubtedly prove proves proven guaranteed solely only sole
+    conclusively confirm confirms confirmed""".split()
+)
+
+
+def cue(pattern: re.Pattern[str], text: str) -> str | None:
+    """The first words of `text` that match the cue, or None."""
+    m = pattern.search(text)
+    return m.group(0) if m else None
+
+
+# --- negation ------------------------------------------------------------------------
+
+_NEGATED = _rx(
+    r"\b(?:no|zero|0|none of the|without)\s+(?:new\s+|further\s+|other\s+|recent\s+|more\s+|such\s+)?([a-z][\w-]*)"
+    r"|\b(?:not|never|n't|nor|neither)\s+(?:been\s+|be\s+|any\s+|a\s+|an\s+|the\s+|once\s+|seen\s+|show\s+|shown\s+)?"
+    r"([a-z][\w-]*)"
+)
+
+
+def negated_stems(text: str) -> set[str]:
+    """What the text says is absent or did not happen: `no errors` → error, `did not restart` → restart."""
+    folded = fold_phrases(text).replace("n't", " not")
+    return {stem(m.group(1) or m.group(2)) for m in _NEGATED.finditer(folded)}
+
+
+EVENT_STEMS = frozenset(
+    stem(w)
+    for w in """error errors restart restarts restarted timeout oomkilled crash crashed crashloopbackoff fail failed
+    failure failures exception exceptions evicted eviction dropped drop reject rejected refused deadlock throttle
+    alert alerts firing retry retries killed panic leak backlog lag spike warning warnings outage degraded
+    unavailable unhealthy 5xx expired expiry diskfull latency""".split()
+)
+
+_ZERO_BEFORE = _rx(r"\b(?:no|zero|none|without|not|never|0)\s+(?:new\s+|recent\s+|further\s+)?$")
+_ZERO_AFTER = _rx(r"^[\w-]*[\"']?\s*[:=]\s*[\"']?(?:0(?:\.0+)?%?|none|false|null|\[\]|\{\})(?![\w.])")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+
+def polarity(text: str, target: str) -> tuple[int, int]:
+    """How often `target` (a stem) occurs in `text` stated as present, and as zero / absent."""
+    folded = fold_phrases(text)
+    positive = zero = 0
+    for m in _WORD.finditer(folded):
+        if stem(m.group(0)) != target and not stem(m.group(0)).startswith(target + "_"):
+            continue
+        before = folded[max(0, m.start() - 16) : m.start()]
+        after = folded[m.end() : m.end() + 12]
+        if _ZERO_BEFORE.search(before) or _ZERO_AFTER.search(after):
+            zero += 1
+        else:
+            positive += 1
+    return positive, zero
+
+
+# --- external topics -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A kind of fact only some tools observe: claim wording, and what shows a tool looked."""
+
+    name: str
+    claim: re.Pattern[str]
+    tool: re.Pattern[str]
+    evidence: re.Pattern[str]
+
+
+TOPICS: tuple[Topic, ...] = (
+    Topic(
+        "a deploy or config change",
+        _rx(
+            r"\b(?:(?:re)?deploy(?:ed|s|ing)?|deploy(?:ment)? of|(?:recent|new|latest|bad|last|faulty|earlier|"
+            r"today's|morning's) (?:deploy(?:ment)?|release|rollout|change)|rolled (?:out|back)|rollout|rollback|"
+            r"released|new (?:version|release|build)|upgraded?|config(?:uration)? (?:change|push|update)|"
+            r"changed (?:the )?config\w*|feature flag|hotfix|code change)\b"
+        ),
+        _rx(r"deploy|release|rollout|change|argo|helm|spinnaker|audit|git|history|revision|ci_?cd"),
+        _rx(r"deploy|rollout|rolled|release|revision|ScalingReplicaSet|helm|argocd|image[: ]|commit|changelog"),
+    ),
+    Topic(
+        "a provider or vendor outage",
+        _rx(
+            r"\b(?:AWS|GCP|Azure|Google Cloud|cloud provider|(?:upstream |external |third[- ]party )?provider|vendor|"
+            r"third[- ]party|Cloudflare|Akamai|Fastly|Stripe|PayPal|Adyen|Twilio|SendGrid|Okta|Auth0|ISP|"
+            r"status ?page|(?:regional|provider|vendor|cloud|upstream) outage)\b"
+        ),
+        _rx(r"status|vendor|provider|health_dashboard|third_party|cloud_health"),
+        _rx(r"status ?page|aws health|provider status|vendor status|incident (?:report|update)"),
+    ),
+    Topic(
+        "customer or business impact",
+        _rx(
+            r"\b(?:customers?|end[- ]users?|users? (?:are |were )?(?:affected|impacted|unable|complain\w*|seeing)|"
+            r"revenue|sales|lost orders|orders (?:were |are )?lost|SLA (?:breach|violation)|business impact|"
+            r"support tickets?|complaints?|churn)\b"
+        ),
+        _rx(r"ticket|support|analytics|business|crm|zendesk|revenue|sla"),
+        _rx(r"customer|ticket|complain|revenue"),
+    ),
+    Topic(
+        "a person's action or intent",
+        _rx(
+            r"\b(?:someone|an? (?:engineer|developer|operator|admin|dba)|the (?:team|on-?call|dba)|manually|"
+            r"by hand|intentional(?:ly)?|on purpose|scheduled maintenance|maintenance window|change (?:request|ticket))\b"
+        ),
+        _rx(r"audit|change|maintenance|calendar|ticket"),
+        _rx(r"audit|user=|by user|maintenance|change request"),
+    ),
+    Topic(
+        "an attack or abuse",
+        _rx(r"\b(?:attack(?:er|ers|s)?|DDoS|malicious|breach|hacker|bot traffic|credential stuffing|scraper)\b"),
+        _rx(r"waf|security|firewall|ids|siem"),
+        _rx(r"waf|blocked|attack|malicious|bot"),
+    ),
+)
+
+
+def external_topics(claim: str) -> list[Topic]:
+    return [t for t in TOPICS if t.claim.search(claim)]
+
+
+def topic_observed(topic: Topic, tools: Iterable[tuple[str, str]]) -> bool:
+    """Whether any (tool_name, excerpt) pair of the session looked at the topic."""
+    return any(topic.tool.search(name) or topic.evidence.search(text) for name, text in tools)
+
+
+# --- prompt injection ----------------------------------------------------------------
+
+INJECTION = _rx(
+    r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,60}\b(?:instructions?|prompts?|rules?|guidelines|"
+    r"previous|above|prior|everything)\b"
+    r"|\b(?:you are (?:now )?(?:an?|the)|as an ai|system prompt|new instructions?|assistant:|system:|"
+    r"<\|im_start\|>|\[/?inst\])"
+    r"|\b(?:verifier|grader|evaluator|reviewer|the model|llm)s?\b[^.\n]{0,60}\b(?:must|should|shall|will|needs? to)\b"
+    r"|\b(?:mark|classify|label|rate|treat)\b[^.\n]{0,40}\b(?:claims?|facts?|statements?|answer)\b[^.\n]{0,40}"
+    r"\b(?:as|is)\b"
+    r"|\b(?:direct_observation|reasonable_inference|groundedness|claim_checks|verdict)\b"
+)
+_SENTENCE = re.compile(r"[^\n.!?]*(?:[.!?](?!\d)|\n|$)")
+
+
+def strip_injection(text: str) -> tuple[str, int]:
+    """Drop the sentences of tool output that address the verifier: tool results are data, not orders."""
+    if not INJECTION.search(text):
+        return text, 0
+    kept: list[str] = []
+    removed = 0
+    for m in _SENTENCE.finditer(text):
+        piece = m.group(0)
+        if piece and INJECTION.search(piece):
+            removed += 1
+            kept.append(" " * len(piece) if not piece.endswith("\n") else " " * (len(piece) - 1) + "\n")
+        else:
+            kept.append(piece)
+    return "".join(kept), removed
