@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.corpus.schema import Case
 from harness.system.models import VerifierEvaluation
-from harness.system.pipeline import verify_session
+from harness.system.pipeline import PipelineRun, run_pipeline
 from harness.system.policy import PolicySettings
 from harness.system.store import Store
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
@@ -33,18 +33,17 @@ def scripted_verifier_for(case: Case) -> ScriptedVerifier:
     return ScriptedVerifier(reply_json=case.verifier_response.json_, reply_raw=case.verifier_response.raw)
 
 
-async def run_case(
+async def execute_case(
     case: Case,
     verifier: Verifier,
     settings: PolicySettings = PolicySettings(),
     excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
-    store: Store | None = None,
-) -> tuple[VerifierEvaluation, dict[str, object]]:
-    """Run the case; return the evaluation and the whole persisted `self_evaluation`."""
-    store = store or Store()
+) -> PipelineRun:
+    """Run the case through the whole system against a fresh store."""
+    store = Store()
     try:
         load_case_into_store(case, store)
-        evaluation = await verify_session(
+        return await run_pipeline(
             store,
             case.session_id,
             case.session.question,
@@ -54,6 +53,16 @@ async def run_case(
             trace=case.session.tool_trace_summary,
             excerpt_chars=excerpt_chars,
         )
-        return evaluation, store.self_evaluation(case.session_id)
     finally:
         store.close()
+
+
+async def run_case(
+    case: Case,
+    verifier: Verifier,
+    settings: PolicySettings = PolicySettings(),
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
+) -> tuple[VerifierEvaluation, dict[str, object]]:
+    """Run the case; return the evaluation and the whole persisted `self_evaluation`."""
+    run = await execute_case(case, verifier, settings, excerpt_chars)
+    return run.evaluation, run.self_evaluation

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from harness.system.models import (
     VerifierEvaluation,
     VerifierInfo,
     VerifierInput,
+    VerifierReply,
 )
 from harness.system.parser import parse_structured_output
 from harness.system.policy import PolicySettings, apply_policy
@@ -67,9 +69,16 @@ def prepare(
 
 def conclude(prepared: Prepared, call: VerifierCall, settings: PolicySettings = PolicySettings()) -> VerifierEvaluation:
     """Read the verifier's reply and apply the verdict policy: the evaluation to persist."""
+    return conclude_with_reply(prepared, call, settings)[0]
+
+
+def conclude_with_reply(
+    prepared: Prepared, call: VerifierCall, settings: PolicySettings = PolicySettings()
+) -> tuple[VerifierEvaluation, VerifierReply | None]:
+    """`conclude`, also returning the parsed reply (None when invalid)."""
     reply, reply_status = parse_verifier_reply(call)
     outcome = apply_policy(prepared.parsed, prepared.gatekeeper, reply, prepared.invocations, prepared.trace, settings)
-    return VerifierEvaluation(
+    evaluation = VerifierEvaluation(
         verdict=outcome.verdict,
         model_verdict=outcome.model_verdict,
         groundedness_score=reply.groundedness_score if reply else None,
@@ -96,6 +105,40 @@ def conclude(prepared: Prepared, call: VerifierCall, settings: PolicySettings = 
             error=call.error,
         ),
     )
+    return evaluation, reply
+
+
+@dataclass(frozen=True)
+class PipelineRun:
+    """One pass through the system: what was persisted, the raw call, and the harness CPU it cost."""
+
+    evaluation: VerifierEvaluation
+    reply: VerifierReply | None
+    call: VerifierCall
+    self_evaluation: dict[str, object]
+    cpu_ms: float
+
+
+async def run_pipeline(
+    store: Store,
+    session_id: str,
+    question: str,
+    emission: ExecutorEmission,
+    verifier: Verifier,
+    settings: PolicySettings = PolicySettings(),
+    trace: Sequence[TraceEntry] | None = None,
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
+) -> PipelineRun:
+    """Parse, gatekeep, call the verifier, apply the policy, persist; time the CPU around the call."""
+    start = time.thread_time()
+    prepared = prepare(question, emission, store.invocations(session_id), trace, excerpt_chars)
+    before_call = time.thread_time()
+    call = await verifier.verify(prepared.inputs)
+    after_call = time.thread_time()
+    evaluation, reply = conclude_with_reply(prepared, call, settings)
+    persisted = store.write_verifier_evaluation(session_id, evaluation)
+    cpu_ms = (before_call - start + time.thread_time() - after_call) * 1000
+    return PipelineRun(evaluation=evaluation, reply=reply, call=call, self_evaluation=persisted, cpu_ms=cpu_ms)
 
 
 async def verify_session(
@@ -109,8 +152,5 @@ async def verify_session(
     excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
 ) -> VerifierEvaluation:
     """Run the whole system for one stored session and persist the evaluation."""
-    prepared = prepare(question, emission, store.invocations(session_id), trace, excerpt_chars)
-    call = await verifier.verify(prepared.inputs)
-    evaluation = conclude(prepared, call, settings)
-    store.write_verifier_evaluation(session_id, evaluation)
-    return evaluation
+    run = await run_pipeline(store, session_id, question, emission, verifier, settings, trace, excerpt_chars)
+    return run.evaluation

@@ -1,0 +1,279 @@
+"""`vbench run` (the main job) and `vbench compare`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from harness.corpus.loader import CorpusError, load_cases
+from harness.run.log import VariantInfo
+from harness.run.runner import ResumeError, run_study
+from harness.run.select import FilterError, select_cases
+from harness.run.study import ModelSettings, Study, StudyError, build_study, load_study_file
+from harness.score.gates import GateError, parse_gate
+from harness.score.outcomes import load_outcomes
+from harness.score.scoring import GateSettings, score_run
+from harness.system.verifiers.base import Verifier
+
+EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    run = sub.add_parser(
+        "run", help="run the corpus through the system and score it (offline reference verifier by default)"
+    )
+    run.add_argument("--study", type=Path, help="a study file (TOML or YAML); flags override it")
+    run.add_argument("--cases", type=Path, action="append", help="case folder (repeatable; default: cases)")
+    run.add_argument(
+        "--model", action="append", help="'reference' or 'openai:<model>' (repeatable; default: reference)"
+    )
+    run.add_argument("--prompt", action="append", help="prompt variant (repeatable; default: baseline)")
+    run.add_argument("--epochs", type=int)
+    run.add_argument("--concurrency", type=int)
+    run.add_argument("--out", type=Path, help="run folder (default: reports/<timestamp>)")
+    cache = run.add_mutually_exclusive_group()
+    cache.add_argument("--cache", type=Path, help="response cache folder (default: .cache/responses)")
+    cache.add_argument("--no-cache", action="store_true", help="send every request")
+    run.add_argument(
+        "--resume", action="store_true", help="finish an interrupted run in --out without redoing finished work"
+    )
+    run.add_argument(
+        "--baseline",
+        type=Path,
+        help="an earlier run folder, or a committed baseline with summary.json + outcomes.jsonl",
+    )
+    run.add_argument(
+        "--fail-under", action="append", default=[], metavar="METRIC=VALUE", help="gate, e.g. verdict_accuracy=0.8"
+    )
+    run.add_argument("--max-unsafe-pass", type=float, help="gate on the false-accept rate, e.g. 0.02")
+    run.add_argument(
+        "--filter",
+        action="append",
+        default=None,
+        metavar="F",
+        help="tag:T, scenario:S, id:GLOB, ids:FILE, kind:K, or a bare id glob/tag",
+    )
+    run.add_argument("--excerpt-chars", type=int, help="tool result excerpt limit in the trace summary")
+    run.add_argument("--no-claim-guard", action="store_true", help="measure the bare model verdict (policy step 5 off)")
+    run.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    client = run.add_argument_group("client settings for openai: models (a study file can set them per model)")
+    client.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    client.add_argument("--max-tokens", type=int)
+    client.add_argument("--timeout", type=float, help="per-request timeout in seconds")
+    client.add_argument("--max-attempts", type=int)
+    client.add_argument(
+        "--structured-mode",
+        choices=["json_schema", "json_object", "plain"],
+        help="where the structured-output ladder starts",
+    )
+    client.add_argument("--extra-body", help="extra request body fields as a JSON object")
+    run.set_defaults(handler=cmd_run)
+
+    comp = sub.add_parser("compare", help="paired comparison of two finished runs")
+    comp.add_argument("run_a", type=Path)
+    comp.add_argument("run_b", type=Path)
+    comp.add_argument("--json", type=Path, help="also write the comparison rows as JSON")
+    comp.set_defaults(handler=cmd_compare)
+
+
+def study_from_args(args: argparse.Namespace) -> Study:
+    file_data = load_study_file(args.study) if args.study else {}
+    gates: dict[str, Any] = {}
+    if args.fail_under:
+        gates["fail_under"] = dict(parse_gate(g) for g in args.fail_under)
+    if args.max_unsafe_pass is not None:
+        gates["max_unsafe_pass"] = args.max_unsafe_pass
+    overrides: dict[str, Any] = {
+        "cases": args.cases,
+        "models": args.model,
+        "prompts": args.prompt,
+        "epochs": args.epochs,
+        "concurrency": args.concurrency,
+        "out": args.out,
+        "cache": args.cache,
+        "resume": args.resume or None,
+        "baseline": args.baseline,
+        "filters": args.filter,
+        "excerpt_chars": args.excerpt_chars,
+        "claim_guard": False if args.no_claim_guard else None,
+        "report": False if args.no_report else None,
+        "gates": gates or None,
+    }
+    if args.no_cache:
+        overrides["cache"] = None
+        file_data = {**file_data, "cache": None}
+    study = build_study(file_data, overrides, source=str(args.study) if args.study else "flags")
+    return _apply_client_flags(study, args)
+
+
+def _apply_client_flags(study: Study, args: argparse.Namespace) -> Study:
+    """Client flags apply to every openai: model, over what the study file said."""
+    flags: dict[str, Any] = {
+        "base_url": args.base_url,
+        "max_tokens": args.max_tokens,
+        "timeout": args.timeout,
+        "max_attempts": args.max_attempts,
+        "structured_mode": args.structured_mode,
+    }
+    if args.extra_body:
+        try:
+            flags["extra_body"] = json.loads(args.extra_body)
+        except json.JSONDecodeError as exc:
+            raise StudyError(f"--extra-body is not a JSON object: {exc}") from exc
+        if not isinstance(flags["extra_body"], dict):
+            raise StudyError("--extra-body must be a JSON object")
+    flags = {k: v for k, v in flags.items() if v is not None}
+    if not flags:
+        return study
+    settings = dict(study.model_settings)
+    for model in study.models:
+        if model.startswith("openai:"):
+            current = settings[model].model_dump(exclude_none=True) if model in settings else {}
+            settings[model] = ModelSettings(**{**current, **flags})
+    return study.model_copy(update={"model_settings": settings})
+
+
+def default_factory(study: Study):  # type: ignore[no-untyped-def]
+    """Verifiers from model specs: the reference verifier offline, or an OpenAI-compatible client."""
+    from harness.system.verifiers.factory import make_verifier
+
+    def factory(variant: VariantInfo, epoch: int) -> Verifier:
+        settings = dict(variant.settings)
+        return make_verifier(
+            variant.model, variant.prompt or "baseline", cache_dir=study.cache, epoch=epoch, **settings
+        )
+
+    return factory
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    console, err = Console(width=None if Console().is_terminal else 160), Console(stderr=True)
+    try:
+        study = study_from_args(args)
+        cases = load_cases(study.cases)
+        cases = select_cases(cases, study.filters)
+    except (StudyError, GateError, FilterError) as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        return EXIT_USAGE
+    except CorpusError as exc:
+        err.print(str(exc), markup=False, highlight=False)
+        return EXIT_USAGE
+    except FileNotFoundError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        return EXIT_USAGE
+    if not cases:
+        err.print("[red]error:[/red] no case matches the given folders and filters")
+        return EXIT_USAGE
+    run_dir = study.out or Path("reports") / datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    from harness.cli.progress import RichProgress
+
+    try:
+        result = run_study(study, cases, run_dir, default_factory(study), RichProgress(err))
+    except ResumeError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        return EXIT_USAGE
+    summary = score_run(
+        run_dir, GateSettings(study.gates.fail_under, study.gates.max_unsafe_pass, study.baseline, study.gates.alpha)
+    )
+    if study.report:
+        _render_report(run_dir, err)
+    print_summary(console, summary, run_dir, result.skipped)
+    return EXIT_OK if summary["passed"] else EXIT_GATE
+
+
+def _render_report(run_dir: Path, err: Console) -> None:
+    try:
+        from harness.report.render import render_run  # the report layer, when present
+    except ImportError:
+        return
+    render_run([run_dir], run_dir)
+
+
+def print_summary(console: Console, summary: dict[str, Any], run_dir: Path, resumed: int = 0) -> None:
+    conf = summary["conformance"]
+    console.print(
+        f"policy conformance: {conf['policy_passed']}/{conf['policy_cases']} · invariant violations: {conf['invariant_violations']}"
+        f" · quality expectation mismatches: {conf['quality_expectation_mismatches']}"
+    )
+    table = Table(title="quality by variant (95% CI)")
+    for col in (
+        "variant",
+        "cases",
+        "errors",
+        "claim acc",
+        "verdict acc",
+        "model verdict acc",
+        "unsafe pass",
+        "macro-F1",
+        "invalid",
+    ):
+        table.add_column(col, overflow="fold")
+    for v in summary["variants"]:
+        table.add_row(
+            v["name"], str(v["quality_cases"]), str(v["errors"]),
+            _ci(v, "claim_accuracy"), _ci(v, "verdict_accuracy"), _ci(v, "model_verdict_accuracy"), _ci(v, "unsafe_pass_rate"),
+            _num(v.get("macro_f1")), _num(v.get("invalid_reply_rate")),
+        )  # fmt: skip
+    console.print(table)
+    for gate in summary["gates"]:
+        if not gate["passed"]:
+            console.print(
+                f"[red]gate failed[/red] {gate['gate']} [{gate['variant'] or 'all'}]: {gate['detail']}", highlight=False
+            )
+    extra = f" (resumed: {resumed} results were already there)" if resumed else ""
+    console.print(f"run folder: {run_dir}{extra}", highlight=False)
+
+
+def _num(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _ci(v: dict[str, Any], name: str) -> str:
+    ci = v.get(f"{name}_ci")
+    return _num(v.get(name)) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from harness.score.compare import compare_runs
+
+    console = Console(width=None if Console().is_terminal else 160)
+    for path in (args.run_a, args.run_b):
+        if not path.exists():
+            Console(stderr=True).print(f"[red]error:[/red] no such run folder: {path}", highlight=False)
+            return EXIT_USAGE
+    try:
+        rows = compare_runs(load_outcomes(args.run_a), load_outcomes(args.run_b))
+    except FileNotFoundError as exc:
+        Console(stderr=True).print(f"[red]error:[/red] {exc}", highlight=False)
+        return EXIT_USAGE
+    table = Table(title=f"{args.run_a} (A) vs {args.run_b} (B), paired by case")
+    for col in (
+        "A variant",
+        "B variant",
+        "cases",
+        "verdict acc A",
+        "verdict acc B",
+        "A-only / B-only right",
+        "McNemar p",
+        "claim acc diff A-B [95% CI]",
+    ):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        ci = r["claim_accuracy_diff_ci"]
+        table.add_row(
+            r["a"], r["b"], str(r["cases"]), _num(r["verdict_accuracy_a"]), _num(r["verdict_accuracy_b"]),
+            f"{r['mcnemar_a_only']} / {r['mcnemar_b_only']}", f"{r['mcnemar_p']:.4g}",
+            _num(r["claim_accuracy_diff"]) + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""),
+        )  # fmt: skip
+    console.print(table)
+    if not rows:
+        console.print("no variant of A could be paired with one of B")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return EXIT_OK

@@ -1,0 +1,211 @@
+"""The typed, versioned run log: the single source for metrics and reports.
+
+A run folder holds `manifest.json` (what ran), `cases.jsonl` (the content of
+every case, once), and `results.jsonl` (one record per case × variant × epoch,
+appended and flushed as each finishes, so a killed run loses nothing finished).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.corpus.schema import Case
+from harness.system.models import Usage
+
+RESULTS_SCHEMA = "results_v1"
+MANIFEST_SCHEMA = "manifest_v1"
+RESULTS_FILE, MANIFEST_FILE, CASES_FILE = "results.jsonl", "manifest.json", "cases.jsonl"
+
+
+class LogModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GatekeeperOutcome(LogModel):
+    status: str
+    failed_rules: list[str]
+    warnings: list[str]
+
+
+class Gold(LogModel):
+    """The case's expectations, copied so metrics need nothing but the log."""
+
+    parse_status: str
+    gatekeeper: dict[str, Any]
+    claims: dict[str, list[str]] | None
+    verdict: list[str]
+    model_verdict: list[str] | None
+
+
+class ResultRecord(LogModel):
+    """One case × variant × epoch."""
+
+    schema_version: Literal["results_v1"] = RESULTS_SCHEMA
+    case_id: str
+    case_hash: str
+    kind: Literal["policy", "quality"]
+    variant: str
+    epoch: int
+    dataset: str
+    tags: list[str]
+    spec: list[str]
+    parse_status: str | None
+    gatekeeper: GatekeeperOutcome | None
+    claims: dict[str, str]
+    critical_claims: list[str] = Field(default_factory=list)
+    executor_claim_ids: list[str] = Field(default_factory=list)
+    model_verdict: str | None
+    verdict: str | None
+    derived_verdict: str | None = None
+    error: str | None
+    reply_status: str | None = None
+    invalid_reason: str | None = None
+    raw_reply: str | None = None
+    parsed_reply: dict[str, Any] | None = None
+    adjustments: list[dict[str, Any]] = Field(default_factory=list)
+    gold: Gold
+    sibling_keys: list[str] = Field(default_factory=list)
+    persisted: dict[str, Any] | None = None
+    latency_ms: float = 0.0
+    usage: Usage = Field(default_factory=Usage)
+    attempts: int = 0
+    cached: bool = False
+    harness_cpu_ms: float = 0.0
+    finished_at: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.case_id, self.case_hash, self.variant, self.epoch)
+
+
+class VariantInfo(LogModel):
+    """A component value: everything that identifies what produced a figure."""
+
+    name: str
+    model: str
+    prompt: str | None
+    prompt_version: str | None = None
+    prompt_hash: str | None = None
+    claim_guard: bool = True
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class Manifest(LogModel):
+    schema_version: Literal["manifest_v1"] = MANIFEST_SCHEMA
+    run_id: str
+    created: str
+    package_version: str
+    git_sha: str | None
+    corpus_hash: str
+    case_dirs: list[str]
+    case_count: int
+    policy_cases: int
+    quality_cases: int
+    epochs: int
+    concurrency: int
+    excerpt_chars: int
+    filters: list[str] = Field(default_factory=list)
+    variants: list[VariantInfo]
+    prompts: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    python: str = ""
+    platform: str = ""
+
+
+# --- writing -------------------------------------------------------------------------
+
+
+class ResultWriter:
+    """Appends records to results.jsonl, one flushed line each."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / RESULTS_FILE
+        _truncate_partial_tail(self.path)
+        self._fh = self.path.open("a", encoding="utf-8")
+
+    def write(self, record: ResultRecord) -> None:
+        self._fh.write(record.model_dump_json() + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> ResultWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _truncate_partial_tail(path: Path) -> None:
+    """Drop a last line cut off by a kill, so appends start on a fresh line."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return
+    cut = data.rfind(b"\n") + 1
+    with path.open("r+b") as fh:
+        fh.truncate(cut)
+
+
+def write_manifest(run_dir: Path, manifest: Manifest) -> None:
+    (run_dir / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+
+def write_cases(run_dir: Path, cases: Iterable[Case]) -> None:
+    with (run_dir / CASES_FILE).open("w", encoding="utf-8") as fh:
+        for case in cases:
+            row = {
+                "id": case.id,
+                "hash": case.content_hash(),
+                "case": case.model_dump(mode="json", by_alias=True, exclude_none=True),
+            }
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+# --- reading -------------------------------------------------------------------------
+
+
+def read_results(run_dir: Path) -> list[ResultRecord]:
+    """Every complete record; a torn last line (a killed writer) is skipped."""
+    return list(iter_results(run_dir / RESULTS_FILE))
+
+
+def iter_results(path: Path) -> Iterator[ResultRecord]:
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8") as fh:
+        lines = fh.readlines()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield ResultRecord.model_validate_json(line)
+        except ValidationError as exc:
+            if number == len(lines) and not line.endswith("\n"):
+                return  # torn tail after a kill
+            raise ValueError(f"{path}:{number}: not a results_v1 record: {exc.errors()[0]['msg']}") from exc
+
+
+def read_manifest(run_dir: Path) -> Manifest:
+    return Manifest.model_validate_json((run_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+
+
+def read_cases(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """Case content by id, as the run saw it."""
+    path = run_dir / CASES_FILE
+    if not path.exists():
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                row = json.loads(line)
+                out[row["id"]] = row["case"]
+    return out

@@ -1,0 +1,98 @@
+"""Pure builders: a case and one pipeline run in, a `ResultRecord` out."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from harness.corpus.schema import Case
+from harness.run.log import GatekeeperOutcome, Gold, ResultRecord
+from harness.system.parser import parse_structured_output
+from harness.system.pipeline import PipelineRun
+from harness.system.policy import structured_claims
+from harness.system.store import EVALUATION_KEY
+
+DEFAULT_DATASET = "verifier-bench"
+
+
+def gold_of(case: Case) -> Gold:
+    exp = case.expected
+    return Gold(
+        parse_status=exp.parse_status,
+        gatekeeper=exp.gatekeeper.model_dump(mode="json"),
+        claims=None
+        if exp.claims is None
+        else {cid: sorted(v.value for v in ok) for cid, ok in exp.acceptable_labels().items()},
+        verdict=sorted(v.value for v in exp.acceptable_verdicts()),
+        model_verdict=None
+        if exp.model_verdict is None
+        else sorted(v.value for v in exp.acceptable_model_verdicts() or ()),
+    )
+
+
+def dataset_of(case: Case) -> str:
+    """Which data set a case belongs to: `meta.dataset`, else the project's own corpus."""
+    value = case.meta.get("dataset")
+    return value if isinstance(value, str) and value else DEFAULT_DATASET
+
+
+def base_record(case: Case, variant: str, epoch: int) -> dict[str, object]:
+    claims = structured_claims(parse_structured_output(case.executor.emission().structured_output_raw))
+    return {
+        "case_id": case.id,
+        "case_hash": case.content_hash(),
+        "kind": case.kind,
+        "variant": variant,
+        "epoch": epoch,
+        "dataset": dataset_of(case),
+        "tags": list(case.tags),
+        "spec": list(case.spec),
+        "gold": gold_of(case),
+        "executor_claim_ids": [c.claim_id for c in claims],
+        "critical_claims": [c.claim_id for c in claims if c.critical],
+        "sibling_keys": sorted(k for k in case.session.self_evaluation if k != EVALUATION_KEY),
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def record_from_run(case: Case, variant: str, epoch: int, run: PipelineRun) -> ResultRecord:
+    """Everything the metrics and the report need about one finished case run."""
+    ev, call = run.evaluation, run.call
+    transport_error = call.error if call.raw_reply is None and call.error else None
+    return ResultRecord(
+        **base_record(case, variant, epoch),  # type: ignore[arg-type]
+        parse_status=ev.executor_output_parse_status.status,
+        gatekeeper=GatekeeperOutcome(
+            status=ev.gatekeeper_result.status,
+            failed_rules=ev.gatekeeper_result.failed_rules,
+            warnings=ev.gatekeeper_result.warning_rules,
+        ),
+        claims={c.claim_id: c.verification.value for c in ev.claim_checks},
+        model_verdict=ev.model_verdict.value if ev.model_verdict else None,
+        verdict=ev.verdict.value,
+        derived_verdict=ev.derived_verdict.value if ev.derived_verdict else None,
+        error=transport_error,
+        reply_status=ev.reply_status.status,
+        invalid_reason=ev.reply_status.reason,
+        raw_reply=call.raw_reply,
+        parsed_reply=run.reply.model_dump(mode="json") if run.reply else None,
+        adjustments=[a.model_dump(mode="json") for a in ev.adjustments],
+        persisted=dict(run.self_evaluation),
+        latency_ms=call.latency_ms,
+        usage=call.usage,
+        attempts=call.attempts,
+        cached=call.cached,
+        harness_cpu_ms=run.cpu_ms,
+    )
+
+
+def record_from_crash(case: Case, variant: str, epoch: int, error: str) -> ResultRecord:
+    """A case whose run raised: recorded as an error so the run finishes and nothing is lost."""
+    return ResultRecord(
+        **base_record(case, variant, epoch),  # type: ignore[arg-type]
+        parse_status=None,
+        gatekeeper=None,
+        claims={},
+        model_verdict=None,
+        verdict=None,
+        error=error,
+    )

@@ -1,0 +1,290 @@
+"""The runner: policy cases once, quality cases per variant × epoch, bounded concurrency.
+
+Each result is appended to results.jsonl the moment it finishes; `resume`
+skips every (case, content hash, variant, epoch) already there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import platform
+import subprocess
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from harness import __version__
+from harness.corpus.schema import Case
+from harness.run.execute import execute_case, scripted_verifier_for
+from harness.run.log import (
+    MANIFEST_FILE,
+    Manifest,
+    ResultRecord,
+    ResultWriter,
+    VariantInfo,
+    read_manifest,
+    read_results,
+    write_cases,
+    write_manifest,
+)
+from harness.run.records import record_from_crash, record_from_run
+from harness.run.study import REFERENCE, Study
+from harness.system.policy import PolicySettings
+from harness.system.verifiers.base import Verifier
+
+POLICY_VARIANT = "policy"
+
+VerifierFactory = Callable[[VariantInfo, int], Verifier]
+
+
+class Progress(Protocol):
+    def start(self, total: int, done: int) -> None: ...
+    def advance(self, record: ResultRecord) -> None: ...
+    def stop(self) -> None: ...
+
+
+class SilentProgress:
+    def start(self, total: int, done: int) -> None: ...
+    def advance(self, record: ResultRecord) -> None: ...
+    def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Task:
+    case: Case
+    variant: VariantInfo | None  # None: a policy case with its scripted reply
+    epoch: int
+
+    @property
+    def variant_name(self) -> str:
+        return self.variant.name if self.variant else POLICY_VARIANT
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.case.id, self.case.content_hash(), self.variant_name, self.epoch)
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    manifest: Manifest
+    records: list[ResultRecord] = field(default_factory=list)
+    skipped: int = 0
+
+
+class ResumeError(ValueError):
+    """--resume on a folder whose run asked for something else."""
+
+
+def variant_name(model: str, prompt: str | None) -> str:
+    return model if prompt is None else f"{model}@{prompt}"
+
+
+def build_variants(study: Study) -> list[VariantInfo]:
+    """One variant per model × prompt; the reference verifier uses no prompt, so it is one variant."""
+    variants: list[VariantInfo] = []
+    for model in study.models:
+        settings = study.model_settings.get(model)
+        prompts: Sequence[str | None] = [None] if model == REFERENCE else study.prompts
+        for prompt in prompts:
+            variants.append(
+                VariantInfo(
+                    name=variant_name(model, prompt),
+                    model=model,
+                    prompt=prompt,
+                    claim_guard=study.claim_guard,
+                    settings=settings.model_dump(exclude_none=True) if settings else {},
+                )
+            )
+    return variants
+
+
+def plan_tasks(
+    cases: Sequence[Case], variants: Sequence[VariantInfo], epochs: int, run_policy: bool = True
+) -> list[Task]:
+    """Policy cases once per suite; quality cases once per variant × epoch."""
+    tasks = [Task(c, None, 0) for c in cases if c.kind == "policy"] if run_policy else []
+    for variant in variants:
+        for epoch in range(1, epochs + 1):
+            tasks.extend(Task(c, variant, epoch) for c in cases if c.kind == "quality")
+    return tasks
+
+
+def corpus_hash(cases: Sequence[Case]) -> str:
+    digest = hashlib.sha256()
+    for case in sorted(cases, key=lambda c: c.id):
+        digest.update(f"{case.id}:{case.content_hash()}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def git_sha() -> str | None:
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=5
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{sha}-dirty" if dirty else sha
+
+
+def make_manifest(study: Study, cases: Sequence[Case], variants: Sequence[VariantInfo], run_id: str) -> Manifest:
+    prompts = {v.prompt: {"version": v.prompt_version, "hash": v.prompt_hash} for v in variants if v.prompt}
+    return Manifest(
+        run_id=run_id,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        package_version=__version__,
+        git_sha=git_sha(),
+        corpus_hash=corpus_hash(cases),
+        case_dirs=[str(p) for p in study.cases],
+        case_count=len(cases),
+        policy_cases=sum(1 for c in cases if c.kind == "policy"),
+        quality_cases=sum(1 for c in cases if c.kind == "quality"),
+        epochs=study.epochs,
+        concurrency=study.concurrency,
+        excerpt_chars=study.excerpt_chars,
+        filters=list(study.filters),
+        variants=list(variants),
+        prompts=prompts,
+        settings={
+            "claim_guard": study.claim_guard,
+            "cache": str(study.cache) if study.cache else None,
+            "gates": study.gates.model_dump(),
+        },
+        python=sys.version.split()[0],
+        platform=platform.platform(),
+    )
+
+
+def check_resumable(old: Manifest, new: Manifest) -> None:
+    """A resumed run must ask for the same thing as the run it finishes."""
+    same = (
+        old.corpus_hash == new.corpus_hash
+        and old.epochs == new.epochs
+        and [(v.name, v.prompt_hash, v.claim_guard) for v in old.variants]
+        == [(v.name, v.prompt_hash, v.claim_guard) for v in new.variants]
+        and old.excerpt_chars == new.excerpt_chars
+    )
+    if not same:
+        raise ResumeError(
+            "--resume: this folder holds a run of other cases, variants, prompts or settings; use a new --out"
+        )
+
+
+async def run_tasks(
+    tasks: Sequence[Task],
+    verifier_for: Callable[[Task], Verifier],
+    writer: ResultWriter,
+    concurrency: int,
+    excerpt_chars: int,
+    progress: Progress,
+) -> list[ResultRecord]:
+    """Run every task with at most `concurrency` in flight; write each record as it finishes."""
+    queue: asyncio.Queue[Task] = asyncio.Queue()
+    for task in tasks:
+        queue.put_nowait(task)
+    finished: list[ResultRecord] = []
+
+    async def worker() -> None:
+        while True:
+            try:
+                task = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            record = await run_one(task, verifier_for, excerpt_chars)
+            writer.write(record)
+            finished.append(record)
+            progress.advance(record)
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(tasks))))]
+    await asyncio.gather(*workers)
+    return finished
+
+
+async def run_one(task: Task, verifier_for: Callable[[Task], Verifier], excerpt_chars: int) -> ResultRecord:
+    """One task; an unexpected exception becomes an error record, never a lost run."""
+    try:
+        verifier = verifier_for(task)
+        settings = PolicySettings(claim_guard=task.variant.claim_guard if task.variant else True)
+        run = await execute_case(task.case, verifier, settings, excerpt_chars)
+        return record_from_run(task.case, task.variant_name, task.epoch, run)
+    except Exception as exc:
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return record_from_crash(task.case, task.variant_name, task.epoch, f"harness_error: {detail[:500]}")
+
+
+def run_study(
+    study: Study,
+    cases: Sequence[Case],
+    run_dir: Path,
+    factory: VerifierFactory,
+    progress: Progress | None = None,
+    run_id: str | None = None,
+) -> RunResult:
+    """Run (or resume) a study into `run_dir` and return every record of the run."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    variants = build_variants(study)
+    verifiers: dict[tuple[str, int], Verifier] = {}
+    for variant in variants:  # build epoch-1 verifiers first: they fill in prompt hashes
+        verifier = factory(variant, 1)
+        verifiers[(variant.name, 1)] = verifier
+        prompt = verifier.describe().get("prompt")
+        if isinstance(prompt, dict):
+            variant.prompt_version = _str_or_none(prompt.get("version"))
+            variant.prompt_hash = _str_or_none(prompt.get("hash"))
+    manifest = make_manifest(study, cases, variants, run_id or run_dir.name)
+    existing: list[ResultRecord] = []
+    if study.resume and (run_dir / MANIFEST_FILE).exists():
+        old = read_manifest(run_dir)
+        check_resumable(old, manifest)
+        manifest = manifest.model_copy(update={"run_id": old.run_id, "created": old.created})
+        existing = read_results(run_dir)
+    elif (run_dir / MANIFEST_FILE).exists():
+        raise ResumeError(f"{run_dir} already holds a run: pass --resume to finish it, or choose another --out")
+    write_manifest(run_dir, manifest)
+    write_cases(run_dir, cases)
+
+    by_name = {v.name: v for v in variants}
+    done = {r.key for r in existing}
+    tasks = [t for t in plan_tasks(cases, variants, study.epochs, study.run_policy) if t.key not in done]
+
+    def verifier_for(task: Task) -> Verifier:
+        if task.variant is None:
+            return scripted_verifier_for(task.case)
+        key = (task.variant.name, task.epoch)
+        if key not in verifiers:
+            verifiers[key] = factory(by_name[task.variant.name], task.epoch)
+        return verifiers[key]
+
+    progress = progress or SilentProgress()
+    progress.start(len(tasks) + len(existing), len(existing))
+    try:
+        with ResultWriter(run_dir) as writer:
+            new = asyncio.run(run_tasks(tasks, verifier_for, writer, study.concurrency, study.excerpt_chars, progress))
+    finally:
+        progress.stop()
+        for verifier in verifiers.values():
+            _close(verifier)
+    return RunResult(run_dir=run_dir, manifest=manifest, records=existing + new, skipped=len(existing))
+
+
+def _close(verifier: Verifier) -> None:
+    close = getattr(verifier, "close", None)
+    if callable(close):
+        try:
+            result = close()
+            if asyncio.iscoroutine(result):
+                result.close()
+        except Exception:  # noqa: S110 - closing is best effort
+            pass
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,57 @@
+"""Case selection for `--filter`: by tag, scenario, id (glob) or a file of ids.
+
+Filters of one kind are OR-ed; different kinds are AND-ed. Forms:
+`tag:adv-number`, `scenario:<id or part of it>`, `id:q-cpu-*`, `ids:FILE`,
+`kind:policy|quality`, or a bare word (an id glob or a tag).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from harness.corpus.schema import Case
+
+KINDS = ("tag", "scenario", "id", "ids", "kind", "any")
+
+
+class FilterError(ValueError):
+    pass
+
+
+def parse_filter(text: str) -> tuple[str, str]:
+    kind, sep, value = text.partition(":")
+    if sep and kind in KINDS:
+        if not value:
+            raise FilterError(f"filter {text!r} has no value")
+        return kind, value
+    return "any", text
+
+
+def _predicate(kind: str, value: str) -> Callable[[Case], bool]:
+    if kind == "tag":
+        return lambda c: value in c.tags
+    if kind == "scenario":
+        return lambda c: any(value == s or value in s for s in c.spec)
+    if kind == "id":
+        return lambda c: fnmatch.fnmatchcase(c.id, value)
+    if kind == "kind":
+        return lambda c: c.kind == value
+    if kind == "ids":
+        try:
+            lines = Path(value).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise FilterError(f"cannot read id file {value}: {exc}") from exc
+        wanted = {line.split("#", 1)[0].strip() for line in lines} - {""}
+        return lambda c: c.id in wanted
+    return lambda c: fnmatch.fnmatchcase(c.id, value) or value in c.tags
+
+
+def select_cases(cases: Sequence[Case], filters: Sequence[str]) -> list[Case]:
+    """The cases every kind of filter admits."""
+    by_kind: dict[str, list[Callable[[Case], bool]]] = {}
+    for text in filters:
+        kind, value = parse_filter(text)
+        by_kind.setdefault(kind, []).append(_predicate(kind, value))
+    return [c for c in cases if all(any(p(c) for p in preds) for preds in by_kind.values())]

@@ -1,0 +1,105 @@
+"""What a run is asked to do: from flags and/or a study file (TOML or YAML)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.system.trace import DEFAULT_EXCERPT_CHARS
+
+REFERENCE = "reference"
+DEFAULT_PROMPTS = ["baseline"]
+
+
+class ModelSettings(BaseModel):
+    """Per-model client settings (issue 9): what one endpoint needs to be served well."""
+
+    model_config = ConfigDict(extra="forbid")
+    base_url: str | None = None
+    api_key_env: str | None = Field(default=None, description="name of the env var that holds the key (never the key)")
+    max_tokens: int | None = None
+    timeout: float | None = None
+    max_attempts: int | None = None
+    structured_mode: str | None = Field(
+        default=None, description="json_schema | json_object | plain: where the ladder starts"
+    )
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+    def client_kwargs(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True, exclude={"extra_body"}) | (
+            {"extra_body": self.extra_body} if self.extra_body else {}
+        )
+
+
+class Gates(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    fail_under: dict[str, float] = Field(default_factory=dict)
+    max_unsafe_pass: float | None = None
+    alpha: float = 0.05
+
+
+class Study(BaseModel):
+    """A whole run's settings. Flags override the study file."""
+
+    model_config = ConfigDict(extra="forbid")
+    cases: list[Path] = Field(default_factory=lambda: [Path("cases")])
+    models: list[str] = Field(default_factory=lambda: [REFERENCE])
+    prompts: list[str] = Field(default_factory=lambda: list(DEFAULT_PROMPTS))
+    epochs: int = Field(default=1, ge=1)
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    out: Path | None = None
+    cache: Path | None = Path(".cache/responses")
+    resume: bool = False
+    baseline: Path | None = None
+    filters: list[str] = Field(default_factory=list)
+    excerpt_chars: int = Field(default=DEFAULT_EXCERPT_CHARS, ge=1)
+    claim_guard: bool = True
+    run_policy: bool = True
+    gates: Gates = Field(default_factory=Gates)
+    model_settings: dict[str, ModelSettings] = Field(default_factory=dict)
+    report: bool = True
+
+    @field_validator("models")
+    @classmethod
+    def _model_specs(cls, models: list[str]) -> list[str]:
+        for spec in models:
+            if spec != REFERENCE and not (spec.startswith("openai:") and len(spec) > len("openai:")):
+                raise ValueError(f"unknown model spec {spec!r}: use 'reference' or 'openai:<model>'")
+        if len(set(models)) != len(models):
+            raise ValueError("a model is given twice")
+        return models
+
+
+class StudyError(ValueError):
+    """A study file or flag combination that cannot run (exit code 2)."""
+
+
+def load_study_file(path: Path) -> dict[str, Any]:
+    """Read a TOML or YAML study file into a plain mapping (safe loaders only)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise StudyError(f"cannot read study file {path}: {exc}") from exc
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise StudyError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise StudyError(f"{path}: a study file holds a mapping")
+    return data
+
+
+def build_study(file_data: dict[str, Any], overrides: dict[str, Any], source: str = "flags") -> Study:
+    """Merge flags over the study file and validate; errors name the key."""
+    merged = {**file_data, **{k: v for k, v in overrides.items() if v is not None}}
+    if "gates" in overrides and "gates" in file_data:
+        merged["gates"] = {**file_data["gates"], **overrides["gates"]}
+    try:
+        return Study.model_validate(merged)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        raise StudyError(f"{source}: {problems}") from exc

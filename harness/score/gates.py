@@ -1,0 +1,116 @@
+"""CI gates: thresholds on figures, policy conformance, and a paired comparison with a baseline.
+
+A baseline gate fails only on a statistically significant drop: McNemar's exact
+test on verdict correctness, or a paired-bootstrap CI on claim accuracy that
+lies wholly below zero. Noise passes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from harness.score.compare import compare_outcomes
+
+GATEABLE = ("claim_accuracy", "verdict_accuracy", "model_verdict_accuracy", "macro_f1", "cohen_kappa", "grounding_bacc")
+
+
+class GateError(ValueError):
+    """A gate that names an unknown metric (bad usage, exit 2)."""
+
+
+def parse_gate(text: str) -> tuple[str, float]:
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise GateError(f"gate {text!r}: use METRIC=VALUE, e.g. verdict_accuracy=0.8")
+    if name not in GATEABLE:
+        raise GateError(f"gate {text!r}: unknown metric {name!r}; one of {', '.join(GATEABLE)}")
+    try:
+        return name, float(value)
+    except ValueError as exc:
+        raise GateError(f"gate {text!r}: {value!r} is not a number") from exc
+
+
+def threshold_gates(
+    summary: dict[str, Any], fail_under: dict[str, float], max_unsafe_pass: float | None
+) -> list[dict[str, Any]]:
+    """Each threshold applied to each variant; a missing figure fails its gate."""
+    gates: list[dict[str, Any]] = []
+    conf = summary["conformance"]
+    gates.append(
+        {
+            "gate": "policy_conformance",
+            "variant": None,
+            "value": conf["policy_passed"],
+            "threshold": conf["policy_cases"],
+            "passed": bool(conf["passed"]),
+            "detail": f"{conf['policy_passed']}/{conf['policy_cases']} policy cases, {conf['invariant_violations']} invariant violations, {conf['quality_expectation_mismatches']} quality cases off their deterministic expectations",
+        }
+    )
+    for variant in summary["variants"]:
+        for metric, threshold in fail_under.items():
+            value = variant.get(metric)
+            gates.append(
+                {
+                    "gate": f"{metric}>={threshold}",
+                    "variant": variant["name"],
+                    "value": value,
+                    "threshold": threshold,
+                    "passed": value is not None and value >= threshold,
+                    "detail": f"{metric} = {_fmt(value)}",
+                }
+            )
+        if max_unsafe_pass is not None:
+            value = variant.get("unsafe_pass_rate")
+            gates.append(
+                {
+                    "gate": f"unsafe_pass_rate<={max_unsafe_pass}",
+                    "variant": variant["name"],
+                    "value": value,
+                    "threshold": max_unsafe_pass,
+                    "passed": value is not None and value <= max_unsafe_pass,
+                    "detail": f"unsafe_pass_rate = {_fmt(value)}",
+                }
+            )
+    return gates
+
+
+def baseline_gates(current: pd.DataFrame, baseline: pd.DataFrame, alpha: float = 0.05) -> list[dict[str, Any]]:
+    """Per shared variant: fail on a significant drop against the baseline, paired by case."""
+    gates: list[dict[str, Any]] = []
+    for variant in sorted(set(current["variant"]) & set(baseline["variant"])):
+        row = compare_outcomes(baseline[baseline["variant"] == variant], current[current["variant"] == variant])
+        base_only, cur_only, p = row["mcnemar_a_only"], row["mcnemar_b_only"], row["mcnemar_p"]
+        gates.append(
+            {
+                "gate": "baseline_verdict_accuracy",
+                "variant": variant,
+                "value": None if row["verdict_accuracy_diff"] is None else -row["verdict_accuracy_diff"],
+                "threshold": alpha,
+                "passed": not (base_only > cur_only and p < alpha),
+                "detail": f"{row['cases']} paired cases; baseline-only right {base_only}, current-only right {cur_only}, McNemar p = {p:.4g}",
+            }
+        )
+        ci = row["claim_accuracy_diff_ci"]  # baseline minus current
+        diff = row["claim_accuracy_diff"]
+        gates.append(
+            {
+                "gate": "baseline_claim_accuracy",
+                "variant": variant,
+                "value": None if diff is None else -diff,
+                "threshold": 0.0,
+                "passed": not (ci is not None and ci[0] > 0),
+                "detail": f"claim accuracy change {_fmt(None if diff is None else -diff)}, 95% CI {_fmt_ci(None if ci is None else (-ci[1], -ci[0]))}, p = {row['claim_accuracy_diff_p']:.4g}",
+            }
+        )
+    return gates
+
+
+def _fmt(value: Any) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{value:.4f}"
+
+
+def _fmt_ci(ci: tuple[float, float] | None) -> str:
+    return "n/a" if ci is None else f"[{ci[0]:.4f}, {ci[1]:.4f}]"

@@ -1,0 +1,37 @@
+"""junit.xml: one test per policy case and one per gate, for CI systems that show test results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from xml.etree import ElementTree as ET
+
+
+def junit_xml(conformance: dict[str, Any], policy_case_ids: Sequence[str], gates: Sequence[dict[str, Any]]) -> str:
+    """The JUnit XML text; failure messages say what differed."""
+    root = ET.Element("testsuites", name="verifier-bench")
+    failures_by_case = {f["case_id"]: f for f in conformance["failures"] if f["kind"] == "policy"}
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name="policy-conformance",
+        tests=str(len(policy_case_ids)),
+        failures=str(len(failures_by_case)),
+    )
+    for case_id in policy_case_ids:
+        test = ET.SubElement(suite, "testcase", classname="policy", name=case_id)
+        failure = failures_by_case.get(case_id)
+        if failure:
+            problems = failure["mismatches"] + failure["invariant_violations"]
+            node = ET.SubElement(test, "failure", message=problems[0] if problems else "failed")
+            node.text = "\n".join(problems)
+    failed_gates = [g for g in gates if not g["passed"]]
+    gate_suite = ET.SubElement(root, "testsuite", name="gates", tests=str(len(gates)), failures=str(len(failed_gates)))
+    for gate in gates:
+        test = ET.SubElement(
+            gate_suite, "testcase", classname="gates", name=f"{gate['gate']} [{gate['variant'] or 'all'}]"
+        )
+        if not gate["passed"]:
+            ET.SubElement(test, "failure", message=gate["detail"]).text = gate["detail"]
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

@@ -1,0 +1,79 @@
+"""Per-case outcomes: the small table a baseline keeps so a later run can be paired with it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness.run.log import ResultRecord, read_results
+from harness.score.frames import claims_frame, quality_frame
+
+OUTCOMES_FILE = "outcomes.jsonl"
+
+
+def outcomes_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
+    """One row per variant × case: majority verdict correctness and claims right / total per epoch."""
+    quality = quality_frame(records)
+    quality = quality[quality["scored"]]
+    if quality.empty:
+        return pd.DataFrame(
+            columns=[
+                "variant",
+                "case_id",
+                "case_hash",
+                "verdict_correct",
+                "model_verdict_correct",
+                "claims_right",
+                "claims_total",
+            ]
+        )
+    hashes = {(r.variant, r.case_id): r.case_hash for r in records}
+    per_case = quality.groupby(["variant", "case_id"]).agg(
+        verdict_correct=("verdict_correct", "mean"),
+        model_verdict_correct=("model_verdict_correct", "mean"),
+        epochs=("epoch", "nunique"),
+    )
+    claims = claims_frame(records)
+    claims = claims[claims["scored"]]
+    claim_sums = claims.groupby(["variant", "case_id"])["correct"].agg(["sum", "count"]) if not claims.empty else None
+    rows = []
+    for (variant, case_id), row in per_case.iterrows():
+        right = total = 0.0
+        if claim_sums is not None and (variant, case_id) in claim_sums.index:
+            right = claim_sums.loc[(variant, case_id), "sum"] / row["epochs"]
+            total = claim_sums.loc[(variant, case_id), "count"] / row["epochs"]
+        rows.append(
+            {
+                "variant": variant,
+                "case_id": case_id,
+                "case_hash": hashes.get((variant, case_id)),
+                "verdict_correct": bool(row["verdict_correct"] > 0.5),
+                "model_verdict_correct": bool(row["model_verdict_correct"] > 0.5),
+                "claims_right": float(right),
+                "claims_total": float(total),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def write_outcomes(run_dir: Path, frame: pd.DataFrame) -> None:
+    with (run_dir / OUTCOMES_FILE).open("w", encoding="utf-8") as fh:
+        for row in frame.to_dict(orient="records"):
+            fh.write(json.dumps(row) + "\n")
+
+
+def load_outcomes(folder: Path) -> pd.DataFrame:
+    """A baseline's outcomes: from outcomes.jsonl, or computed from a run folder's results.jsonl."""
+    path = folder / OUTCOMES_FILE
+    if path.exists():
+        rows: list[dict[str, Any]] = [
+            json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+        ]
+        return pd.DataFrame(rows)
+    if (folder / "results.jsonl").exists():
+        return outcomes_frame(read_results(folder))
+    raise FileNotFoundError(f"{folder} holds neither {OUTCOMES_FILE} nor results.jsonl")

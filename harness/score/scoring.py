@@ -1,0 +1,56 @@
+"""Score a finished run folder: summary.json, outcomes.jsonl and junit.xml from the run log."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.corpus.schema import Case
+from harness.run.log import read_cases, read_manifest, read_results
+from harness.score.gates import baseline_gates, threshold_gates
+from harness.score.junit import junit_xml
+from harness.score.outcomes import load_outcomes, outcomes_frame, write_outcomes
+from harness.score.summary import build_summary
+
+SUMMARY_FILE, JUNIT_FILE = "summary.json", "junit.xml"
+
+
+@dataclass
+class GateSettings:
+    fail_under: dict[str, float] = field(default_factory=dict)
+    max_unsafe_pass: float | None = None
+    baseline: Path | None = None
+    alpha: float = 0.05
+
+
+def load_run_cases(run_dir: Path) -> dict[str, Case]:
+    return {cid: Case.model_validate(data) for cid, data in read_cases(run_dir).items()}
+
+
+def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
+    """Compute the summary with its gates from the run log, write the scored files, return the summary."""
+    manifest = read_manifest(run_dir)
+    records = read_results(run_dir)
+    summary = build_summary(manifest, records, load_run_cases(run_dir))
+    outcomes = outcomes_frame(records)
+    gate_rows = threshold_gates(summary, gates.fail_under, gates.max_unsafe_pass)
+    if gates.baseline is not None:
+        gate_rows += baseline_gates(outcomes, load_outcomes(gates.baseline), gates.alpha)
+        summary["baseline"] = {"path": str(gates.baseline)}
+    summary["gates"] = gate_rows
+    summary["passed"] = all(g["passed"] for g in gate_rows)
+    (run_dir / SUMMARY_FILE).write_text(
+        json.dumps(summary, indent=2, allow_nan=False, default=_json_default) + "\n", encoding="utf-8"
+    )
+    write_outcomes(run_dir, outcomes)
+    policy_ids = sorted({r.case_id for r in records if r.kind == "policy"})
+    (run_dir / JUNIT_FILE).write_text(junit_xml(summary["conformance"], policy_ids, gate_rows), encoding="utf-8")
+    return summary
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

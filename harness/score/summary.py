@@ -1,0 +1,158 @@
+"""`summary.json`: conformance, per-variant metrics and paired comparisons, from the run log alone.
+
+The keys named in issue 5 are a contract that users' CI scripts read: add
+keys, never rename them. Rates are floats, counts ints; a 95% CI sits beside
+its figure as `<name>_ci: [low, high]`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from harness.corpus.catalogue import load_catalogue
+from harness.corpus.schema import Case
+from harness.run.log import Manifest, ResultRecord
+from harness.score.compare import compare_outcomes
+from harness.score.conformance import deterministic_mismatches, invariant_violations, policy_case_mismatches
+from harness.score.frames import claims_frame, quality_frame
+from harness.score.metrics import (
+    breakdown,
+    claim_metrics,
+    grounding_metrics,
+    operations_metrics,
+    stability,
+    verdict_metrics,
+)
+from harness.score.outcomes import outcomes_frame
+from harness.system.models import VerifierEvaluation
+from harness.system.store import EVALUATION_KEY
+
+SUMMARY_SCHEMA = "summary_v1"
+
+
+def case_problems(record: ResultRecord, case: Case | None) -> tuple[list[str], list[str]]:
+    """(expectation mismatches, invariant violations) of one record.
+
+    Policy records are checked whole; quality records on their deterministic
+    parts (parse status, gatekeeper). Every record is checked for invariants.
+    """
+    if record.persisted is None or not isinstance(record.persisted.get(EVALUATION_KEY), dict):
+        return ([f"no evaluation: {record.error}"] if record.kind == "policy" else []), []
+    if case is None:
+        return ["case content missing from the run log"], []
+    evaluation = VerifierEvaluation.model_validate(record.persisted[EVALUATION_KEY])
+    mismatches = (
+        policy_case_mismatches(case, evaluation)
+        if record.kind == "policy"
+        else deterministic_mismatches(case, evaluation)
+    )
+    return mismatches, invariant_violations(case, record.persisted)
+
+
+def conformance(records: Sequence[ResultRecord], cases: dict[str, Case]) -> dict[str, Any]:
+    """Policy cases must agree 100%; invariants must hold for every case of either kind."""
+    scenarios: dict[str, dict[str, int]] = {sid: {"cases": 0, "passed": 0} for sid in load_catalogue()}
+    failures: list[dict[str, Any]] = []
+    policy_cases = policy_passed = invariant_count = quality_mismatches = 0
+    for record in records:
+        mismatches, violations = case_problems(record, cases.get(record.case_id))
+        invariant_count += len(violations)
+        if record.kind == "policy":
+            policy_cases += 1
+            passed = not mismatches and not violations
+            policy_passed += passed
+            for sid in record.spec:
+                entry = scenarios.setdefault(sid, {"cases": 0, "passed": 0})
+                entry["cases"] += 1
+                entry["passed"] += passed
+        else:
+            quality_mismatches += bool(mismatches)
+        if mismatches or violations:
+            failures.append(
+                {
+                    "case_id": record.case_id,
+                    "kind": record.kind,
+                    "variant": record.variant,
+                    "epoch": record.epoch,
+                    "mismatches": mismatches,
+                    "invariant_violations": violations,
+                }
+            )
+    return {
+        "policy_cases": policy_cases,
+        "policy_passed": policy_passed,
+        "policy_pass_rate": (policy_passed / policy_cases) if policy_cases else None,
+        "invariant_violations": invariant_count,
+        "quality_expectation_mismatches": quality_mismatches,
+        "scenarios": scenarios,
+        "uncovered_scenarios": sorted(sid for sid, v in scenarios.items() if v["cases"] == 0),
+        "failures": failures,
+        "passed": policy_passed == policy_cases and invariant_count == 0 and quality_mismatches == 0,
+    }
+
+
+def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.DataFrame) -> dict[str, Any]:
+    """Every figure of one variant."""
+    scored_q = quality[quality["scored"]]
+    scored_c = claims[claims["scored"]]
+    out: dict[str, Any] = {
+        **info,
+        "quality_cases": int(quality["case_id"].nunique()),
+        "quality_samples": len(quality),
+        "errors": int(quality.loc[~quality["scored"], "case_id"].nunique()),
+        "error_samples": int((~quality["scored"]).sum()),
+    }
+    out.update(claim_metrics(scored_c))
+    out.update(verdict_metrics(scored_q))
+    out.update(grounding_metrics(scored_c))
+    out.update(operations_metrics(quality))
+    out["per_scenario"] = breakdown(quality, claims, "spec")
+    out["per_tag"] = breakdown(quality, claims, "tags")
+    out["per_dataset"] = breakdown(quality.assign(ds=quality["dataset"].map(lambda d: [d])), claims, "ds")
+    out["stability"] = stability(quality)
+    return out
+
+
+def build_summary(manifest: Manifest, records: Sequence[ResultRecord], cases: dict[str, Case]) -> dict[str, Any]:
+    """The whole summary.json, computed after the run from the log."""
+    quality = quality_frame(records)
+    claims = claims_frame(records)
+    variants = []
+    for info in manifest.variants:
+        q = quality[quality["variant"] == info.name]
+        c = claims[claims["variant"] == info.name]
+        meta = {
+            "name": info.name,
+            "model": info.model,
+            "prompt": info.prompt,
+            "prompt_version": info.prompt_version,
+            "prompt_hash": info.prompt_hash,
+            "claim_guard": info.claim_guard,
+        }
+        variants.append(variant_summary(meta, q, c))
+    outcomes = outcomes_frame(records)
+    names = [v.name for v in manifest.variants]
+    comparisons = [
+        {"a": a, "b": b, **compare_outcomes(outcomes[outcomes["variant"] == a], outcomes[outcomes["variant"] == b])}
+        for a, b in itertools.combinations(names, 2)
+    ]
+    return {
+        "schema_version": SUMMARY_SCHEMA,
+        "run": {
+            "run_id": manifest.run_id,
+            "created": manifest.created,
+            "package_version": manifest.package_version,
+            "git_sha": manifest.git_sha,
+            "corpus_hash": manifest.corpus_hash,
+            "epochs": manifest.epochs,
+            "cases": manifest.case_count,
+            "results": len(records),
+        },
+        "conformance": conformance(records, cases),
+        "variants": variants,
+        "comparisons": comparisons,
+    }
