@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from tests.llm.server_fixtures import openai_server  # noqa: F401 - the shared local OpenAI-compatible server
+
 
 @pytest.fixture(autouse=True)
 def _no_real_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:

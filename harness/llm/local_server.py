@@ -132,6 +132,8 @@ class LocalOpenAIServer:
         self.host = host
         self.port = port
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str | None] = []
+        """The Authorization header of each request (tests check the key was sent, and nowhere else)."""
         self.faults_applied: list[str] = []
         self._faults: collections.deque[Fault] = collections.deque()
         self._ids = itertools.count(1)
@@ -164,6 +166,7 @@ class LocalOpenAIServer:
     def reset(self) -> None:
         """Forget recorded requests and pending faults."""
         self.requests.clear()
+        self.authorizations.clear()
         self.faults_applied.clear()
         self._faults.clear()
 
@@ -191,6 +194,7 @@ class LocalOpenAIServer:
         if not isinstance(body, dict):
             return _error(400, "request body must be a JSON object", "invalid_request_error")
         self.requests.append(body)
+        self.authorizations.append(request.headers.get("Authorization"))
         rf = body.get("response_format")
         rf_type = rf.get("type") if isinstance(rf, dict) else None
         if rf_type in self.refuse_formats:
@@ -269,7 +273,7 @@ class LocalOpenAIServer:
         """Start serving in the running event loop."""
         self._runner = web.AppRunner(self._app(), access_log=None, shutdown_timeout=0.5, handler_cancellation=True)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, shutdown_timeout=0.5, backlog=1024)
+        site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
         await site.start()
         server = site._server  # the bound socket tells the ephemeral port
         sockets = getattr(server, "sockets", None) or []

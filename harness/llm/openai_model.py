@@ -11,6 +11,7 @@ A reply that came (empty, refused, cut off) is returned as is, never retried.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -64,6 +65,16 @@ class _Failure(Exception):
         self.retry_after = retry_after
 
 
+@functools.cache
+def _shared_ssl_context() -> Any:
+    """One TLS context for every client: loading the CA bundle costs ~0.1 s per client otherwise."""
+    try:
+        import httpx2 as http
+    except ImportError:  # older openai releases are built on httpx
+        import httpx as http  # type: ignore[no-redef]
+    return http.create_ssl_context()
+
+
 def public_url(url: str) -> str:
     """`url` without user info, query or fragment: what may be logged and recorded."""
     parts = urlsplit(url)
@@ -99,7 +110,11 @@ class OpenAIChatModel:
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
             self._client = openai.AsyncOpenAI(
-                base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=self.settings.timeout
+                base_url=self.base_url,
+                api_key=self._api_key,
+                max_retries=0,
+                timeout=self.settings.timeout,
+                http_client=openai.DefaultAsyncHttpxClient(verify=_shared_ssl_context()),
             )
             self._client_loop = loop
         return self._client
