@@ -144,10 +144,9 @@ def default_factory(study: Study):  # type: ignore[no-untyped-def]
     from harness.system.verifiers.factory import make_verifier
 
     def factory(variant: VariantInfo, epoch: int) -> Verifier:
-        settings = dict(variant.settings)
-        return make_verifier(
-            variant.model, variant.prompt or "baseline", cache_dir=study.cache, epoch=epoch, **settings
-        )
+        settings = ModelSettings(**variant.settings).client_kwargs()
+        prompt = variant.prompt or "baseline"
+        return make_verifier(variant.model, prompt, cache_dir=study.cache, cache_epoch=epoch, **settings)
 
     return factory
 
