@@ -30,7 +30,7 @@ def run(tmp_path: Path, **study_kwargs) -> tuple[dict, Path, list[FakeVerifier]]
 
 
 def test_summary_figures_match_hand_computation(tmp_path: Path) -> None:
-    summary, out, _ = run(tmp_path)
+    summary, _, _ = run(tmp_path)
     v = summary["variants"][0]
     assert v["name"] == "openai:fake@p1" and v["model"] == "openai:fake" and v["prompt"] == "p1"
     assert v["prompt_hash"] == "hash-p1"
@@ -125,7 +125,7 @@ def test_a_second_run_into_the_same_folder_needs_resume(tmp_path: Path) -> None:
 
 
 def test_resume_skips_finished_work_and_refuses_other_settings(tmp_path: Path) -> None:
-    summary, out, made = run(tmp_path)
+    summary, out, _ = run(tmp_path)
     corpus = tmp_path / "cases"
     again: list[FakeVerifier] = []
 
