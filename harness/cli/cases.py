@@ -6,14 +6,16 @@ import argparse
 import asyncio
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
 from harness.corpus.catalogue import load_catalogue
+from harness.corpus.generator import DEFAULT_COUNT, DEFAULT_RANDOM_SEED, generate, write_cases
 from harness.corpus.loader import CorpusError, load_cases
-from harness.corpus.schema import case_json_schema
+from harness.corpus.schema import Case, case_json_schema
 from harness.corpus.stats import ORIGINS, CorpusStats, KindCount, corpus_stats
 from harness.run.execute import run_case, scripted_verifier_for
 from harness.score.conformance import (
@@ -27,6 +29,8 @@ from harness.system.pipeline import conclude, prepare
 
 DEFAULT_CASES = Path("cases")
 DEFAULT_SCHEMA = DEFAULT_CASES / "case.schema.json"
+DEFAULT_SEEDS = DEFAULT_CASES / "quality"
+DEFAULT_GENERATED = DEFAULT_CASES / "generated"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -49,6 +53,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     stats.add_argument("--require-targets", action="store_true", help="exit 1 when a target is missed")
     stats.set_defaults(handler=cmd_stats)
+    gen = cases_sub.add_parser("generate", help="mechanically labelled mutants of the seed quality cases")
+    gen.add_argument(
+        "--seeds", type=Path, action="append", help=f"seed case folder (repeatable; default {DEFAULT_SEEDS})"
+    )
+    gen.add_argument("--out", type=Path, default=DEFAULT_GENERATED, help="folder the gen-*.yaml files are replaced in")
+    gen.add_argument("--seed", type=int, default=DEFAULT_RANDOM_SEED, help="random seed: same seed, same bytes")
+    gen.add_argument("--count", type=int, default=DEFAULT_COUNT, help="how many cases to write")
+    gen.set_defaults(handler=cmd_generate)
     schema = cases_sub.add_parser("schema", help="write the JSON Schema of case files (for editors)")
     schema.add_argument("--out", type=Path, default=DEFAULT_SCHEMA, help="file to write; '-' for stdout")
     schema.set_defaults(handler=cmd_schema)
@@ -89,14 +101,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             evaluation, persisted = asyncio.run(run_case(case, scripted_verifier_for(case)))
             problems = policy_case_mismatches(case, evaluation) + invariant_violations(case, persisted)
         else:
-            prepared = prepare(
-                case.session.question,
-                case.executor.emission(),
-                case.session.tool_invocations,
-                case.session.tool_trace_summary,
-            )
-            evaluation = conclude(prepared, VerifierCall(raw_reply=None, model="none", error="not called"))
-            problems = deterministic_mismatches(case, evaluation) + label_consistency_problems(case)
+            problems = quality_case_problems(case)
         if problems:
             failures += 1
             console.print(f"[red]FAIL[/red] {case.id} ({case.kind})", highlight=False)
@@ -104,6 +109,37 @@ def cmd_check(args: argparse.Namespace) -> int:
                 console.print(f"    {problem}", markup=False, highlight=False)
     console.print(f"{len(cases) - failures} of {len(cases)} cases agree with their deterministic expectations")
     return 1 if failures else 0
+
+
+def quality_case_problems(case: Case) -> list[str]:
+    """A quality case's parse status and gatekeeper (run without a model) and its label consistency."""
+    prepared = prepare(
+        case.session.question,
+        case.executor.emission(),
+        case.session.tool_invocations,
+        case.session.tool_trace_summary,
+    )
+    evaluation = conclude(prepared, VerifierCall(raw_reply=None, model="none", error="not called"))
+    return deterministic_mismatches(case, evaluation) + label_consistency_problems(case)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    """Mutants of the seed cases, written under --out; exit 1 if fewer than --count could be made."""
+    console = Console()
+    seeds = _load(args.seeds or [DEFAULT_SEEDS], Console(stderr=True))
+    if seeds is None:
+        return 2
+    cases = generate(seeds, random_seed=args.seed, count=args.count, check=quality_case_problems)
+    written = write_cases(cases, args.out)
+    by_mutation = Counter(str(c.meta["mutation"]) for c in cases)
+    used = len({c.meta["seed_id"] for c in cases})
+    console.print(f"wrote {len(written)} cases from {used} seeds under {args.out} (random seed {args.seed})")
+    for name, n in sorted(by_mutation.items()):
+        console.print(f"  {name}: {n}", highlight=False)
+    if len(cases) < args.count:
+        console.print(f"[yellow]only {len(cases)} of the {args.count} asked for: add labelled seed cases[/yellow]")
+        return 1
+    return 0
 
 
 def schema_text() -> str:

@@ -25,15 +25,15 @@ ORIGINS: tuple[Origin, ...] = ("hand-written", "generated", "external")
 INCIDENT_PREFIX, ADVERSARIAL_PREFIX, MUTATION_PREFIX = "incident-", "adv-", "mut-"
 
 ADVERSARIAL_CATEGORIES: dict[str, str] = {
-    "adv-near-miss-number": "near-miss numbers and units",
-    "adv-swapped-entity": "swapped entities (pod, service, instance, region)",
-    "adv-wrong-time": "wrong times or windows",
+    "adv-number": "near-miss numbers and units",
+    "adv-entity": "swapped entities (pod, service, instance, region)",
+    "adv-time": "wrong times or windows",
     "adv-negation": "negation",
-    "adv-fabricated-code": "fabricated error codes",
-    "adv-overstated-scope": "overstated scope or causality",
-    "adv-external-fact": "external facts",
-    "adv-prompt-injection": "prompt injection inside tool output",
-    "adv-prose-only-claim": "prose claims the structured output does not make",
+    "adv-error-code": "fabricated error codes",
+    "adv-overstated": "overstated scope or causality",
+    "adv-external": "external facts",
+    "adv-injection": "prompt injection inside tool output",
+    "adv-prose-only": "prose claims the structured output does not make",
     "adv-excerpt-cutoff": "evidence cut off by the excerpt limit",
     "adv-failed-tool": "failed tool calls",
     "adv-long-evidence": "very long evidence",
