@@ -23,15 +23,19 @@ from harness.system.verifiers.reference import cues
 from harness.system.verifiers.reference.evidence import ClaimEvidence, EntryView
 from harness.system.verifiers.reference.extract import ClockTime, Features, Mention, Quantity, features
 from harness.system.verifiers.reference.match import (
+    Finding,
     derived_quantities,
     match_mention,
     match_quantity,
     match_time,
+    quantity_found,
 )
 from harness.system.verifiers.reference.text import content_stems
 
 D = Derivability
-FABRICATION_KINDS = frozenset({"code", "exception", "pod", "version", "region", "ip"})
+FABRICATION_KINDS = frozenset({"code", "exception", "pod", "version", "region", "ip", "symbol"})
+STRONG_KINDS = frozenset({"code", "exception", "pod", "instance", "ip", "host", "version", "region", "date", "symbol"})
+ROW_KINDS = frozenset({"pod", "instance", "service", "host", "ip"})
 
 # Stems that say the same thing in ops wording, folded on both sides before coverage is counted.
 SYNONYMS: dict[str, str] = {
@@ -117,6 +121,7 @@ class ReferenceSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     direct_coverage: float = 0.7
+    anchored_coverage: float = 0.0
     inference_coverage: float = 0.4
     hedged_coverage: float = 0.25
     overstated_coverage: float = 0.34
@@ -143,6 +148,7 @@ class Pooled:
     where: str
     truncated: bool
     injected: int
+    views: tuple[EntryView, ...]
 
 
 def pool(views: Sequence[EntryView], where: str) -> Pooled:
@@ -164,6 +170,7 @@ def pool(views: Sequence[EntryView], where: str) -> Pooled:
         where=where,
         truncated=any(v.entry.truncated for v in views),
         injected=sum(v.injected for v in views),
+        views=tuple(views),
     )
 
 
@@ -188,50 +195,103 @@ def _h(text: str) -> str:
     return f"heuristic: {text}"
 
 
-def contradiction(claim: Features, words: Sequence[str], ev: Pooled, settings: ReferenceSettings) -> str | None:
+@dataclass(frozen=True)
+class Anchors:
+    """How the claim's identifiers, numbers and times fare against the evidence."""
+
+    mentions: tuple[tuple[Mention, Finding], ...]
+    quantities: tuple[tuple[Quantity, Finding], ...]
+    times: tuple[tuple[ClockTime, Finding], ...]
+
+    def strong(self) -> list[tuple[str, Finding]]:
+        named = [(m.value, f) for m, f in self.mentions if m.kind in STRONG_KINDS]
+        return named + [(q.raw, f) for q, f in self.quantities] + [(t.raw, f) for t, f in self.times]
+
+    def count(self, status: str) -> int:
+        return sum(1 for _, f in self.strong() if f.status == status)
+
+
+def anchors(claim: Features, ev: Pooled) -> Anchors:
+    return Anchors(
+        tuple((m, match_mention(m, claim.mentions, ev.mentions, ev.lower)) for m in claim.mentions),
+        tuple((q, match_quantity(q, ev.quantities, ev.derived)) for q in claim.quantities),
+        tuple((t, match_time(t, ev.times)) for t in claim.times),
+    )
+
+
+def contradiction(
+    claim: Features, found: Anchors, words: Sequence[str], ev: Pooled, tentative: bool, settings: ReferenceSettings
+) -> str | None:
     """The first signal that the evidence says otherwise, as a reason; None when nothing conflicts."""
-    for m in claim.mentions:
-        found = match_mention(m, claim.mentions, ev.mentions, ev.lower, ev.stems)
-        if found.status == "conflict":
-            return f"claim names {m.value}, {ev.where} shows {found.other} in that place"
+    for m, f in found.mentions:
+        if f.status == "conflict":
+            return f"claim names {m.value}, {ev.where} shows {f.other} in that place"
+    row = row_conflict(claim, ev)
+    if row:
+        return row
+    for q, f in found.quantities:
+        if f.status == "conflict" and (not tentative or f.label != "figure"):
+            slot = "a near-miss figure" if f.label == "figure" else f"the same {f.label}"
+            return f"claim says {q.raw}, {ev.where} shows {f.other} ({slot})"
+    if not tentative:
+        for t, f in found.times:
+            if f.status == "conflict":
+                return f"claim says {t.relation} {t.raw}, {ev.where} shows {f.other} and nothing at that time"
     rest, _ = coverage(words, ev.stems)
-    for m in claim.mentions:
-        if m.kind in FABRICATION_KINDS and rest >= settings.fabrication_coverage:
-            if match_mention(m, claim.mentions, ev.mentions, ev.lower, ev.stems).status == "absent":
-                return f"claim asserts {m.value}, which {ev.where} does not contain (fabricated {m.kind})"
-    for q in claim.quantities:
-        found = match_quantity(q, ev.quantities, ev.derived)
-        if found.status == "conflict":
-            slot = f" for the same {found.label}" if found.label else ""
-            return f"claim says {q.raw}, {ev.where} shows {found.other}{slot}"
-    for t in claim.times:
-        found = match_time(t, ev.times)
-        if found.status == "conflict":
-            return f"claim says {t.relation} {t.raw}, {ev.where} has no time near it (nearest {found.other})"
+    for m, f in found.mentions:
+        if m.kind in FABRICATION_KINDS and f.status == "absent" and rest >= settings.fabrication_coverage:
+            return f"claim asserts {m.value}, which {ev.where} does not contain (fabricated {m.kind})"
+    return None
+
+
+def row_conflict(claim: Features, ev: Pooled) -> str | None:
+    """A number the claim gives its entity sits on another entity's row of a table or log."""
+    entities = [m for m in claim.mentions if m.kind in ROW_KINDS]
+    if not entities or not claim.quantities:
+        return None
+    for view in ev.views:
+        lines = view.lines
+        own = [line for line, _ in lines if any(e.value in line for e in entities)]
+        if not own:
+            continue
+        for q in claim.quantities:
+            holders = [(line, feats) for line, feats in lines if any(quantity_found(q, lq) for lq in feats.quantities)]
+            if not holders or any(line in own for line, _ in holders):
+                continue
+            for _, feats in holders:
+                other = next(
+                    (o for o in feats.mentions for e in entities if o.kind == e.kind and o.value != e.value), None
+                )
+                if other is not None:
+                    e = next(e for e in entities if e.kind == other.kind)
+                    return (
+                        f"claim puts {q.raw} on {e.value}; {view.entry.trace_ref} shows it on the row of {other.value}"
+                    )
     return None
 
 
 def negation_conflict(statement: str, words: Sequence[str], ev: Pooled) -> str | None:
-    """`no errors` against error lines, or `restarted` against `restarts: 0`."""
-    negated = cues.negated_stems(statement)
+    """`no errors` against error lines, or `restarted` against `restarts: 0` (event words only)."""
+    negated = {s for s in cues.negated_stems(statement) if s in cues.EVENT_STEMS}
     for s in sorted(negated):
-        pos, zero = cues.polarity(ev.text, s)
+        pos, zero = cues.polarity(ev.lower, s)
         if pos and not zero:
             return f"claim says no/not {s}, {ev.where} shows it {pos} time(s)"
     for s in words:
         if s in cues.EVENT_STEMS and s not in negated:
-            pos, zero = cues.polarity(ev.text, s)
+            pos, zero = cues.polarity(ev.lower, s)
             if zero and not pos:
                 return f"claim asserts {s}, {ev.where} reports none (zero / absent)"
     return None
 
 
-def overstatement(statement: str, status: str, ev: Pooled) -> str | None:
+def overstatement(statement: str, hedged: bool, found: Anchors, ev: Pooled) -> str | None:
     """An absolute, causal or certain wording that the cited evidence does not itself carry."""
     absolute = cues.cue(cues.ABSOLUTE, statement)
-    if absolute and absolute.lower() not in ("never", "none") and not cues.EVIDENCE_SCOPE.search(ev.text):
-        return f"'{absolute}' goes beyond {ev.where}, which does not show the full scope"
-    hedged = cues.cue(cues.HEDGE, statement) or status == "hypothesis"
+    if absolute and absolute.lower() != "never" and not cues.EVIDENCE_SCOPE.search(ev.text):
+        explicit = [q for q, f in found.quantities if f.status == "found"]
+        if not (absolute.lower() in ("all", "every", "each") and explicit):
+            return f"'{absolute}' goes beyond {ev.where}, which does not show the full scope"
     causal = cues.cue(cues.CAUSAL, statement)
     if causal and not hedged and not cues.EVIDENCE_CAUSAL.search(ev.text):
         return f"causal claim ('{causal}') stated as fact; {ev.where} shows co-occurrence, not the cause"
@@ -258,49 +318,41 @@ def classify(
     ev = pool(evidence.usable, evidence.labels)
     feats = features(statement)
     words = [w for w in content_stems(feats.masked) if w not in cues.CUE_WORDS]
-    reason = contradiction(feats, words, ev, settings) or negation_conflict(statement, words, ev)
+    hedge = cues.cue(cues.HEDGE, statement)
+    tentative = bool(hedge) or claim.status == "hypothesis"
+    found = anchors(feats, ev)
+    reason = contradiction(feats, found, words, ev, tentative, settings) or negation_conflict(statement, words, ev)
     if reason:
         return Decision(D.CONTRADICTED, _h(reason))
 
     cov, missing = coverage(words, ev.stems)
     notes = _notes(ev)
-    over = overstatement(statement, claim.status, ev)
-    if over and cov >= settings.overstated_coverage:
+    n_found, n_absent, n_derived = found.count("found"), found.count("absent"), found.count("derived")
+    over = overstatement(statement, tentative, found, ev)
+    if over and (n_found or n_derived or cov >= settings.overstated_coverage):
         return Decision(D.OVERSTATED, _h(over))
-
-    found = [match_mention(m, feats.mentions, ev.mentions, ev.lower, ev.stems).status for m in feats.mentions]
-    qfound = [match_quantity(q, ev.quantities, ev.derived).status for q in feats.quantities]
-    tfound = [match_time(t, ev.times).status for t in feats.times]
-    anchors = found + qfound + tfound
-    hedge = cues.cue(cues.HEDGE, statement)
-    if hedge or claim.status == "hypothesis":
+    if tentative:
         why = f"hedged ('{hedge}')" if hedge else "stated as a hypothesis"
-        if cov >= settings.hedged_coverage or "found" in anchors:
+        if cov >= settings.hedged_coverage or n_found or n_derived:
             return Decision(D.REASONABLE_INFERENCE, _h(f"{why} and consistent with {ev.where}{notes}"))
         return Decision(D.UNSUPPORTED, _h(f"{why}, but {ev.where} does not mention {_few(missing)}{notes}"))
-
-    exact = all(a == "found" for a in anchors)
-    if exact and cov >= settings.direct_coverage:
+    if n_found and not n_absent and not n_derived and cov >= settings.anchored_coverage:
+        return Decision(D.DIRECT_OBSERVATION, _h(f"{ev.where} states {_few([a for a, _ in found.strong()], 3)}{notes}"))
+    if not found.strong() and cov >= settings.direct_coverage:
+        return Decision(D.DIRECT_OBSERVATION, _h(f"{ev.where} states it ({len(words)} content words matched){notes}"))
+    if n_derived and not n_absent:
+        return Decision(D.REASONABLE_INFERENCE, _h(f"a figure is computed from {ev.where}, not stated there{notes}"))
+    if (n_found and n_absent <= n_found // 2) or (not n_absent and cov >= settings.inference_coverage):
+        lacking = [a for a, f in found.strong() if f.status == "absent"] or missing
         return Decision(
-            D.DIRECT_OBSERVATION, _h(f"{ev.where} states it ({_anchors(feats)}{len(words)} words matched){notes}")
+            D.REASONABLE_INFERENCE, _h(f"{ev.where} supports part of it; not stated: {_few(lacking)}{notes}")
         )
-    if "derived" in qfound and "absent" not in anchors:
-        return Decision(D.REASONABLE_INFERENCE, _h(f"a number is computed from {ev.where}, not stated there{notes}"))
-    if cov >= settings.inference_coverage and anchors.count("absent") <= len(anchors) // 2:
-        return Decision(
-            D.REASONABLE_INFERENCE,
-            _h(f"{ev.where} supports part of it; not stated: {_few(missing) or 'an identifier'}{notes}"),
-        )
-    return Decision(D.UNSUPPORTED, _h(f"{ev.where} does not mention {_few(missing) or 'its identifiers'}{notes}"))
+    lacking = [a for a, f in found.strong() if f.status == "absent"] + missing
+    return Decision(D.UNSUPPORTED, _h(f"{ev.where} does not show {_few(lacking) or 'it'}{notes}"))
 
 
 def _few(words: Sequence[str], n: int = 4) -> str:
     return ", ".join(words[:n]) + (" ..." if len(words) > n else "")
-
-
-def _anchors(feats: Features) -> str:
-    named = [m.value for m in feats.mentions] + [q.raw for q in feats.quantities] + [t.raw for t in feats.times]
-    return f"{_few(named, 3)}; " if named else ""
 
 
 def _notes(ev: Pooled) -> str:

@@ -24,8 +24,10 @@ HEDGE = _rx(
     r"we believe|believed|apparently|i think|one explanation|would explain|in line with)\b"
 )
 ABSOLUTE = _rx(
-    r"\b(?:all|every|everyone|everything|each|entire(?:ly)?|whole|always|never|none|completely|fully|totally|"
-    r"universally|cluster[- ]wide|fleet[- ]wide|system[- ]wide|globally|everywhere|across (?:the )?(?:board|fleet|"
+    r"\b(?:all|everyone|everything|entire(?:ly)?|whole|always|never|completely|fully|totally|universally|"
+    r"(?:every|each)(?!\s+(?:\d+\s*|single\s+|one\s+of\s+the\s+)?(?:minute|second|hour|day|week|sample|scrape|"
+    r"interval|run|time|few)s?\b)|"
+    r"cluster[- ]wide|fleet[- ]wide|system[- ]wide|globally|everywhere|across (?:the )?(?:board|fleet|"
     r"cluster|regions|zones|services)|any request|100 ?%|without exception|permanently|constantly|continuously)\b"
 )
 CAUSAL = _rx(
@@ -35,7 +37,8 @@ CAUSAL = _rx(
 )
 CERTAINTY = _rx(
     r"\b(?:definitely|certainly|clearly|undoubtedly|unquestionably|proves?|proven|guarantee[ds]?|solely|"
-    r"the only (?:cause|reason)|sole (?:cause|reason)|beyond doubt|conclusively|confirms? that)\b"
+    r"the only (?:cause|reason)|sole (?:cause|reason)|beyond doubt|conclusively|confirms? that|"
+    r"will (?:fix|resolve|solve|stop|prevent|eliminate|restore|end|cure)|would (?:fix|resolve|solve|eliminate))\b"
 )
 # evidence wording that states a cause or a full scope itself
 EVIDENCE_CAUSAL = _rx(r"\b(?:caused by|due to|because|reason|root cause|triggered by|as a result)\b")
@@ -63,7 +66,7 @@ def cue(pattern: re.Pattern[str], text: str) -> str | None:
 # --- negation ------------------------------------------------------------------------
 
 _NEGATED = _rx(
-    r"\b(?:no|zero|0|none of the|without)\s+(?:new\s+|further\s+|other\s+|recent\s+|more\s+|such\s+)?([a-z][\w-]*)"
+    r"\b(?:no|zero|none of the|without)\s+(?:new\s+|further\s+|other\s+|recent\s+|more\s+|such\s+)?([a-z][\w-]*)"
     r"|\b(?:not|never|n't|nor|neither)\s+(?:been\s+|be\s+|any\s+|a\s+|an\s+|the\s+|once\s+|seen\s+|show\s+|shown\s+)?"
     r"([a-z][\w-]*)"
 )
@@ -79,18 +82,18 @@ EVENT_STEMS = frozenset(
     stem(w)
     for w in """error errors restart restarts restarted timeout oomkilled crash crashed crashloopbackoff fail failed
     failure failures exception exceptions evicted eviction dropped drop reject rejected refused deadlock throttle
-    alert alerts firing retry retries killed panic leak backlog lag spike warning warnings outage degraded
-    unavailable unhealthy 5xx expired expiry diskfull latency""".split()
+    alert alerts firing retry retries killed panic backlog warning warnings outage unhealthy 5xx
+    diskfull evict""".split()
 )
 
-_ZERO_BEFORE = _rx(r"\b(?:no|zero|none|without|not|never|0)\s+(?:new\s+|recent\s+|further\s+)?$")
-_ZERO_AFTER = _rx(r"^[\w-]*[\"']?\s*[:=]\s*[\"']?(?:0(?:\.0+)?%?|none|false|null|\[\]|\{\})(?![\w.])")
+_ZERO_BEFORE = _rx(r"\b(?:no|zero|none|without|0)\s+(?:new\s+|recent\s+|further\s+)?$")
+_ZERO_AFTER = _rx(r"^[\w-]*[\"']?(?:\s*[:=]\s*|\s+)[\"']?(?:0(?:\.0+)?%?|none|false|null|\[\]|\{\})(?![\w.])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
 def polarity(text: str, target: str) -> tuple[int, int]:
-    """How often `target` (a stem) occurs in `text` stated as present, and as zero / absent."""
-    folded = fold_phrases(text)
+    """How often `target` (a stem) occurs in phrase-folded `text` stated as present, and as zero / absent."""
+    folded = text
     positive = zero = 0
     for m in _WORD.finditer(folded):
         if stem(m.group(0)) != target and not stem(m.group(0)).startswith(target + "_"):
@@ -124,7 +127,7 @@ TOPICS: tuple[Topic, ...] = (
             r"\b(?:(?:re)?deploy(?:ed|s|ing)?|deploy(?:ment)? of|(?:recent|new|latest|bad|last|faulty|earlier|"
             r"today's|morning's) (?:deploy(?:ment)?|release|rollout|change)|rolled (?:out|back)|rollout|rollback|"
             r"released|new (?:version|release|build)|upgraded?|config(?:uration)? (?:change|push|update)|"
-            r"changed (?:the )?config\w*|feature flag|hotfix|code change)\b"
+            r"changed (?:the )?config\w*|feature flag|hotfix|code change|pushed|new [\w-]+ (?:route |)config\w*)\b"
         ),
         _rx(r"deploy|release|rollout|change|argo|helm|spinnaker|audit|git|history|revision|ci_?cd"),
         _rx(r"deploy|rollout|rolled|release|revision|ScalingReplicaSet|helm|argocd|image[: ]|commit|changelog"),
@@ -134,7 +137,8 @@ TOPICS: tuple[Topic, ...] = (
         _rx(
             r"\b(?:AWS|GCP|Azure|Google Cloud|cloud provider|(?:upstream |external |third[- ]party )?provider|vendor|"
             r"third[- ]party|Cloudflare|Akamai|Fastly|Stripe|PayPal|Adyen|Twilio|SendGrid|Okta|Auth0|ISP|"
-            r"status ?page|(?:regional|provider|vendor|cloud|upstream) outage)\b"
+            r"status ?page|status\.\w+|had (?:an?|\w+ \w+) outage|(?:partial|major|regional|provider|vendor|cloud|"
+            r"upstream) outage)\b"
         ),
         _rx(r"status|vendor|provider|health_dashboard|third_party|cloud_health"),
         _rx(r"status ?page|aws health|provider status|vendor status|incident (?:report|update)"),
@@ -144,7 +148,7 @@ TOPICS: tuple[Topic, ...] = (
         _rx(
             r"\b(?:customers?|end[- ]users?|users? (?:are |were )?(?:affected|impacted|unable|complain\w*|seeing)|"
             r"revenue|sales|lost orders|orders (?:were |are )?lost|SLA (?:breach|violation)|business impact|"
-            r"support tickets?|complaints?|churn)\b"
+            r"support tickets?|complaints?|churn|marketing|campaign|promotion|newsletter|email blast|black friday)\b"
         ),
         _rx(r"ticket|support|analytics|business|crm|zendesk|revenue|sla"),
         _rx(r"customer|ticket|complain|revenue"),
@@ -152,11 +156,18 @@ TOPICS: tuple[Topic, ...] = (
     Topic(
         "a person's action or intent",
         _rx(
-            r"\b(?:someone|an? (?:engineer|developer|operator|admin|dba)|the (?:team|on-?call|dba)|manually|"
-            r"by hand|intentional(?:ly)?|on purpose|scheduled maintenance|maintenance window|change (?:request|ticket))\b"
+            r"\b(?:someone|somebody|an? (?:engineer|developer|operator|admin|dba)|team|on-?call|manually|by hand|"
+            r"intentional(?:ly)?|on purpose|scheduled maintenance|maintenance window|change (?:request|ticket)|"
+            r"paged|pager|told us|confirmed they)\b"
         ),
-        _rx(r"audit|change|maintenance|calendar|ticket"),
-        _rx(r"audit|user=|by user|maintenance|change request"),
+        _rx(r"audit|change|maintenance|calendar|ticket|pager|slack|chat"),
+        _rx(r"\baudit|by user|maintenance window|change request"),
+    ),
+    Topic(
+        "code review or source history",
+        _rx(r"\b(?:merged|code review|reviewed|pull request|PR\b|PR ?#\d+|git blame|commit(?:ted)? by)"),
+        _rx(r"git|review|scm|pull|vcs|github|gitlab|bitbucket"),
+        _rx(r"\breview|\bmerged|pull request"),
     ),
     Topic(
         "an attack or abuse",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from harness.system.gatekeeper import INVOCATION_REF
 from harness.system.models import Claim, EvidenceBinding, EvidenceRef, GatekeeperResult, TraceEntry
@@ -19,10 +20,12 @@ from harness.system.verifiers.reference.cues import strip_injection
 from harness.system.verifiers.reference.extract import Features, features
 from harness.system.verifiers.reference.text import fold_phrases, stems
 
+MAX_LINES = 200
 
-@dataclass(frozen=True)
+
+@dataclass(eq=False)
 class EntryView:
-    """One trace entry, cleaned of injected instructions and pre-extracted."""
+    """One trace entry, cleaned of injected instructions and pre-extracted; its lines on demand."""
 
     entry: TraceEntry
     text: str
@@ -30,6 +33,11 @@ class EntryView:
     injected: int
     stems: frozenset[str]
     feats: Features
+
+    @cached_property
+    def lines(self) -> list[tuple[str, Features]]:
+        """Each non-empty line, lower-cased, with its own features: for row-level checks of tables and logs."""
+        return [(line.lower(), features(line)) for line in self.text.splitlines() if line.strip()][:MAX_LINES]
 
 
 @dataclass(frozen=True)

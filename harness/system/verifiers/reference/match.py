@@ -1,8 +1,8 @@
 """Matching a claim's numbers, times and identifiers against the cited evidence.
 
-Each function answers one of: found (as written), derived (computable from the
-evidence by one arithmetic step), conflict (the evidence shows a different
-value for the same slot, returned so the reason can quote it), or absent.
+Each function answers: found (as written, or in another unit), derived (one
+arithmetic step from the evidence), conflict (the evidence shows a different
+value for the same slot: returned so the reason can quote it), or absent.
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from itertools import permutations
 from typing import Literal
 
-from harness.system.verifiers.reference.extract import ClockTime, Mention, Quantity
+from harness.system.verifiers.reference.mentions import Mention
+from harness.system.verifiers.reference.quantities import ClockTime, Quantity
 
 Status = Literal["found", "derived", "conflict", "absent"]
 REL_TOLERANCE = 0.005
 APPROX_TOLERANCE = 0.12
 MAX_DERIVED_INPUTS = 24
+TIME_TOLERANCE = {"at": 1, "since": 5, "until": 5, "approx": 10}
 
 
 @dataclass(frozen=True)
@@ -27,36 +29,34 @@ class Finding:
     label: str = ""
 
 
-def _values(q: Quantity) -> tuple[float, ...]:
-    return (q.value,) if q.alt_value is None else (q.value, q.alt_value)
+# --- numbers -------------------------------------------------------------------------
 
 
-def value_matches(claim: Quantity, value: float) -> bool:
-    """Does an evidence value satisfy the claim's number, its rounding and its comparison word?"""
-    for c in _values(claim):
-        if claim.op == ">" and value > c * (1 - REL_TOLERANCE):
-            return True
-        if claim.op == "<" and value < c * (1 + REL_TOLERANCE):
-            return True
-        if claim.op == "~" and abs(value - c) <= max(APPROX_TOLERANCE * abs(c), claim.step):
-            return True
-        if claim.op == "=" and abs(value - c) <= max(claim.step / 2 * 1.0001, REL_TOLERANCE * abs(c)):
-            return True
-    return False
-
-
-def compatible(claim: Quantity, ev: Quantity) -> bool:
-    """Same kind of quantity: same dimension, or a bare count compared on the number as written."""
-    return claim.dimension == ev.dimension or claim.dimension == "count"
+def value_matches(claim: Quantity, value: float, base: float) -> bool:
+    """Does `value` satisfy the claimed `base` (one reading of the claim) with its rounding and comparison word?"""
+    step = 10.0**-claim.decimals * (abs(base / claim.number) if claim.number else 1.0)
+    if claim.op == ">":
+        return value > base * (1 - REL_TOLERANCE)
+    if claim.op == "<":
+        return value < base * (1 + REL_TOLERANCE)
+    if claim.op == "~":
+        return abs(value - base) <= max(APPROX_TOLERANCE * abs(base), step)
+    return abs(value - base) <= max(step / 2 * 1.0001, REL_TOLERANCE * abs(base))
 
 
 def quantity_found(claim: Quantity, ev: Quantity) -> bool:
-    if claim.dimension == ev.dimension:
-        return any(value_matches(claim, v) for v in _values(ev))
-    if claim.dimension == "count":
-        return value_matches(claim, ev.number)
-    if claim.dimension == "percent" and ev.dimension == "count" and 0 <= ev.value <= 1:
-        return value_matches(claim, ev.value * 100)
+    """Same dimension in any reading; or a bare evidence number read in the claim's unit or in base units."""
+    for dim, base in claim.readings:
+        for edim, value in ev.readings:
+            if dim == edim and value_matches(claim, value, base):
+                return True
+            if edim == "count" and dim != "count":
+                if value_matches(claim, ev.number, claim.number) or value_matches(claim, value, base):
+                    return True
+                if dim == "percent" and 0 <= value <= 1 and value_matches(claim, value * 100, base):
+                    return True
+            if dim == "count" and value_matches(claim, ev.number, claim.number):
+                return True
     return False
 
 
@@ -64,56 +64,97 @@ def derived_quantities(
     quantities: Sequence[Quantity], times: Sequence[ClockTime], counts: Iterable[int]
 ) -> list[Quantity]:
     """Values one step away from the evidence: shares, ratios, differences, spans between times, counts."""
-    qs = list(quantities)[:MAX_DERIVED_INPUTS]
+    qs = [q for q in quantities if q.value > 0][:MAX_DERIVED_INPUTS]
     out: list[Quantity] = []
+
+    def add(dim: str, value: float, raw: str) -> None:
+        out.append(Quantity(((dim, value),), value, raw))
+
     for a, b in permutations(qs, 2):
-        if a.dimension != b.dimension or b.value == 0:
+        if a.dimension != b.dimension:
             continue
-        if 0 < a.value < b.value:
-            out.append(Quantity(a.value / b.value * 100, "percent", f"{a.raw}/{b.raw}", number=a.value / b.value * 100))
-            out.append(Quantity(b.value - a.value, a.dimension, f"{b.raw}-{a.raw}", number=b.value - a.value))
-        if a.value > b.value > 0:
-            out.append(Quantity(a.value / b.value, "factor", f"{a.raw}/{b.raw}", number=a.value / b.value))
-            pct = (a.value - b.value) / b.value * 100
-            out.append(Quantity(pct, "percent", f"({a.raw}-{b.raw})/{b.raw}", number=pct))
-    minutes = sorted({t.minute for t in times})
-    for i, x in enumerate(minutes):
-        for y in minutes[i + 1 :]:
-            out.append(Quantity((y - x) * 60.0, "duration", f"{y - x} min between times", number=(y - x) * 60.0))
-    out.extend(Quantity(float(n), "count", f"{n} listed", number=float(n)) for n in counts if n > 0)
+        if a.value < b.value:
+            add("percent", a.value / b.value * 100, f"{a.raw}/{b.raw}")
+            add(a.dimension, b.value - a.value, f"{b.raw}-{a.raw}")
+        elif a.value > b.value:
+            add("factor", a.value / b.value, f"{a.raw}/{b.raw}")
+            add("percent", (a.value - b.value) / b.value * 100, f"({a.raw}-{b.raw})/{b.raw}")
+    stamps = sorted({t.absolute if t.absolute is not None else t.minute for t in times})[:MAX_DERIVED_INPUTS]
+    for i, x in enumerate(stamps):
+        for y in stamps[i + 1 :]:
+            add("duration", (y - x) * 60.0, f"{y - x} min between times")
+    for n in counts:
+        if n > 0:
+            add("count", float(n), f"{n} listed")
     return out
 
 
+def _digits(value: float, decimals: int) -> str:
+    return f"{abs(value):.{max(decimals, 0)}f}".replace(".", "").lstrip("0")
+
+
+def near_miss(claim: Quantity, ev: Quantity) -> bool:
+    """A slip of the same figure: digits swapped, a digit dropped or added, one digit changed."""
+    if claim.number == 0:
+        return False
+    a = _digits(claim.number, claim.decimals)
+    for dim, base in claim.readings:
+        for edim, value in ev.readings:
+            if edim != dim and edim != "count":
+                continue
+            written = value if edim == dim else ev.number
+            scale = base / claim.number if edim == dim and claim.number else 1.0
+            b = _digits(written / scale, claim.decimals)
+            if a == b or len(a) < 2 or not b:
+                continue
+            if sorted(a) == sorted(b):
+                return True
+            ratio = written / scale / claim.number
+            if any(abs(ratio - k) < 1e-3 * k for k in (10.0, 100.0, 1000.0, 0.1, 0.01, 0.001)):
+                return True
+            if len(a) == len(b) >= 3 and sum(x != y for x, y in zip(a, b, strict=True)) == 1:
+                return True
+    return False
+
+
 def match_quantity(claim: Quantity, evidence: Sequence[Quantity], derived: Sequence[Quantity]) -> Finding:
-    """Found, derived, conflict (same dimension and overlapping label, different value) or absent."""
+    """Found, derived, conflict (a near-miss figure, or the same label with another value) or absent."""
     if any(quantity_found(claim, ev) for ev in evidence):
         return Finding("found")
-    if any(quantity_found(claim, d) for d in derived if d.dimension == claim.dimension or claim.dimension == "count"):
+    if any(quantity_found(claim, d) for d in derived):
         return Finding("derived")
-    same = [ev for ev in evidence if ev.dimension == claim.dimension]
-    if not same:
-        return Finding("absent")
-    scored = sorted(same, key=lambda ev: len(claim.label & ev.label), reverse=True)
-    best = scored[0]
-    overlap = claim.label & best.label
-    if overlap or (claim.dimension != "count" and len(same) <= 3):
-        return Finding("conflict", best.raw, " ".join(sorted(overlap)))
+    for ev in evidence:
+        if near_miss(claim, ev):
+            return Finding("conflict", ev.raw, "figure")
+    same = [ev for ev in evidence if ev.dimension == claim.dimension and ev.label]
+    if same and claim.label:
+        best = max(same, key=lambda ev: len(claim.label & ev.label))
+        overlap = claim.label & best.label
+        if overlap:
+            return Finding("conflict", best.raw, " ".join(sorted(overlap)))
     return Finding("absent")
 
 
-TIME_TOLERANCE = {"at": 1, "since": 5, "until": 5, "approx": 10}
+# --- times ---------------------------------------------------------------------------
 
 
 def match_time(claim: ClockTime, evidence: Sequence[ClockTime]) -> Finding:
-    """A clock time matches within a tolerance set by its wording (`at` 1 min, `since` 5, `around` 10)."""
+    """Within a tolerance set by the wording; conflict inside the evidence's time range or an hour-slip."""
     if not evidence:
         return Finding("absent")
     tolerance = TIME_TOLERANCE.get(claim.relation, 1)
     nearest = min(evidence, key=lambda t: abs(t.minute - claim.minute))
     if abs(nearest.minute - claim.minute) <= tolerance:
         return Finding("found")
-    return Finding("conflict", nearest.raw)
+    first = min(t.minute for t in evidence)
+    last = max(t.minute for t in evidence)
+    same_minute = any(t.minute % 60 == claim.minute % 60 and t.minute != claim.minute for t in evidence)
+    if first < claim.minute < last or same_minute:
+        return Finding("conflict", nearest.raw)
+    return Finding("absent", nearest.raw)
 
+
+# --- identifiers ---------------------------------------------------------------------
 
 _SLOT = {"http_class": "http"}
 
@@ -122,42 +163,53 @@ def _slot(m: Mention) -> str:
     return f"{m.kind}:{_SLOT.get(m.family, m.family)}" if m.kind == "code" else m.kind
 
 
-def mention_present(m: Mention, evidence: Sequence[Mention], lower: str, stems: frozenset[str]) -> bool:
+def mention_present(m: Mention, evidence: Sequence[Mention], lower: str) -> bool:
     """The identifier or code occurs in the evidence, as an extracted mention or in the text."""
     if m.family == "http_class":
         return m.value in lower or any(e.family == "http" and e.value[0] == m.value[0] for e in evidence)
     if m.family == "exit":
-        return any(e.value == m.value for e in evidence) or m.value.split()[1] in lower.split()
+        return any(e.value == m.value for e in evidence) or f" {m.value.split()[1]}" in lower
+    if m.kind in ("date", "version"):
+        return any(e.kind == m.kind and e.value == m.value for e in evidence) or m.value in lower
     if m.kind == "code" and m.family == "k8s":
-        return m.value in lower or m.value.rstrip("ed") in stems
+        return m.value in lower or m.value.replace("killed", "kill") in lower
     return m.value.lower() in lower
 
 
-def _alternative_fits(m: Mention, other: Mention) -> bool:
+def _fits(m: Mention, other: Mention) -> bool:
+    """Is `other` a different value for the same slot as `m`?"""
     if m.kind == "service":
-        if other.kind not in ("service", "pod", "instance"):
+        if other.kind not in ("service", "pod"):
             return False
-        head, tail = m.value.split("-")[0], m.value.split("-")[-1]
-        name = other.family if other.kind in ("pod", "instance") else other.value
-        parts = name.split("-")
-        return bool(parts) and (parts[0] == head or parts[-1] == tail) and not m.value.startswith(name)
+        name = other.family if other.kind == "pod" else other.value
+        a, b = m.value.split("-"), name.split("-")
+        return a[-1] == b[-1] and a[0] != b[0] and len(a) == len(b)
     if m.kind == "instance":
-        return other.kind == "instance" and (
-            other.family == m.family or other.value.split("-")[0] == m.value.split("-")[0]
-        )
+        return other.kind == "instance" and other.family == m.family
+    if m.kind == "date":
+        return other.kind == "date" and abs(_day(other.value) - _day(m.value)) <= 7
     if m.family == "http_class":
         return other.family == "http" and other.value[0] != m.value[0]
+    if m.kind in ("symbol", "host"):
+        return False
     return _slot(other) == _slot(m)
 
 
-def match_mention(
-    m: Mention, claim: Sequence[Mention], evidence: Sequence[Mention], lower: str, stems: frozenset[str]
-) -> Finding:
+def _day(value: str) -> int:
+    month, day = value.split("-")
+    return int(month) * 31 + int(day)
+
+
+def _similarity(a: str, b: str) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
+def match_mention(m: Mention, claim: Sequence[Mention], evidence: Sequence[Mention], lower: str) -> Finding:
     """Found; conflict when the evidence names a different one of the same kind (a swap); else absent."""
-    if mention_present(m, evidence, lower, stems):
+    if mention_present(m, evidence, lower):
         return Finding("found")
     claimed = {c.value for c in claim}
-    for other in evidence:
-        if other.value not in claimed and _alternative_fits(m, other) and other.value not in m.value:
-            return Finding("conflict", other.value)
+    options = [o for o in evidence if o.value not in claimed and o.value not in m.value and _fits(m, o)]
+    if options:
+        return Finding("conflict", max(options, key=lambda o: _similarity(o.value, m.value)).value)
     return Finding("absent")

@@ -1,0 +1,302 @@
+"""Numbers with units, clock times and dates, normalised so that differently written values compare.
+
+A quantity keeps every reading of its unit (`500m` is 500 minutes or half a
+core; `1 GB` is 10^9 or 2^30 bytes) and the number as written, because tool
+output often gives bare numbers whose unit sits in a header (`(seconds)`,
+`value (MiB)`) or is the metric's base unit (Prometheus: seconds, bytes, ratios).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from harness.system.verifiers.reference.mentions import Mention
+from harness.system.verifiers.reference.text import STOPWORDS, stem
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A number: its readings as (dimension, value in the base unit), and the number as written."""
+
+    readings: tuple[tuple[str, float], ...]
+    number: float
+    raw: str
+    label: frozenset[str] = frozenset()
+    op: str = "="
+    decimals: int = 0
+    factor: float = 1.0
+    start: int = 0
+
+    @property
+    def dimension(self) -> str:
+        return self.readings[0][0]
+
+    @property
+    def value(self) -> float:
+        return self.readings[0][1]
+
+    @property
+    def step(self) -> float:
+        """The rounding step of the written number, in the base unit (12.4% → 0.1)."""
+        return 10.0**-self.decimals * self.factor
+
+
+@dataclass(frozen=True, slots=True)
+class ClockTime:
+    """A time of day (minutes since midnight), absolute minutes when a date is attached, and its wording."""
+
+    minute: int
+    raw: str
+    relation: str = "at"
+    absolute: int | None = None
+    start: int = 0
+
+
+# --- dates and times -----------------------------------------------------------------
+
+_MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}
+_MON = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+_ISO_DT = re.compile(
+    r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2}|\s?UTC)?)?"
+)
+_DAY_MON = re.compile(rf"(?i)\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MON})(?:,?\s+(\d{{4}}))?\b")
+_MON_DAY = re.compile(
+    rf"(?i)\b({_MON})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?:\d{{2}}:\d{{2}}:\d{{2}}\s+)?(\d{{4}}))?"
+)
+_EPOCH = re.compile(r"(?<![\d.])(1[4-9]\d{8})(?:\.\d+)?(?![\d])")
+_TIME = re.compile(r"(?<![\d:.])([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d+)?)?(?:\s?(?:Z|UTC|GMT)\b)?(?![\d])")
+_TIME_RELATION = (
+    (
+        "since",
+        re.compile(r"(?i)\b(?:since|from|starting(?: at)?|started(?: at)?|began(?: at)?|onset(?: at)?|after)\W*$"),
+    ),
+    ("until", re.compile(r"(?i)\b(?:until|till|before|by|ending(?: at)?|ended(?: at)?|to)\W*$")),
+    ("approx", re.compile(r"(?i)(?:\b(?:around|about|approximately|approx\.?|roughly|circa|near)|~)\W*$")),
+)
+
+
+def _date_mention(month: int, day: int, start: int, end: int) -> Mention | None:
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    return Mention("date", f"{month:02d}-{day:02d}", "date", start, end)
+
+
+def _absolute(year: int, month: int, day: int, minute: int) -> int | None:
+    try:
+        return date(year, month, day).toordinal() * 1440 + minute
+    except ValueError:
+        return None
+
+
+def _blank(chars: list[str], start: int, end: int) -> None:
+    chars[start:end] = " " * (end - start)
+
+
+def _relation(text: str, start: int) -> str:
+    before = text[max(0, start - 24) : start]
+    return next((name for name, rx in _TIME_RELATION if rx.search(before)), "at")
+
+
+def extract_times(text: str) -> tuple[list[ClockTime], list[Mention], list[Quantity], str]:
+    """Clock times, dates (as mentions), HH:MM:SS spans read as durations, and the text with all blanked."""
+    times: list[ClockTime] = []
+    dates: list[Mention] = []
+    spans: list[Quantity] = []
+    chars = list(text)
+    for m in _ISO_DT.finditer(text):
+        y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        mention = _date_mention(mo, d, m.start(), m.end())
+        if mention is None:
+            continue
+        dates.append(mention)
+        if m.group(4) is not None and int(m.group(4)) < 24 and int(m.group(5)) < 60:
+            minute = int(m.group(4)) * 60 + int(m.group(5))
+            times.append(
+                ClockTime(minute, m.group(0), _relation(text, m.start()), _absolute(y, mo, d, minute), m.start())
+            )
+        _blank(chars, m.start(), m.end())
+    masked = "".join(chars)
+    for rx, day_first in ((_DAY_MON, True), (_MON_DAY, False)):
+        for m in rx.finditer(masked):
+            day, mon = (m.group(1), m.group(2)) if day_first else (m.group(2), m.group(1))
+            mention = _date_mention(_MONTHS.get(mon[:3].lower(), 0), int(day), m.start(), m.end())
+            if mention is not None:
+                dates.append(mention)
+                _blank(chars, m.start(), m.end(2))
+                if m.group(3) is not None:
+                    _blank(chars, m.start(3), m.end(3))
+        masked = "".join(chars)
+    for m in _EPOCH.finditer(masked):
+        seconds = int(m.group(1))
+        times.append(ClockTime(seconds % 86400 // 60, m.group(0), "at", seconds // 60 + 719163 * 1440, m.start()))
+        _blank(chars, m.start(), m.end())
+    masked = "".join(chars)
+    for m in _TIME.finditer(masked):
+        hours, minutes = int(m.group(1)), int(m.group(2))
+        times.append(ClockTime(hours * 60 + minutes, m.group(0).strip(), _relation(masked, m.start()), None, m.start()))
+        if hours == 0 and m.group(3) is not None:  # 00:14:31 is an elapsed time more often than a clock time
+            seconds = float(minutes * 60 + int(m.group(3)))
+            spans.append(Quantity((("duration", seconds),), seconds, m.group(0).strip(), start=m.start()))
+        _blank(chars, m.start(), m.end())
+    return times, dates, spans, "".join(chars)
+
+
+# --- quantities ----------------------------------------------------------------------
+
+_B = 1024.0
+# unit -> readings as (dimension, factor to the base unit)
+_UNITS: dict[str, tuple[tuple[str, float], ...]] = {
+    "%": (("percent", 1),),
+    "percent": (("percent", 1),),
+    "pct": (("percent", 1),),
+    "ns": (("duration", 1e-9),),
+    "µs": (("duration", 1e-6),),
+    "μs": (("duration", 1e-6),),
+    "us": (("duration", 1e-6),),
+    "ms": (("duration", 1e-3),),
+    "msec": (("duration", 1e-3),),
+    "millisecond": (("duration", 1e-3),),
+    "s": (("duration", 1),),
+    "sec": (("duration", 1),),
+    "second": (("duration", 1),),
+    "m": (("duration", 60), ("cpu", 1e-3)),
+    "min": (("duration", 60),),
+    "minute": (("duration", 60),),
+    "h": (("duration", 3600),),
+    "hr": (("duration", 3600),),
+    "hour": (("duration", 3600),),
+    "d": (("duration", 86400),),
+    "day": (("duration", 86400),),
+    "b": (("bytes", 1),),
+    "byte": (("bytes", 1),),
+    "kb": (("bytes", 1e3), ("bytes", _B)),
+    "kib": (("bytes", _B),),
+    "ki": (("bytes", _B),),
+    "mb": (("bytes", 1e6), ("bytes", _B**2)),
+    "mib": (("bytes", _B**2),),
+    "mi": (("bytes", _B**2),),
+    "gb": (("bytes", 1e9), ("bytes", _B**3)),
+    "gib": (("bytes", _B**3),),
+    "gi": (("bytes", _B**3),),
+    "tb": (("bytes", 1e12), ("bytes", _B**4)),
+    "tib": (("bytes", _B**4),),
+    "ti": (("bytes", _B**4),),
+    "req/s": (("rate", 1),),
+    "requests/s": (("rate", 1),),
+    "rps": (("rate", 1),),
+    "qps": (("rate", 1),),
+    "ops/s": (("rate", 1),),
+    "msg/s": (("rate", 1),),
+    "/s": (("rate", 1),),
+    "per second": (("rate", 1),),
+    "requests per second": (("rate", 1),),
+    "/min": (("rate", 1 / 60),),
+    "per minute": (("rate", 1 / 60),),
+    "rpm": (("rate", 1 / 60),),
+    "x": (("factor", 1),),
+    "×": (("factor", 1),),
+    "core": (("cpu", 1),),
+    "cpu core": (("cpu", 1),),
+    "vcpu": (("cpu", 1),),
+    "millicore": (("cpu", 1e-3),),
+}
+_UNIT_ALTS = sorted({*_UNITS, *(u + "s" for u in _UNITS if u[-1].isalpha() and len(u) > 2)}, key=len, reverse=True)
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<op>(?:~|≈|>=|<=|>|<)\s*)?"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?P<k>[kK](?![A-Za-z]))?"
+    r"(?:[\s-]?(?P<unit>" + "|".join(re.escape(u) for u in _UNIT_ALTS) + r")(?![A-Za-z0-9]))?"
+    r"(?![\w.]\d|[A-Za-z])",
+    re.IGNORECASE,
+)
+_JVM = re.compile(r"-Xm[xsn](\d+)([kKmMgG])\b")
+_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+_NUMBER_WORD = re.compile(r"(?i)\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b")
+_OP_WORDS = (
+    (">", re.compile(r"(?i)\b(?:over|more than|above|exceed(?:s|ed|ing)?|greater than|at least|upwards of)\s*$")),
+    ("<", re.compile(r"(?i)\b(?:under|less than|below|fewer than|at most|up to)\s*$")),
+    ("~", re.compile(r"(?i)\b(?:about|around|approximately|approx\.?|roughly|nearly|almost|close to|some|~)\s*$")),
+)
+_LABEL_STOP = STOPWORDS | {"value", "val", "count", "total", "number", "current", "avg", "mean", "its", "not", "no"}
+_CLAUSE_BREAK = re.compile(r"[\n;{}\[\]|]|[.,](?!\d)")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_LABEL_WORDS = {
+    "err": "error",
+    "errs": "error",
+    "errors": "error",
+    "conn": "connection",
+    "conns": "connection",
+    "db": "database",
+    "timed": "timeout",
+    "median": "p50",
+}
+
+
+def _unit_key(unit: str) -> str:
+    low = unit.lower()
+    if low in _UNITS:
+        return low
+    return low[:-1] if low.endswith("s") and low[:-1] in _UNITS else low
+
+
+def label_at(text: str, start: int, end: int, counted: bool) -> frozenset[str]:
+    """Stems of the words around a number in the same clause: what the number measures."""
+    left = text[max(0, start - 48) : start]
+    cut = max((m.end() for m in _CLAUSE_BREAK.finditer(left)), default=0)
+    words = [w for w in _WORD.findall(left[cut:]) if w.lower() not in _LABEL_STOP][-4:]
+    if counted:
+        right = text[end : end + 32]
+        stop = _CLAUSE_BREAK.search(right)
+        words += [w for w in _WORD.findall(right[: stop.start()] if stop else right) if w.lower() not in _LABEL_STOP][
+            :2
+        ]
+    parts: set[str] = set()
+    for w in words:
+        parts.add(_LABEL_WORDS.get(w.lower(), stem(w)))
+        if not w.islower():
+            parts.update(stem(p) for p in _CAMEL_PART.findall(w) if len(p) > 1)
+    return frozenset(parts)
+
+
+def _op(text: str, start: int, written: str | None) -> str:
+    op = (written or "").strip()
+    if not op:
+        before = text[max(0, start - 20) : start]
+        op = next((sym for sym, rx in _OP_WORDS if rx.search(before)), "=")
+    return {"≈": "~", ">=": ">", "<=": "<"}.get(op, op)
+
+
+def extract_quantities(text: str) -> list[Quantity]:
+    """Numbers with units, normalised; run on text whose identifiers, dates and times are blanked."""
+    out: list[Quantity] = []
+    for m in _JVM.finditer(text):
+        n = float(m.group(1))
+        factor = {"k": _B, "m": _B**2, "g": _B**3}[m.group(2).lower()]
+        out.append(
+            Quantity(
+                (("bytes", n * factor),), n, m.group(0), frozenset({"heap", "memory"}), factor=factor, start=m.start()
+            )
+        )
+    for m in _NUMBER.finditer(text):
+        num = m.group("num").replace(",", "")
+        number = float(num) * (1000 if m.group("k") else 1)
+        unit = m.group("unit")
+        readings = _UNITS[_unit_key(unit)] if unit else (("count", 1.0),)
+        out.append(
+            Quantity(
+                readings=tuple((dim, number * f) for dim, f in readings),
+                number=number,
+                raw=m.group(0).strip(),
+                label=label_at(text, m.start(), m.end(), counted=not unit),
+                op=_op(text, m.start(), m.group("op")),
+                decimals=len(num.split(".")[1]) if "." in num else 0,
+                factor=readings[0][1],
+                start=m.start(),
+            )
+        )
+    for m in _NUMBER_WORD.finditer(text):
+        n = float(_WORDS[m.group(1).lower()])
+        out.append(Quantity((("count", n),), n, m.group(0), label_at(text, m.start(), m.end(), True), start=m.start()))
+    return out
