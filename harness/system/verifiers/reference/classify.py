@@ -12,6 +12,7 @@ arithmetic step away → reasonable_inference, little → unsupported.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,14 +29,18 @@ from harness.system.verifiers.reference.match import (
     match_mention,
     match_quantity,
     match_time,
-    quantity_found,
 )
+from harness.system.verifiers.reference.rows import row_conflict, series_conflict
 from harness.system.verifiers.reference.text import content_stems
 
 D = Derivability
-FABRICATION_KINDS = frozenset({"code", "exception", "pod", "version", "region", "ip", "symbol"})
-STRONG_KINDS = frozenset({"code", "exception", "pod", "instance", "ip", "host", "version", "region", "date", "symbol"})
-ROW_KINDS = frozenset({"pod", "instance", "service", "host", "ip"})
+FABRICATION_KINDS = frozenset({"code", "exception", "version", "region"})
+# identifiers that support a claim when found; only some count against it when absent (a host name is often
+# the subject the tool ran on and not repeated in its output; a code or a version is the claim's substance)
+STRONG_KINDS = frozenset(
+    {"code", "exception", "pod", "instance", "ip", "host", "version", "region", "date", "symbol", "path"}
+)
+ABSENT_KINDS = frozenset({"code", "exception", "version", "date"})
 
 # Stems that say the same thing in ops wording, folded on both sides before coverage is counted.
 SYNONYMS: dict[str, str] = {
@@ -124,7 +129,7 @@ class ReferenceSettings(BaseModel):
     anchored_coverage: float = 0.0
     inference_coverage: float = 0.4
     hedged_coverage: float = 0.25
-    overstated_coverage: float = 0.34
+    overstated_coverage: float = 0.2
     fabrication_coverage: float = 0.5
 
 
@@ -204,11 +209,18 @@ class Anchors:
     times: tuple[tuple[ClockTime, Finding], ...]
 
     def strong(self) -> list[tuple[str, Finding]]:
-        named = [(m.value, f) for m, f in self.mentions if m.kind in STRONG_KINDS]
+        named = [
+            (m.value, f)
+            for m, f in self.mentions
+            if m.kind in STRONG_KINDS and (f.status == "found" or m.kind in ABSENT_KINDS)
+        ]
         return named + [(q.raw, f) for q, f in self.quantities] + [(t.raw, f) for t, f in self.times]
 
     def count(self, status: str) -> int:
         return sum(1 for _, f in self.strong() if f.status == status)
+
+    def any_named(self) -> bool:
+        return any(f.status == "found" for _, f in self.mentions)
 
 
 def anchors(claim: Features, ev: Pooled) -> Anchors:
@@ -220,13 +232,19 @@ def anchors(claim: Features, ev: Pooled) -> Anchors:
 
 
 def contradiction(
-    claim: Features, found: Anchors, words: Sequence[str], ev: Pooled, tentative: bool, settings: ReferenceSettings
+    statement: str,
+    claim: Features,
+    found: Anchors,
+    words: Sequence[str],
+    ev: Pooled,
+    tentative: bool,
+    settings: ReferenceSettings,
 ) -> str | None:
     """The first signal that the evidence says otherwise, as a reason; None when nothing conflicts."""
     for m, f in found.mentions:
-        if f.status == "conflict":
+        if f.status == "conflict" and not ev.truncated:
             return f"claim names {m.value}, {ev.where} shows {f.other} in that place"
-    row = row_conflict(claim, ev)
+    row = row_conflict(statement, claim, ev.views, tentative)
     if row:
         return row
     for q, f in found.quantities:
@@ -237,36 +255,13 @@ def contradiction(
         for t, f in found.times:
             if f.status == "conflict":
                 return f"claim says {t.relation} {t.raw}, {ev.where} shows {f.other} and nothing at that time"
+        drift = series_conflict(statement, claim, ev.views)
+        if drift:
+            return drift
     rest, _ = coverage(words, ev.stems)
     for m, f in found.mentions:
         if m.kind in FABRICATION_KINDS and f.status == "absent" and rest >= settings.fabrication_coverage:
             return f"claim asserts {m.value}, which {ev.where} does not contain (fabricated {m.kind})"
-    return None
-
-
-def row_conflict(claim: Features, ev: Pooled) -> str | None:
-    """A number the claim gives its entity sits on another entity's row of a table or log."""
-    entities = [m for m in claim.mentions if m.kind in ROW_KINDS]
-    if not entities or not claim.quantities:
-        return None
-    for view in ev.views:
-        lines = view.lines
-        own = [line for line, _ in lines if any(e.value in line for e in entities)]
-        if not own:
-            continue
-        for q in claim.quantities:
-            holders = [(line, feats) for line, feats in lines if any(quantity_found(q, lq) for lq in feats.quantities)]
-            if not holders or any(line in own for line, _ in holders):
-                continue
-            for _, feats in holders:
-                other = next(
-                    (o for o in feats.mentions for e in entities if o.kind == e.kind and o.value != e.value), None
-                )
-                if other is not None:
-                    e = next(e for e in entities if e.kind == other.kind)
-                    return (
-                        f"claim puts {q.raw} on {e.value}; {view.entry.trace_ref} shows it on the row of {other.value}"
-                    )
     return None
 
 
@@ -292,13 +287,29 @@ def overstatement(statement: str, hedged: bool, found: Anchors, ev: Pooled) -> s
         explicit = [q for q, f in found.quantities if f.status == "found"]
         if not (absolute.lower() in ("all", "every", "each") and explicit):
             return f"'{absolute}' goes beyond {ev.where}, which does not show the full scope"
-    causal = cues.cue(cues.CAUSAL, statement)
+    causal = cues.CAUSAL.search(statement)
     if causal and not hedged and not cues.EVIDENCE_CAUSAL.search(ev.text):
-        return f"causal claim ('{causal}') stated as fact; {ev.where} shows co-occurrence, not the cause"
+        if cues.STRONG_CAUSAL.search(causal.group(0)) or not _cause_shown(statement, causal, found, ev):
+            return f"causal claim ('{causal.group(0)}') stated as fact; {ev.where} shows co-occurrence, not the cause"
     certain = cues.cue(cues.CERTAINTY, statement)
     if certain:
         return f"certainty ('{certain}') beyond what {ev.where} shows"
     return None
+
+
+def _cause_shown(statement: str, causal: re.Match[str], found: Anchors, ev: Pooled) -> bool:
+    """`X failed because <the error the log prints>`: the cause clause itself is in the evidence."""
+    after = cues.CAUSE_FOLLOWS.match(causal.group(0)) is not None
+    lo, hi = (causal.end(), len(statement)) if after else (0, causal.start())
+    anchored = [
+        f
+        for items in (found.mentions, found.quantities, found.times)
+        for item, f in items
+        if lo <= item.start < hi and f.status == "found" and getattr(item, "kind", "q") != "service"
+    ]
+    words = [w for w in content_stems(statement[lo:hi]) if w not in cues.CUE_WORDS]
+    cov, _ = coverage(words, ev.stems)
+    return bool(anchored) or (len(words) >= 2 and cov >= 0.75)
 
 
 def classify(
@@ -308,9 +319,12 @@ def classify(
     statement = claim.statement.strip()
     if not statement:
         return Decision(D.UNSUPPORTED, _h("the claim has no statement"))
-    unobserved = [t for t in cues.external_topics(statement) if not cues.topic_observed(t, session)]
+    unobserved = [(t, w) for t, w in cues.external_topics(statement) if not cues.topic_observed(t, w, session)]
     if unobserved:
-        return Decision(D.EXTERNAL_UNKNOWN, _h(f"about {unobserved[0].name}, which no tool in this session observes"))
+        topic, said = unobserved[0]
+        return Decision(
+            D.EXTERNAL_UNKNOWN, _h(f"'{said[0]}' is about {topic.name}, which no tool in this session observes")
+        )
     if not evidence.usable:
         why = "; ".join(evidence.problems) or "no binding resolves"
         return Decision(D.UNSUPPORTED, _h(f"no usable evidence ({why})"))
@@ -321,7 +335,9 @@ def classify(
     hedge = cues.cue(cues.HEDGE, statement)
     tentative = bool(hedge) or claim.status == "hypothesis"
     found = anchors(feats, ev)
-    reason = contradiction(feats, found, words, ev, tentative, settings) or negation_conflict(statement, words, ev)
+    reason = contradiction(statement, feats, found, words, ev, tentative, settings) or negation_conflict(
+        statement, words, ev
+    )
     if reason:
         return Decision(D.CONTRADICTED, _h(reason))
 
@@ -329,7 +345,7 @@ def classify(
     notes = _notes(ev)
     n_found, n_absent, n_derived = found.count("found"), found.count("absent"), found.count("derived")
     over = overstatement(statement, tentative, found, ev)
-    if over and (n_found or n_derived or cov >= settings.overstated_coverage):
+    if over and (n_found or n_derived or found.any_named() or cov >= settings.overstated_coverage):
         return Decision(D.OVERSTATED, _h(over))
     if tentative:
         why = f"hedged ('{hedge}')" if hedge else "stated as a hypothesis"

@@ -7,8 +7,10 @@ value for the same slot: returned so the reason can quote it), or absent.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import permutations
 from typing import Literal
 
@@ -50,6 +52,8 @@ def quantity_found(claim: Quantity, ev: Quantity) -> bool:
         for edim, value in ev.readings:
             if dim == edim and value_matches(claim, value, base):
                 return True
+            if ev.unit:
+                continue
             if edim == "count" and dim != "count":
                 if value_matches(claim, ev.number, claim.number) or value_matches(claim, value, base):
                     return True
@@ -94,20 +98,22 @@ def _digits(value: float, decimals: int) -> str:
 
 
 def near_miss(claim: Quantity, ev: Quantity) -> bool:
-    """A slip of the same figure: digits swapped, a digit dropped or added, one digit changed."""
+    """A slip of the same figure: digits swapped, a digit dropped or added, one digit changed, the unit swapped."""
     if claim.number == 0:
         return False
     a = _digits(claim.number, claim.decimals)
     for dim, base in claim.readings:
         for edim, value in ev.readings:
+            if edim == dim and ev.number == claim.number and value and not 0.5 < base / value < 2:
+                return True  # 96 MB written where the evidence says 96G
             if edim != dim and edim != "count":
                 continue
             written = value if edim == dim else ev.number
-            scale = base / claim.number if edim == dim and claim.number else 1.0
+            scale = base / claim.number if edim == dim else 1.0
             b = _digits(written / scale, claim.decimals)
             if a == b or len(a) < 2 or not b:
                 continue
-            if sorted(a) == sorted(b):
+            if len(a) >= 3 and sorted(a) == sorted(b):
                 return True
             ratio = written / scale / claim.number
             if any(abs(ratio - k) < 1e-3 * k for k in (10.0, 100.0, 1000.0, 0.1, 0.01, 0.001)):
@@ -118,16 +124,16 @@ def near_miss(claim: Quantity, ev: Quantity) -> bool:
 
 
 def match_quantity(claim: Quantity, evidence: Sequence[Quantity], derived: Sequence[Quantity]) -> Finding:
-    """Found, derived, conflict (a near-miss figure, or the same label with another value) or absent."""
+    """Found; conflict on a near-miss figure; derived; conflict on the same label with another value; absent."""
     if any(quantity_found(claim, ev) for ev in evidence):
         return Finding("found")
-    if any(quantity_found(claim, d) for d in derived):
-        return Finding("derived")
     for ev in evidence:
         if near_miss(claim, ev):
             return Finding("conflict", ev.raw, "figure")
+    if any(quantity_found(claim, d) for d in derived):
+        return Finding("derived")
     same = [ev for ev in evidence if ev.dimension == claim.dimension and ev.label]
-    if same and claim.label:
+    if same and claim.label and claim.dimension != "count":
         best = max(same, key=lambda ev: len(claim.label & ev.label))
         overlap = claim.label & best.label
         if overlap:
@@ -139,7 +145,7 @@ def match_quantity(claim: Quantity, evidence: Sequence[Quantity], derived: Seque
 
 
 def match_time(claim: ClockTime, evidence: Sequence[ClockTime]) -> Finding:
-    """Within a tolerance set by the wording; conflict inside the evidence's time range or an hour-slip."""
+    """Within a tolerance set by the wording; conflict inside the evidence's time range or on an hour slip."""
     if not evidence:
         return Finding("absent")
     tolerance = TIME_TOLERANCE.get(claim.relation, 1)
@@ -148,8 +154,9 @@ def match_time(claim: ClockTime, evidence: Sequence[ClockTime]) -> Finding:
         return Finding("found")
     first = min(t.minute for t in evidence)
     last = max(t.minute for t in evidence)
-    same_minute = any(t.minute % 60 == claim.minute % 60 and t.minute != claim.minute for t in evidence)
-    if first < claim.minute < last or same_minute:
+    odd_minute = claim.minute % 15 != 0
+    hour_slip = odd_minute and any(t.minute % 60 == claim.minute % 60 for t in evidence)
+    if first < claim.minute < last or hour_slip:
         return Finding("conflict", nearest.raw)
     return Finding("absent", nearest.raw)
 
@@ -157,6 +164,7 @@ def match_time(claim: ClockTime, evidence: Sequence[ClockTime]) -> Finding:
 # --- identifiers ---------------------------------------------------------------------
 
 _SLOT = {"http_class": "http"}
+_SEPARATORS = re.compile(r"[\s_\-]+")
 
 
 def _slot(m: Mention) -> str:
@@ -169,11 +177,21 @@ def mention_present(m: Mention, evidence: Sequence[Mention], lower: str) -> bool
         return m.value in lower or any(e.family == "http" and e.value[0] == m.value[0] for e in evidence)
     if m.family == "exit":
         return any(e.value == m.value for e in evidence) or f" {m.value.split()[1]}" in lower
+    if m.kind == "port":
+        return re.search(rf"(?<![\d.]){m.value}(?!\d)", lower) is not None
     if m.kind in ("date", "version"):
         return any(e.kind == m.kind and e.value == m.value for e in evidence) or m.value in lower
     if m.kind == "code" and m.family == "k8s":
         return m.value in lower or m.value.replace("killed", "kill") in lower
+    if m.kind == "symbol":
+        return m.value in lower or squash(m.value) in squash(lower)
     return m.value.lower() in lower
+
+
+@lru_cache(maxsize=512)
+def squash(text: str) -> str:
+    """Lower-case text without separators: `ReplicaSet`, `replica set` and `replica_set` compare equal."""
+    return _SEPARATORS.sub("", text.lower())
 
 
 def _fits(m: Mention, other: Mention) -> bool:
@@ -190,7 +208,7 @@ def _fits(m: Mention, other: Mention) -> bool:
         return other.kind == "date" and abs(_day(other.value) - _day(m.value)) <= 7
     if m.family == "http_class":
         return other.family == "http" and other.value[0] != m.value[0]
-    if m.kind in ("symbol", "host"):
+    if m.kind in ("symbol", "host", "path", "port"):
         return False
     return _slot(other) == _slot(m)
 

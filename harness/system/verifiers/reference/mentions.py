@@ -92,12 +92,28 @@ _PATTERNS: tuple[tuple[str, str, re.Pattern[str], int, tuple[str, ...]], ...] = 
             0,
             ("-",),
         ),
-        ("version", "version", r"(?<![\w.])v?\d+\.\d+\.\d+(?:-[a-z0-9.]+)?(?![\w.]\w)|\bv\d+\.\d+\b", 0, (".",)),
+        (
+            "version",
+            "version",
+            r"(?<![\w.])v?\d+\.\d+\.\d+(?:-[a-z0-9]+(?:\.[a-z0-9]+)*)?(?![\w.]\w)|\bv\d+\.\d+\b"
+            r"|(?i:(?<=version )|(?<=app )|(?<=release ))\d+\.\d+\b",
+            0,
+            (".",),
+        ),
         ("pod", "pod", r"\b[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-(?=[a-z]*\d)[a-z0-9]{4,10}-[a-z0-9]{5}\b", 0, ("-",)),
-        ("instance", "instance", r"\bi-[0-9a-f]{8,17}\b|\b[a-z][a-z0-9]*(?:-[a-z0-9]+)*-\d{1,3}[a-z]?\b", 0, ("-",)),
+        ("port", "port", r"(?i)\bports?\s*[:=]?\s*(\d{1,5})\b|\b(\d{1,5})/(?:tcp|udp)\b", 0, ("port", "tcp", "udp")),
+        (
+            "instance",
+            "instance",
+            r"\bi-[0-9a-f]{8,17}\b|\b[a-zA-Z][a-z0-9]*(?:-[a-z0-9]+)*-(?:\d{1,3}[a-z]?|\d{6,})(?:-[a-z0-9]{1,5})?\b",
+            0,
+            ("-",),
+        ),
         ("symbol", "symbol", r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b", 0, ("_",)),
-        ("symbol", "symbol", r"\b[A-Z][a-z0-9]+(?:[A-Z]+[a-z0-9]*)+\b", 0, ()),
-        ("service", "service", r"\b[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)+\b", 0, ("-",)),
+        ("symbol", "symbol", r"\b[A-Z][a-z0-9]{2,}(?:[A-Z]+[a-z0-9]*)+\b", 0, ()),
+        ("symbol", "symbol", r"\b[a-z][\w-]*(?:\.[a-z][\w-]*)+\b", 0, (".",)),
+        ("path", "path", r"(?<![\w.:/])/(?:[\w.@-]+/)*[\w.@-]*", 0, ("/",)),
+        ("service", "service", r"\b[a-zA-Z][a-z0-9]*(?:-[a-z][a-z0-9]*)+\b", 0, ("-",)),
     )
 )
 
@@ -114,7 +130,7 @@ _HYPHEN_TAILS = frozenset(
 
 def _service_like(token: str) -> bool:
     """Hyphenated words that are English (read-only, cluster-wide), not component names, are dropped."""
-    parts = token.split("-")
+    parts = token.lower().split("-")
     return parts[0] not in _HYPHEN_PREFIXES and parts[-1] not in _HYPHEN_TAILS
 
 
@@ -133,6 +149,8 @@ def _normal(kind: str, family: str, value: str) -> str:
         return f"exit {value}"
     if kind == "version":
         return value.lower().lstrip("v")
+    if kind == "port":
+        return "".join(ch for ch in value.split("/")[0] if ch.isdigit())
     return value.lower()
 
 

@@ -28,6 +28,7 @@ class Quantity:
     decimals: int = 0
     factor: float = 1.0
     start: int = 0
+    unit: str = ""
 
     @property
     def dimension(self) -> str:
@@ -66,7 +67,28 @@ _MON_DAY = re.compile(
     rf"(?i)\b({_MON})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?:\d{{2}}:\d{{2}}:\d{{2}}\s+)?(\d{{4}}))?"
 )
 _EPOCH = re.compile(r"(?<![\d.])(1[4-9]\d{8})(?:\.\d+)?(?![\d])")
-_TIME = re.compile(r"(?<![\d:.])([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d+)?)?(?:\s?(?:Z|UTC|GMT)\b)?(?![\d])")
+_TIME = re.compile(
+    r"(?<![\d:.])([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d+)?)?"
+    r"(?:\s?(?:Z|UTC|GMT)\b|\s?(?P<tz>CEST|CET|BST|EEST|EET|IST|JST|PST|PDT|EST|EDT|CST|CDT|MST|MDT)\b)?(?![\d])"
+)
+# offsets from UTC in minutes, for times written in a named zone
+_ZONES = {
+    "CEST": 120,
+    "CET": 60,
+    "BST": 60,
+    "EEST": 180,
+    "EET": 120,
+    "IST": 330,
+    "JST": 540,
+    "PST": -480,
+    "PDT": -420,
+    "EST": -300,
+    "EDT": -240,
+    "CST": -360,
+    "CDT": -300,
+    "MST": -420,
+    "MDT": -360,
+}
 _TIME_RELATION = (
     (
         "since",
@@ -135,10 +157,11 @@ def extract_times(text: str) -> tuple[list[ClockTime], list[Mention], list[Quant
     masked = "".join(chars)
     for m in _TIME.finditer(masked):
         hours, minutes = int(m.group(1)), int(m.group(2))
-        times.append(ClockTime(hours * 60 + minutes, m.group(0).strip(), _relation(masked, m.start()), None, m.start()))
+        utc = (hours * 60 + minutes - _ZONES.get(m.group("tz") or "", 0)) % 1440
+        times.append(ClockTime(utc, m.group(0).strip(), _relation(masked, m.start()), None, m.start()))
         if hours == 0 and m.group(3) is not None:  # 00:14:31 is an elapsed time more often than a clock time
             seconds = float(minutes * 60 + int(m.group(3)))
-            spans.append(Quantity((("duration", seconds),), seconds, m.group(0).strip(), start=m.start()))
+            spans.append(Quantity((("duration", seconds),), seconds, m.group(0).strip(), start=m.start(), unit="hms"))
         _blank(chars, m.start(), m.end())
     return times, dates, spans, "".join(chars)
 
@@ -169,6 +192,7 @@ _UNITS: dict[str, tuple[tuple[str, float], ...]] = {
     "hour": (("duration", 3600),),
     "d": (("duration", 86400),),
     "day": (("duration", 86400),),
+    "week": (("duration", 604800),),
     "b": (("bytes", 1),),
     "byte": (("bytes", 1),),
     "kb": (("bytes", 1e3), ("bytes", _B)),
@@ -202,14 +226,23 @@ _UNITS: dict[str, tuple[tuple[str, float], ...]] = {
     "vcpu": (("cpu", 1),),
     "millicore": (("cpu", 1e-3),),
 }
+# df -h style single letters: case-sensitive, and `M` may also be a million (`2.3M` messages)
+_SIZE_LETTERS: dict[str, tuple[tuple[str, float], ...]] = {
+    "K": (("bytes", _B), ("count", 1e3)),
+    "M": (("count", 1e6), ("bytes", _B**2)),
+    "G": (("bytes", _B**3), ("count", 1e9)),
+    "T": (("bytes", _B**4),),
+}
 _UNIT_ALTS = sorted({*_UNITS, *(u + "s" for u in _UNITS if u[-1].isalpha() and len(u) > 2)}, key=len, reverse=True)
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<op>(?:~|≈|>=|<=|>|<)\s*)?"
-    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?P<k>[kK](?![A-Za-z]))?"
-    r"(?:[\s-]?(?P<unit>" + "|".join(re.escape(u) for u in _UNIT_ALTS) + r")(?![A-Za-z0-9]))?"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?P<k>(?-i:k)(?![A-Za-z]))?"
+    r"(?:(?P<size>(?-i:[KMGT]))(?![A-Za-z0-9])|[\s-]?(?P<unit>" + "|".join(re.escape(u) for u in _UNIT_ALTS) + r")"
+    r"(?![A-Za-z0-9]))?"
     r"(?![\w.]\d|[A-Za-z])",
     re.IGNORECASE,
 )
+_ONE_UNIT = re.compile(r"(?i)\b(?:an?|one|the next|the last|the past|per)\s+(second|minute|hour|day|week)\b")
 _JVM = re.compile(r"-Xm[xsn](\d+)([kKmMgG])\b")
 _WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
 _NUMBER_WORD = re.compile(r"(?i)\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b")
@@ -276,14 +309,24 @@ def extract_quantities(text: str) -> list[Quantity]:
         factor = {"k": _B, "m": _B**2, "g": _B**3}[m.group(2).lower()]
         out.append(
             Quantity(
-                (("bytes", n * factor),), n, m.group(0), frozenset({"heap", "memory"}), factor=factor, start=m.start()
+                (("bytes", n * factor),),
+                n,
+                m.group(0),
+                frozenset({"heap", "memory"}),
+                factor=factor,
+                start=m.start(),
+                unit="jvm",
             )
         )
     for m in _NUMBER.finditer(text):
         num = m.group("num").replace(",", "")
         number = float(num) * (1000 if m.group("k") else 1)
         unit = m.group("unit")
-        readings = _UNITS[_unit_key(unit)] if unit else (("count", 1.0),)
+        if m.group("size"):
+            readings = _SIZE_LETTERS[m.group("size")]
+        else:
+            readings = _UNITS[_unit_key(unit)] if unit else (("count", 1.0),)
+        unit = unit or m.group("size")
         out.append(
             Quantity(
                 readings=tuple((dim, number * f) for dim, f in readings),
@@ -294,9 +337,17 @@ def extract_quantities(text: str) -> list[Quantity]:
                 decimals=len(num.split(".")[1]) if "." in num else 0,
                 factor=readings[0][1],
                 start=m.start(),
+                unit=unit or "",
             )
+        )
+    for m in _ONE_UNIT.finditer(text):
+        seconds = _UNITS[m.group(1).lower()][0][1] if m.group(1).lower() in _UNITS else 604800.0
+        label = label_at(text, m.start(), m.end(), False)
+        out.append(
+            Quantity((("duration", seconds),), 1.0, m.group(0), label, factor=seconds, start=m.start(), unit="one")
         )
     for m in _NUMBER_WORD.finditer(text):
         n = float(_WORDS[m.group(1).lower()])
-        out.append(Quantity((("count", n),), n, m.group(0), label_at(text, m.start(), m.end(), True), start=m.start()))
+        label = label_at(text, m.start(), m.end(), True)
+        out.append(Quantity((("count", n),), n, m.group(0), label, start=m.start(), unit="word"))
     return out
