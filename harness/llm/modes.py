@@ -47,9 +47,14 @@ def confirm(endpoint: Endpoint, mode: StructuredMode) -> None:
         _confirmed.add(endpoint)
 
 
+def weaker(mode: StructuredMode) -> StructuredMode:
+    """The next mode down the ladder (plain is the floor)."""
+    return STRUCTURED_MODES[min(STRUCTURED_MODES.index(mode) + 1, len(STRUCTURED_MODES) - 1)]
+
+
 def step_down(endpoint: Endpoint, refused: StructuredMode) -> StructuredMode:
     """Record that `refused` was refused; return the next weaker mode (plain is the floor)."""
-    following = STRUCTURED_MODES[min(STRUCTURED_MODES.index(refused) + 1, len(STRUCTURED_MODES) - 1)]
+    following = weaker(refused)
     with _lock:
         _modes[endpoint] = max(_modes.get(endpoint, following), following, key=STRUCTURED_MODES.index)
         _refusals.setdefault(endpoint, []).append(refused)

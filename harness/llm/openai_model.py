@@ -176,9 +176,11 @@ class OpenAIChatModel:
             try:
                 body = await self._send(request, mode)
             except openai.APIStatusError as exc:
-                if has_schema and mode != "plain" and self._is_mode_refusal(exc):
+                refusal = self._mode_refusal(exc) if has_schema and mode != "plain" else None
+                if refusal is not None:
                     log.info("%s refused structured mode %s (HTTP %s); stepping down", self.name, mode, exc.status_code)
-                    mode = modes.step_down(self.endpoint, mode)
+                    # an explicit refusal is remembered now; a bare 400 only once the weaker mode has worked
+                    mode = modes.step_down(self.endpoint, mode) if refusal == "explicit" else modes.weaker(mode)
                     continue
                 failure = self._status_failure(exc)
             except openai.APITimeoutError:
@@ -267,14 +269,20 @@ class OpenAIChatModel:
 
     # --- classification ---------------------------------------------------------------
 
-    def _is_mode_refusal(self, exc: openai.APIStatusError) -> bool:
-        """Did the server refuse the response_format (rather than fail)?"""
+    def _mode_refusal(self, exc: openai.APIStatusError) -> Literal["explicit", "bare"] | None:
+        """Did the server refuse the response_format (rather than fail)?
+
+        `explicit`: a 400/422 (or, before any success here, a 500 like llama.cpp's) whose body
+        names response_format or the schema. `bare`: any other 400 before any success here.
+        """
         text = _error_text(exc).lower()
         mentions = any(word in text for word in _REFUSAL_WORDS)
         confirmed = modes.is_confirmed(self.endpoint)
-        if exc.status_code in (400, 422):
-            return mentions or not confirmed
-        return exc.status_code == 500 and mentions and not confirmed
+        if mentions and (exc.status_code in (400, 422) or (exc.status_code == 500 and not confirmed)):
+            return "explicit"
+        if exc.status_code == 400 and not confirmed:
+            return "bare"
+        return None
 
     def _status_failure(self, exc: openai.APIStatusError) -> _Failure:
         status = exc.status_code

@@ -116,3 +116,17 @@ async def test_a_500_after_the_mode_is_confirmed_is_a_server_error_not_a_refusal
         reply = await model.generate(request(schema=SCHEMA))
     assert (reply.structured_mode, reply.attempts, reply.error) == ("json_schema", 2, None)
     assert openai_server.response_formats() == ["json_schema"] * 3
+
+
+async def test_a_request_refused_in_every_mode_for_another_reason_does_not_degrade_the_run(
+    openai_server: LocalOpenAIServer,
+) -> None:
+    """A first case too long for the context gets 400 in every mode; the next case still starts at json_schema."""
+    openai_server.script(*[Fault(kind="server_error", status=400)] * 3)
+    async with model_for(openai_server) as model:
+        first = await model.generate(request(schema=SCHEMA))
+        second = await model.generate(request(schema=SCHEMA))
+    assert (first.error, first.attempts) == ("client_error", 3)
+    assert (second.error, second.structured_mode, second.attempts) == (None, "json_schema", 1)
+    assert openai_server.response_formats() == ["json_schema", "json_object", None, "json_schema"]
+    assert modes.refusals(model.endpoint) == []
