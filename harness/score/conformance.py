@@ -95,17 +95,16 @@ def invariant_violations(case: Case, self_evaluation: Mapping[str, Any]) -> list
 
 
 def _ref_violations(case: Case, evaluation: VerifierEvaluation) -> list[str]:
-    """Every ref whose trace entry is known keeps that entry's trace_ref, tool name and ids."""
-    by_ref = {e.trace_ref: e for e in evaluation.tool_trace_summary}
+    """Every ref that names a known trace entry (by trace_ref or invocation id) keeps all three fields."""
+    by_ref = {e.trace_ref for e in evaluation.tool_trace_summary}
+    by_id = {i for e in evaluation.tool_trace_summary for i in e.source_invocation_ids}
     out: list[str] = []
     for check in evaluation.claim_checks:
         for ref in check.evidence_refs:
-            entry = by_ref.get(ref.trace_ref or "")
-            if entry is None:
-                continue
-            if not ref.tool_name or not ref.source_invocation_ids:
+            known = ref.trace_ref in by_ref or any(i in by_id for i in ref.source_invocation_ids)
+            if known and not (ref.trace_ref and ref.tool_name and ref.source_invocation_ids):
                 out.append(
-                    f"claims.{check.claim_id}: evidence ref {ref.trace_ref} lost its tool_name or invocation ids"
+                    f"claims.{check.claim_id}: evidence ref {ref.model_dump(exclude_none=True)} lost a field the trace summary has"
                 )
     return out
 

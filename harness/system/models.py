@@ -153,16 +153,19 @@ class GatekeeperResult(Strict):
 
 
 class EvidenceRef(BaseModel):
-    """An evidence reference; every available field is kept (INTERPRETATION §7)."""
+    """An evidence reference; every available field is kept (INTERPRETATION §7).
 
-    model_config = ConfigDict(extra="forbid")
+    Unknown keys a model adds are ignored, as at the reply's top level.
+    """
+
+    model_config = ConfigDict(extra="ignore")
     trace_ref: str | None = None
     tool_name: str | None = None
     source_invocation_ids: list[str] = Field(default_factory=list)
 
 
 class ClaimCheck(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="ignore")
     claim_id: str
     verification: Derivability
     detail: str = ""
@@ -177,12 +180,16 @@ class LegacyFact(BaseModel):
 
 
 class VerifierReply(BaseModel):
-    """The JSON object the verifier model must return. Extra keys are ignored."""
+    """The JSON object the verifier model must return. Extra keys are ignored.
+
+    Numbers are strict: `"0.92"`, `true` or `2.0` for a count make the reply
+    invalid rather than being coerced (broken replies are never repaired).
+    """
 
     model_config = ConfigDict(extra="ignore")
     verdict: Verdict
-    groundedness_score: float = Field(ge=0.0, le=1.0)
-    critical_fact_count: int = Field(ge=0)
+    groundedness_score: float = Field(ge=0.0, le=1.0, strict=True)
+    critical_fact_count: int = Field(ge=0, strict=True)
     claim_checks: list[ClaimCheck]
     facts_checked: list[LegacyFact]
     rationale: str

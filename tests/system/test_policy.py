@@ -134,6 +134,9 @@ def test_malformed_structured_output_cannot_pass_through_natural_language_fallba
         (json.dumps({k: v for k, v in reply().items() if k != "rationale"}), "schema"),
         (json.dumps(reply(checks=checks(("C1", "likely_true")))), "schema"),
         (json.dumps({**reply(), "facts_checked": [{"verification": "maybe"}]}), "schema"),
+        (json.dumps({**reply(), "groundedness_score": "0.92"}), "schema"),
+        (json.dumps({**reply(), "groundedness_score": True}), "schema"),
+        (json.dumps({**reply(), "critical_fact_count": "2"}), "schema"),
     ],
 )
 def test_invalid_reply_is_low_confid(raw: str, reason: str) -> None:
