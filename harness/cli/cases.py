@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.corpus.catalogue import load_catalogue
+from harness.corpus.export import claim_rows, write_export
 from harness.corpus.generator import DEFAULT_COUNT, DEFAULT_RANDOM_SEED, generate, write_cases
 from harness.corpus.loader import CorpusError, load_cases
 from harness.corpus.schema import Case, case_json_schema
@@ -61,6 +62,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     gen.add_argument("--seed", type=int, default=DEFAULT_RANDOM_SEED, help="random seed: same seed, same bytes")
     gen.add_argument("--count", type=int, default=DEFAULT_COUNT, help="how many cases to write")
     gen.set_defaults(handler=cmd_generate)
+    export = cases_sub.add_parser("export", help="write the corpus as Parquet and a Hugging Face dataset")
+    export.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_CASES])
+    export.add_argument("--out", type=Path, required=True, help="folder for cases.parquet, claims.parquet, hf/")
+    export.set_defaults(handler=cmd_export)
     schema = cases_sub.add_parser("schema", help="write the JSON Schema of case files (for editors)")
     schema.add_argument("--out", type=Path, default=DEFAULT_SCHEMA, help="file to write; '-' for stdout")
     schema.set_defaults(handler=cmd_schema)
@@ -139,6 +144,18 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if len(cases) < args.count:
         console.print(f"[yellow]only {len(cases)} of the {args.count} asked for: add labelled seed cases[/yellow]")
         return 1
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    cases = _load(args.dirs, Console(stderr=True))
+    if cases is None:
+        return 2
+    paths = write_export(cases, args.out)
+    claims = sum(len(claim_rows(c)) for c in cases)
+    Console().print(f"exported {len(cases)} cases and {claims} claims:", highlight=False)
+    for name, path in paths.items():
+        Console().print(f"  {name}: {path}", highlight=False)
     return 0
 
 

@@ -26,9 +26,8 @@ from harness.system.trace import DEFAULT_EXCERPT_CHARS, build_trace_summary
 
 _UNIT = r"(?:ms|s|m|h|d|Mi|Gi|Ki|MiB|GiB|MB|GB|KB|B)"
 _MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
-_NOT_A_DATE = "".join(f"(?<!{m} )(?<!{m}  )" for m in _MONTHS) + r"(?!\s(?:" + "|".join(_MONTHS) + r")\b)"
-_BEFORE = r"(?<![\w.:/-])(?<!\d,)"
-_AFTER = r"(?=" + _UNIT + r"?(?![\w:/-]|\.\d|,\d))" + _NOT_A_DATE
+_BEFORE = r"(?<![\w.:/-])(?<!\d,)" + "".join(f"(?<!{m} )(?<!{m}  )" for m in _MONTHS)
+_AFTER = r"(?=" + _UNIT + r"?(?![\w:/-]|\.\d|,\d))" + r"(?!\s(?:" + "|".join(_MONTHS) + r")\b)"
 _NUMBER = re.compile(_BEFORE + r"\d+(?:\.\d+)?" + _AFTER)
 _ENTITY = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w-]|\.\w)")
 ENTITY_SUFFIXES = frozenset(
@@ -253,7 +252,6 @@ class SwapEntity(AlterEvidence):
     name: ClassVar[str] = "swap-entity"
     summary: ClassVar[str] = "a pod, service, instance or region a claim names is another one in the evidence"
     adversarial_tag: ClassVar[str] = "adv-entity"
-    keepable: ClassVar[frozenset[D]] = frozenset(D)  # a claim naming neither the entity nor its stem keeps its class
 
     def tokens(self, text: str) -> list[str]:
         return entity_tokens(text)
