@@ -162,7 +162,8 @@ class OpenAIChatModel:
         started = time.perf_counter()
         if request.response_schema is not None and not modes.is_confirmed(self.endpoint):
             async with modes.probe_lock(self.endpoint):
-                return await self._attempts(request, started)
+                if not modes.is_confirmed(self.endpoint):  # still unprobed: this request is the probe
+                    return await self._attempts(request, started)
         return await self._attempts(request, started)
 
     async def _attempts(self, request: ChatRequest, started: float) -> ChatResponse:
