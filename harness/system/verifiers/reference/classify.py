@@ -24,8 +24,8 @@ from harness.system.verifiers.reference import cues
 from harness.system.verifiers.reference.evidence import ClaimEvidence, EntryView
 from harness.system.verifiers.reference.extract import ClockTime, Features, Mention, Quantity, features
 from harness.system.verifiers.reference.match import (
+    Basis,
     Finding,
-    derived_quantities,
     match_mention,
     match_quantity,
     match_time,
@@ -149,7 +149,8 @@ class Pooled:
     lower: str
     text: str
     stems: frozenset[str]
-    derived: tuple[Quantity, ...]
+    vocab: Vocabulary
+    basis: Basis
     where: str
     truncated: bool
     injected: int
@@ -163,6 +164,7 @@ def pool(views: Sequence[EntryView], where: str) -> Pooled:
     kinds = Counter(m.kind for m in {(m.kind, m.value): m for m in mentions}.values())
     occurrences = Counter(m.value for m in mentions)
     lines = [sum(1 for line in v.text.splitlines() if line.strip()) for v in views]
+    stems: frozenset[str] = frozenset().union(*(v.stems for v in views)) if views else frozenset()
     counts = {*kinds.values(), *occurrences.values(), *lines}
     return Pooled(
         mentions=mentions,
@@ -170,8 +172,13 @@ def pool(views: Sequence[EntryView], where: str) -> Pooled:
         times=times,
         lower="\n".join(v.lower for v in views),
         text="\n".join(v.text for v in views),
-        stems=frozenset().union(*(v.stems for v in views)) if views else frozenset(),
-        derived=tuple(derived_quantities(quantities, times, counts)),
+        stems=stems,
+        vocab=vocabulary(stems),
+        basis=Basis(
+            quantities,
+            tuple(sorted({t.absolute if t.absolute is not None else t.minute for t in times})),
+            frozenset(counts),
+        ),
         where=where,
         truncated=any(v.entry.truncated for v in views),
         injected=sum(v.injected for v in views),
@@ -183,17 +190,36 @@ def canon(s: str) -> str:
     return SYNONYMS.get(s, s)
 
 
-def coverage(words: Sequence[str], ev_stems: frozenset[str]) -> tuple[float, list[str]]:
+@dataclass(frozen=True)
+class Vocabulary:
+    """The evidence's stems, with synonyms folded and an index by five-letter prefix."""
+
+    stems: frozenset[str]
+    by_prefix: dict[str, tuple[str, ...]]
+
+
+def vocabulary(ev_stems: frozenset[str]) -> Vocabulary:
+    have = frozenset({canon(s) for s in ev_stems} | ev_stems)
+    index: dict[str, list[str]] = {}
+    for h in have:
+        if len(h) >= 5:
+            index.setdefault(h[:5], []).append(h)
+    return Vocabulary(have, {k: tuple(v) for k, v in index.items()})
+
+
+def coverage(words: Sequence[str], vocab: Vocabulary) -> tuple[float, list[str]]:
     """Share of the claim's content stems the evidence contains (synonyms folded), and the missing ones."""
     if not words:
         return 1.0, []
-    have = {canon(s) for s in ev_stems} | ev_stems
-    missing = [w for w in words if w not in have and canon(w) not in have and not _prefix_hit(w, have)]
+    missing = [w for w in words if w not in vocab.stems and canon(w) not in vocab.stems and not _prefix_hit(w, vocab)]
     return 1 - len(missing) / len(words), missing
 
 
-def _prefix_hit(word: str, have: set[str]) -> bool:
-    return len(word) >= 5 and any(len(h) >= 5 and (h.startswith(word) or word.startswith(h)) for h in have)
+def _prefix_hit(word: str, vocab: Vocabulary) -> bool:
+    """`saturat` matches `saturated`: one stem is a prefix (of five letters or more) of the other."""
+    if len(word) < 5:
+        return False
+    return any(h.startswith(word) or word.startswith(h) for h in vocab.by_prefix.get(word[:5], ()))
 
 
 def _h(text: str) -> str:
@@ -226,7 +252,7 @@ class Anchors:
 def anchors(claim: Features, ev: Pooled) -> Anchors:
     return Anchors(
         tuple((m, match_mention(m, claim.mentions, ev.mentions, ev.lower)) for m in claim.mentions),
-        tuple((q, match_quantity(q, ev.quantities, ev.derived)) for q in claim.quantities),
+        tuple((q, match_quantity(q, ev.quantities, ev.basis)) for q in claim.quantities),
         tuple((t, match_time(t, ev.times)) for t in claim.times),
     )
 
@@ -258,7 +284,7 @@ def contradiction(
         drift = series_conflict(statement, claim, ev.views)
         if drift:
             return drift
-    rest, _ = coverage(words, ev.stems)
+    rest, _ = coverage(words, ev.vocab)
     for m, f in found.mentions:
         if m.kind in FABRICATION_KINDS and f.status == "absent" and rest >= settings.fabrication_coverage:
             return f"claim asserts {m.value}, which {ev.where} does not contain (fabricated {m.kind})"
@@ -308,7 +334,7 @@ def _cause_shown(statement: str, causal: re.Match[str], found: Anchors, ev: Pool
         if lo <= item.start < hi and f.status == "found" and getattr(item, "kind", "q") != "service"
     ]
     words = [w for w in content_stems(statement[lo:hi]) if w not in cues.CUE_WORDS]
-    cov, _ = coverage(words, ev.stems)
+    cov, _ = coverage(words, ev.vocab)
     return bool(anchored) or (len(words) >= 2 and cov >= 0.75)
 
 
@@ -341,7 +367,7 @@ def classify(
     if reason:
         return Decision(D.CONTRADICTED, _h(reason))
 
-    cov, missing = coverage(words, ev.stems)
+    cov, missing = coverage(words, ev.vocab)
     notes = _notes(ev)
     n_found, n_absent, n_derived = found.count("found"), found.count("absent"), found.count("derived")
     over = overstatement(statement, tentative, found, ev)

@@ -36,8 +36,23 @@ class EntryView:
 
     @cached_property
     def lines(self) -> list[tuple[str, Features]]:
-        """Each non-empty line, lower-cased, with its own features: for row-level checks of tables and logs."""
-        return [(line.lower(), features(line)) for line in self.text.splitlines() if line.strip()][:MAX_LINES]
+        """Each non-empty line, lower-cased, with the features found on it: for row checks of tables and logs."""
+        out: list[tuple[str, Features]] = []
+        start = 0
+        for line in self.text.split("\n")[:MAX_LINES]:
+            end = start + len(line)
+            if line.strip():
+                out.append((line.lower(), _slice(self.feats, start, end)))
+            start = end + 1
+        return out
+
+
+def _slice(feats: Features, start: int, end: int) -> Features:
+    return Features(
+        tuple(m for m in feats.mentions if start <= m.start < end),
+        tuple(q for q in feats.quantities if start <= q.start < end),
+        tuple(t for t in feats.times if start <= t.start < end),
+    )
 
 
 @dataclass(frozen=True)

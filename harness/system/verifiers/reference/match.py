@@ -8,10 +8,9 @@ value for the same slot: returned so the reason can quote it), or absent.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import permutations
 from typing import Literal
 
 from harness.system.verifiers.reference.mentions import Mention
@@ -64,33 +63,40 @@ def quantity_found(claim: Quantity, ev: Quantity) -> bool:
     return False
 
 
-def derived_quantities(
-    quantities: Sequence[Quantity], times: Sequence[ClockTime], counts: Iterable[int]
-) -> list[Quantity]:
-    """Values one step away from the evidence: shares, ratios, differences, spans between times, counts."""
-    qs = [q for q in quantities if q.value > 0][:MAX_DERIVED_INPUTS]
-    out: list[Quantity] = []
+@dataclass(frozen=True)
+class Basis:
+    """What a figure may be computed from: the evidence's numbers, its time stamps, and counts of listed items."""
 
-    def add(dim: str, value: float, raw: str) -> None:
-        out.append(Quantity(((dim, value),), value, raw))
+    quantities: tuple[Quantity, ...]
+    stamps: tuple[int, ...]
+    counts: frozenset[int]
 
-    for a, b in permutations(qs, 2):
-        if a.dimension != b.dimension:
-            continue
-        if a.value < b.value:
-            add("percent", a.value / b.value * 100, f"{a.raw}/{b.raw}")
-            add(a.dimension, b.value - a.value, f"{b.raw}-{a.raw}")
-        elif a.value > b.value:
-            add("factor", a.value / b.value, f"{a.raw}/{b.raw}")
-            add("percent", (a.value - b.value) / b.value * 100, f"({a.raw}-{b.raw})/{b.raw}")
-    stamps = sorted({t.absolute if t.absolute is not None else t.minute for t in times})[:MAX_DERIVED_INPUTS]
-    for i, x in enumerate(stamps):
-        for y in stamps[i + 1 :]:
-            add("duration", (y - x) * 60.0, f"{y - x} min between times")
-    for n in counts:
-        if n > 0:
-            add("count", float(n), f"{n} listed")
-    return out
+
+def derivable(claim: Quantity, basis: Basis) -> bool:
+    """Is the claimed figure one arithmetic step from the evidence (share, ratio, difference, span, count)?"""
+    qs = [q for q in basis.quantities if q.value > 0][:MAX_DERIVED_INPUTS]
+    for dim, base in claim.readings:
+        if dim == "count" and any(value_matches(claim, float(n), base) for n in basis.counts):
+            return True
+        if dim == "duration":
+            stamps = basis.stamps[:MAX_DERIVED_INPUTS]
+            if any(value_matches(claim, (y - x) * 60.0, base) for i, x in enumerate(stamps) for y in stamps[i + 1 :]):
+                return True
+        for a in qs:
+            for b in qs:
+                if a is b or a.dimension != b.dimension:
+                    continue
+                if a.value < b.value and (
+                    (dim == "percent" and value_matches(claim, a.value / b.value * 100, base))
+                    or (dim == a.dimension and value_matches(claim, b.value - a.value, base))
+                ):
+                    return True
+                if a.value > b.value and (
+                    (dim == "factor" and value_matches(claim, a.value / b.value, base))
+                    or (dim == "percent" and value_matches(claim, (a.value - b.value) / b.value * 100, base))
+                ):
+                    return True
+    return False
 
 
 def _digits(value: float, decimals: int) -> str:
@@ -123,14 +129,14 @@ def near_miss(claim: Quantity, ev: Quantity) -> bool:
     return False
 
 
-def match_quantity(claim: Quantity, evidence: Sequence[Quantity], derived: Sequence[Quantity]) -> Finding:
+def match_quantity(claim: Quantity, evidence: Sequence[Quantity], basis: Basis) -> Finding:
     """Found; conflict on a near-miss figure; derived; conflict on the same label with another value; absent."""
     if any(quantity_found(claim, ev) for ev in evidence):
         return Finding("found")
     for ev in evidence:
         if near_miss(claim, ev):
             return Finding("conflict", ev.raw, "figure")
-    if any(quantity_found(claim, d) for d in derived):
+    if derivable(claim, basis):
         return Finding("derived")
     same = [ev for ev in evidence if ev.dimension == claim.dimension and ev.label]
     if same and claim.label and claim.dimension != "count":

@@ -37,9 +37,57 @@ _HTTP_TEXT = (
 )
 _REGION_DIR = "east|west|north|south|central|northeast|northwest|southeast|southwest"
 _DIGIT_S = tuple(f"{d}s" for d in range(10))
+_ERRNO_NEEDLES = (
+    "econn",
+    "etimedout",
+    "enospc",
+    "eacces",
+    "enoent",
+    "epipe",
+    "unreach",
+    "eaddrinuse",
+    "emfile",
+    "enfile",
+    "enomem",
+    "eai_again",
+    "nxdomain",
+    "servfail",
+)
+_K8S_NEEDLES = (
+    "oom",
+    "crashloop",
+    "imagepull",
+    "errimage",
+    "evicted",
+    "failed",
+    "notready",
+    "cannotrun",
+    "configerror",
+    "deadline",
+    "preempted",
+    "unhealthy",
+    "backoff",
+)
+_HTTP_NEEDLES = (
+    "error",
+    "gateway",
+    "unavailable",
+    "not found",
+    "too many",
+    "unauthorized",
+    "forbidden",
+    "bad request",
+    "conflict",
+    "timeout",
+    "too large",
+    " u",
+    " nr",
+    " dc",
+)
 
-# (kind, family, pattern, value group, needles): a pattern runs only if a needle is in the lower-cased text.
-_PATTERNS: tuple[tuple[str, str, re.Pattern[str], int, tuple[str, ...]], ...] = tuple(
+# Phrase patterns (codes written with words around them), scanned over the text in order; each runs only if
+# one of its needles is in the lower-cased text: (kind, family, pattern, value group, needles).
+_PHRASES: tuple[tuple[str, str, re.Pattern[str], int, tuple[str, ...]], ...] = tuple(
     (kind, family, re.compile(pattern), group, needles)
     for kind, family, pattern, group, needles in (
         ("code", "ora", r"\bORA-\d{5}\b", 0, ("ora-",)),
@@ -54,8 +102,8 @@ _PATTERNS: tuple[tuple[str, str, re.Pattern[str], int, tuple[str, ...]], ...] = 
         ("code", "signal", r"\bSIG(?:KILL|TERM|SEGV|ABRT|INT|HUP|QUIT|BUS|PIPE)\b", 0, ("sig",)),
         ("code", "mysql", r"\bERROR\s+([12]\d{3})\b", 1, ("error",)),
         ("code", "errcode", r"(?i)\berror[ _]?code[\"']?\s*[:=]?\s*[\"']?(\d{3,5})\b", 1, ("error",)),
-        ("code", "errno", rf"\b(?:{_ERRNO})\b", 0, ()),
-        ("code", "k8s", rf"\b(?:{_K8S_REASONS})\b", 0, ()),
+        ("code", "errno", rf"\b(?:{_ERRNO})\b", 0, _ERRNO_NEEDLES),
+        ("code", "k8s", rf"\b(?:{_K8S_REASONS})\b", 0, _K8S_NEEDLES),
         ("code", "http", r"(?i)\bHTTP(?:/\d(?:\.\d)?)?\"?\s*[:=]?\s*([1-5]\d\d)\b", 1, ("http",)),
         (
             "code",
@@ -65,57 +113,52 @@ _PATTERNS: tuple[tuple[str, str, re.Pattern[str], int, tuple[str, ...]], ...] = 
             1,
             ("status", "code", "return", "respond", "error", "with"),
         ),
-        ("code", "http", rf"\b([1-5]\d\d)\s+(?:{_HTTP_TEXT}|UF|UT|UH|UO|URX|NR|UC|DC)\b", 1, ()),
+        ("code", "http", rf"\b([1-5]\d\d)\s+(?:{_HTTP_TEXT}|UF|UT|UH|UO|URX|NR|UC|DC)\b", 1, _HTTP_NEEDLES),
         ("code", "http", r"\b([45]\d\d)s\b", 1, _DIGIT_S),
         ("code", "http_class", r"(?i)\b([1-5]xx)\b", 1, ("xx",)),
-        (
-            "exception",
-            "exception",
-            r"\b(?:[a-z_][a-z0-9_]*\.)*([A-Z][A-Za-z0-9]+?(?:Exception|Error))\b",
-            1,
-            ("exception", "error"),
-        ),
-        ("ip", "ip", r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?::\d{2,5})?(?![\d.])", 0, (".",)),
-        (
-            "host",
-            "host",
-            r"(?i)\b[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*"
-            r"\.(?:com|net|org|io|internal|local|svc|dev|cloud|corp|lan|example)\b",
-            0,
-            (".",),
-        ),
-        ("region", "region", rf"\b(?:us|eu|ap|sa|ca|me|af|il|mx|cn)-(?:gov-)?(?:{_REGION_DIR})-\d[a-f]?\b", 0, ("-",)),
-        (
-            "region",
-            "region",
-            rf"\b(?:us|europe|asia|australia|northamerica|southamerica)-(?:{_REGION_DIR})\d\b",
-            0,
-            ("-",),
-        ),
-        (
-            "version",
-            "version",
-            r"(?<![\w.])v?\d+\.\d+\.\d+(?:-[a-z0-9]+(?:\.[a-z0-9]+)*)?(?![\w.]\w)|\bv\d+\.\d+\b"
-            r"|(?i:(?<=version )|(?<=app )|(?<=release ))\d+\.\d+\b",
-            0,
-            (".",),
-        ),
-        ("pod", "pod", r"\b[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-(?=[a-z]*\d)[a-z0-9]{4,10}-[a-z0-9]{5}\b", 0, ("-",)),
         ("port", "port", r"(?i)\bports?\s*[:=]?\s*(\d{1,5})\b|\b(\d{1,5})/(?:tcp|udp)\b", 0, ("port", "tcp", "udp")),
         (
-            "instance",
-            "instance",
-            r"\bi-[0-9a-f]{8,17}\b|\b[a-zA-Z][a-z0-9]*(?:-[a-z0-9]+)*-(?:\d{1,3}[a-z]?|\d{6,})(?:-[a-z0-9]{1,5})?\b",
-            0,
-            ("-",),
+            "version",
+            "version",
+            r"(?i)\b(?:version|app|release)\s+v?(\d+\.\d+)\b(?!\.\d)",
+            1,
+            ("version", "app", "release"),
         ),
-        ("symbol", "symbol", r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b", 0, ("_",)),
-        ("symbol", "symbol", r"\b[A-Z][a-z0-9]{2,}(?:[A-Z]+[a-z0-9]*)+\b", 0, ()),
-        ("symbol", "symbol", r"\b[a-z][\w-]*(?:\.[a-z][\w-]*)+\b", 0, (".",)),
-        ("path", "path", r"(?<![\w.:/])/(?:[\w.@-]+/)*[\w.@-]*", 0, ("/",)),
-        ("service", "service", r"\b[a-zA-Z][a-z0-9]*(?:-[a-z][a-z0-9]*)+\b", 0, ("-",)),
     )
 )
+
+# Identifier shapes, tried in order on each candidate token (a run holding `-`, `.`, `_`, `/` or a CamelCase word).
+_TOKENS: tuple[tuple[str, str, re.Pattern[str], int], ...] = tuple(
+    (kind, family, re.compile(pattern), group)
+    for kind, family, pattern, group in (
+        ("exception", "exception", r"(?:[a-z_][a-z0-9_]*\.)*([A-Z][A-Za-z0-9]+?(?:Exception|Error))", 1),
+        ("ip", "ip", r"(?:\d{1,3}\.){3}\d{1,3}", 0),
+        (
+            "host",
+            "host",
+            r"(?i)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*"
+            r"\.(?:com|net|org|io|internal|local|svc|dev|cloud|corp|lan|example)",
+            0,
+        ),
+        ("region", "region", rf"(?:us|eu|ap|sa|ca|me|af|il|mx|cn)-(?:gov-)?(?:{_REGION_DIR})-\d[a-f]?", 0),
+        ("region", "region", rf"(?:us|europe|asia|australia|northamerica|southamerica)-(?:{_REGION_DIR})\d", 0),
+        ("version", "version", r"v?\d+\.\d+\.\d+(?:-[a-z0-9]+(?:\.[a-z0-9]+)*)?|v\d+\.\d+", 0),
+        ("pod", "pod", r"[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-(?=[a-z]*\d)[a-z0-9]{4,10}-[a-z0-9]{5}", 0),
+        (
+            "instance",
+            "instance",
+            r"i-[0-9a-f]{8,17}|[a-zA-Z][a-z0-9]*(?:-[a-z0-9]+)*-(?:\d{1,3}[a-z]?|\d{6,})(?:-[a-z0-9]{1,5})?",
+            0,
+        ),
+        ("symbol", "symbol", r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+", 0),
+        ("symbol", "symbol", r"[A-Z][a-z0-9]{2,}(?:[A-Z]+[a-z0-9]*)+", 0),
+        ("symbol", "symbol", r"[a-z][\w-]*(?:\.[a-z][\w-]*)+", 0),
+        ("path", "path", r"/(?:[\w.@-]+/)*[\w.@-]*", 0),
+        ("service", "service", r"[a-zA-Z][a-z0-9]*(?:-[a-z][a-z0-9]*)+", 0),
+    )
+)
+_CANDIDATE = re.compile(r"[\w.@/-]*[-._/@][\w.@/-]*|[A-Z][a-z0-9]{2,}[A-Z]\w*")
+_EDGE = "._-@"
 
 _HYPHEN_PREFIXES = frozenset(
     "non re pre post multi self co anti sub over under cross in out well half all semi de un high low long short "
@@ -154,24 +197,54 @@ def _normal(kind: str, family: str, value: str) -> str:
     return value.lower()
 
 
+def _pieces(token: str, start: int) -> list[tuple[str, int]]:
+    """A candidate token split at inner `/` (`pod/x`, `host/path`), a leading `/` kept for paths."""
+    if token.startswith("//"):
+        lead = len(token) - len(token.lstrip("/"))
+        token, start = token[lead:], start + lead
+    elif token.startswith("/"):
+        return [(token.rstrip(_EDGE + "/"), start)]
+    out, offset = [], 0
+    for part in token.split("/"):
+        stripped = part.strip(_EDGE)
+        if stripped:
+            out.append((stripped, start + offset + part.index(stripped)))
+        offset += len(part) + 1
+    return out
+
+
+def _classify_token(token: str, start: int) -> Mention | None:
+    for kind, family, pattern, group in _TOKENS:
+        m = pattern.fullmatch(token)
+        if m is None or (kind == "service" and not _service_like(token)):
+            continue
+        norm = _normal(kind, family, m.group(group))
+        return Mention(kind, norm, _family(kind, family, norm), start, start + len(token))
+    return None
+
+
 def extract_mentions(text: str) -> tuple[list[Mention], str]:
     """Identifiers and error codes, and the text with their spans blanked out."""
     found: list[Mention] = []
     chars = list(text)
     masked = text
     lower = text.lower()
-    for kind, family, pattern, group, needles in _PATTERNS:
+    for kind, family, pattern, group, needles in _PHRASES:
         if needles and not any(n in lower for n in needles):
             continue
         hit = False
         for m in pattern.finditer(masked):
-            value = m.group(group)
-            if kind == "service" and not _service_like(value):
-                continue
+            value = m.group(group) if group == 0 or m.group(group) is not None else m.group(0)
             norm = _normal(kind, family, value)
             found.append(Mention(kind, norm, _family(kind, family, norm), m.start(), m.end()))
             chars[m.start() : m.end()] = " " * (m.end() - m.start())
             hit = True
         if hit:
             masked = "".join(chars)
-    return found, masked
+    for m in _CANDIDATE.finditer(masked):
+        for token, start in _pieces(m.group(0), m.start()):
+            mention = _classify_token(token, start)
+            if mention is not None:
+                found.append(mention)
+                chars[mention.start : mention.end] = " " * (mention.end - mention.start)
+    return found, "".join(chars)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 from harness.system.verifiers.reference.mentions import Mention
 from harness.system.verifiers.reference.text import STOPWORDS, stem
@@ -23,12 +24,26 @@ class Quantity:
     readings: tuple[tuple[str, float], ...]
     number: float
     raw: str
-    label: frozenset[str] = frozenset()
-    op: str = "="
+    fixed_label: frozenset[str] | None = None
+    written_op: str = ""
     decimals: int = 0
     factor: float = 1.0
     start: int = 0
     unit: str = ""
+    left: str = ""
+    right: str = ""
+
+    @property
+    def label(self) -> frozenset[str]:
+        """Stems of the words around the number in its clause: what it measures (computed when asked)."""
+        if self.fixed_label is not None:
+            return self.fixed_label
+        return _label(self.left, self.right if not self.unit or self.unit == "word" else None)
+
+    @property
+    def op(self) -> str:
+        """`>`, `<`, `~` or `=`: from a written sign or the words before the number (`over`, `about`)."""
+        return _op(self.left[-20:], self.written_op)
 
     @property
     def dimension(self) -> str:
@@ -127,7 +142,8 @@ def extract_times(text: str) -> tuple[list[ClockTime], list[Mention], list[Quant
     dates: list[Mention] = []
     spans: list[Quantity] = []
     chars = list(text)
-    for m in _ISO_DT.finditer(text):
+    lower = text.lower()
+    for m in _ISO_DT.finditer(text) if "-" in text else ():
         y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
         mention = _date_mention(mo, d, m.start(), m.end())
         if mention is None:
@@ -140,7 +156,8 @@ def extract_times(text: str) -> tuple[list[ClockTime], list[Mention], list[Quant
             )
         _blank(chars, m.start(), m.end())
     masked = "".join(chars)
-    for rx, day_first in ((_DAY_MON, True), (_MON_DAY, False)):
+    months = any(mon in lower for mon in _MONTHS)
+    for rx, day_first in ((_DAY_MON, True), (_MON_DAY, False)) if months else ():
         for m in rx.finditer(masked):
             day, mon = (m.group(1), m.group(2)) if day_first else (m.group(2), m.group(1))
             mention = _date_mention(_MONTHS.get(mon[:3].lower(), 0), int(day), m.start(), m.end())
@@ -155,7 +172,7 @@ def extract_times(text: str) -> tuple[list[ClockTime], list[Mention], list[Quant
         times.append(ClockTime(seconds % 86400 // 60, m.group(0), "at", seconds // 60 + 719163 * 1440, m.start()))
         _blank(chars, m.start(), m.end())
     masked = "".join(chars)
-    for m in _TIME.finditer(masked):
+    for m in _TIME.finditer(masked) if ":" in masked else ():
         hours, minutes = int(m.group(1)), int(m.group(2))
         utc = (hours * 60 + minutes - _ZONES.get(m.group("tz") or "", 0)) % 1440
         times.append(ClockTime(utc, m.group(0).strip(), _relation(masked, m.start()), None, m.start()))
@@ -251,6 +268,31 @@ _OP_WORDS = (
     ("<", re.compile(r"(?i)\b(?:under|less than|below|fewer than|at most|up to)\s*$")),
     ("~", re.compile(r"(?i)\b(?:about|around|approximately|approx\.?|roughly|nearly|almost|close to|some|~)\s*$")),
 )
+_NUMBER_WORDS_SET = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_OP_NEEDLES = (
+    "over",
+    "more",
+    "above",
+    "exceed",
+    "greater",
+    "least",
+    "upward",
+    "under",
+    "less",
+    "below",
+    "fewer",
+    "most",
+    "up to",
+    "about",
+    "around",
+    "approx",
+    "roughly",
+    "nearly",
+    "almost",
+    "close",
+    "some",
+    "~",
+)
 _LABEL_STOP = STOPWORDS | {"value", "val", "count", "total", "number", "current", "avg", "mean", "its", "not", "no"}
 _CLAUSE_BREAK = re.compile(r"[\n;{}\[\]|]|[.,](?!\d)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
@@ -274,17 +316,14 @@ def _unit_key(unit: str) -> str:
     return low[:-1] if low.endswith("s") and low[:-1] in _UNITS else low
 
 
-def label_at(text: str, start: int, end: int, counted: bool) -> frozenset[str]:
-    """Stems of the words around a number in the same clause: what the number measures."""
-    left = text[max(0, start - 48) : start]
+@lru_cache(maxsize=8192)
+def _label(left: str, right: str | None) -> frozenset[str]:
     cut = max((m.end() for m in _CLAUSE_BREAK.finditer(left)), default=0)
     words = [w for w in _WORD.findall(left[cut:]) if w.lower() not in _LABEL_STOP][-4:]
-    if counted:
-        right = text[end : end + 32]
+    if right is not None:
         stop = _CLAUSE_BREAK.search(right)
-        words += [w for w in _WORD.findall(right[: stop.start()] if stop else right) if w.lower() not in _LABEL_STOP][
-            :2
-        ]
+        after = _WORD.findall(right[: stop.start()] if stop else right)
+        words += [w for w in after if w.lower() not in _LABEL_STOP][:2]
     parts: set[str] = set()
     for w in words:
         parts.add(_LABEL_WORDS.get(w.lower(), stem(w)))
@@ -293,18 +332,23 @@ def label_at(text: str, start: int, end: int, counted: bool) -> frozenset[str]:
     return frozenset(parts)
 
 
-def _op(text: str, start: int, written: str | None) -> str:
-    op = (written or "").strip()
-    if not op:
-        before = text[max(0, start - 20) : start]
+@lru_cache(maxsize=8192)
+def _op(before: str, written: str) -> str:
+    op = written.strip()
+    if not op and any(n in before.lower() for n in _OP_NEEDLES):
         op = next((sym for sym, rx in _OP_WORDS if rx.search(before)), "=")
-    return {"≈": "~", ">=": ">", "<=": "<"}.get(op, op)
+    return {"≈": "~", ">=": ">", "<=": "<", "": "="}.get(op, op)
+
+
+def _around(text: str, start: int, end: int) -> tuple[str, str]:
+    """The text just before and after a number: where its label and comparison word are read from."""
+    return text[max(0, start - 48) : start], text[end : end + 32]
 
 
 def extract_quantities(text: str) -> list[Quantity]:
     """Numbers with units, normalised; run on text whose identifiers, dates and times are blanked."""
     out: list[Quantity] = []
-    for m in _JVM.finditer(text):
+    for m in _JVM.finditer(text) if "-X" in text else ():
         n = float(m.group(1))
         factor = {"k": _B, "m": _B**2, "g": _B**3}[m.group(2).lower()]
         out.append(
@@ -332,22 +376,35 @@ def extract_quantities(text: str) -> list[Quantity]:
                 readings=tuple((dim, number * f) for dim, f in readings),
                 number=number,
                 raw=m.group(0).strip(),
-                label=label_at(text, m.start(), m.end(), counted=not unit),
-                op=_op(text, m.start(), m.group("op")),
+                written_op=m.group("op") or "",
                 decimals=len(num.split(".")[1]) if "." in num else 0,
                 factor=readings[0][1],
-                start=m.start(),
                 unit=unit or "",
+                start=m.start(),
+                left=text[max(0, m.start() - 48) : m.start()],
+                right=text[m.end() : m.end() + 32],
             )
         )
-    for m in _ONE_UNIT.finditer(text):
-        seconds = _UNITS[m.group(1).lower()][0][1] if m.group(1).lower() in _UNITS else 604800.0
-        label = label_at(text, m.start(), m.end(), False)
-        out.append(
-            Quantity((("duration", seconds),), 1.0, m.group(0), label, factor=seconds, start=m.start(), unit="one")
-        )
-    for m in _NUMBER_WORD.finditer(text):
-        n = float(_WORDS[m.group(1).lower()])
-        label = label_at(text, m.start(), m.end(), True)
-        out.append(Quantity((("count", n),), n, m.group(0), label, start=m.start(), unit="word"))
+    lower = text.lower()
+    if any(n in lower for n in ("second", "minute", "hour", "day", "week")):
+        for m in _ONE_UNIT.finditer(text):
+            seconds = _UNITS[m.group(1).lower()][0][1]
+            left, right = _around(text, m.start(), m.end())
+            out.append(
+                Quantity(
+                    (("duration", seconds),),
+                    1.0,
+                    m.group(0),
+                    factor=seconds,
+                    unit="one",
+                    start=m.start(),
+                    left=left,
+                    right=right,
+                )
+            )
+    if any(w in lower for w in _NUMBER_WORDS_SET):
+        for m in _NUMBER_WORD.finditer(text):
+            n = float(_WORDS[m.group(1).lower()])
+            left, right = _around(text, m.start(), m.end())
+            out.append(Quantity((("count", n),), n, m.group(0), unit="word", start=m.start(), left=left, right=right))
     return out

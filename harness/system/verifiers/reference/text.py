@@ -49,6 +49,22 @@ _SINGLE_REPL = {
 }
 
 
+_MULTI_NEEDLES = ("tim", "out of", "oom", "crash", "response", "dead", "no space", "disk", "restart", "percentile")
+_SINGLE_NEEDLES = (
+    "err",
+    "conn",
+    "db",
+    "k8s",
+    "oom",
+    "timeouts",
+    "deadlocks",
+    "median",
+    "throttl",
+    "crashloop",
+    "restartcount",
+)
+
+
 def _single(m: re.Match[str]) -> str:
     word = m.group(0).lower()
     if word.startswith("oom"):
@@ -82,7 +98,12 @@ STOPWORDS = frozenset(
 
 def fold_phrases(text: str) -> str:
     """Fold known multi-word phrases and spelling variants to one token each."""
-    return _SINGLE.sub(_single, _MULTI.sub(_multi, text))
+    lower = text.lower()
+    if any(n in lower for n in _MULTI_NEEDLES):
+        text = _MULTI.sub(_multi, text)
+    if any(n in lower for n in _SINGLE_NEEDLES):
+        text = _SINGLE.sub(_single, text)
+    return text
 
 
 @lru_cache(maxsize=65536)
