@@ -156,6 +156,18 @@ class AlterEvidence:
     def near(self, statement: str, token: str, marker: str) -> bool:
         raise NotImplementedError
 
+    def loose(self, token: str) -> re.Pattern[str]:
+        raise NotImplementedError
+
+    def leaves_a_trace(self, seed: Seed, token: str, chosen: tuple[str, str], changed: set[str]) -> bool:
+        """Whether a tool result would still hold the original value in a form the token pattern skips
+        (`line 88123:` beside `"order_id": 88123`): the quoting claim could still be read as seen."""
+        strict, loose = self.pattern(token), self.loose(token)
+        return any(
+            loose.search(strict.sub(chosen[0], inv.result) if inv.id in changed else inv.result)
+            for inv in seed.case.session.tool_invocations
+        )
+
     def sites(self, seed: Seed, rng: random.Random) -> list[Site]:
         claims = claims_of(seed.structured)
         tokens = sorted(
@@ -171,6 +183,8 @@ class AlterEvidence:
             holders = sorted(i.id for i in seed.case.session.tool_invocations if self.pattern(token).search(i.result))
             chosen = self.replacement(token, seed, rng)
             if not holders or chosen is None or not self.mechanical(seed, token, set(holders), chosen[1]):
+                continue
+            if self.leaves_a_trace(seed, token, chosen, set(holders)):
                 continue
             sites.append(Site(params={"token": token, "replacement": chosen[0], "invocations": holders}))
             if len(sites) == MAX_SITES:
@@ -246,6 +260,9 @@ class AlterNumber(AlterEvidence):
     def near(self, statement: str, token: str, marker: str) -> bool:
         return any(near_number(float(m.group()), float(token)) for m in re.finditer(r"\d+(?:\.\d+)?", statement))
 
+    def loose(self, token: str) -> re.Pattern[str]:
+        return re.compile(r"(?<![\d.])" + re.escape(token) + r"(?!\d|\.\d)")
+
 
 @dataclass(frozen=True)
 class SwapEntity(AlterEvidence):
@@ -264,6 +281,26 @@ class SwapEntity(AlterEvidence):
 
     def near(self, statement: str, token: str, marker: str) -> bool:
         return marker.lower() in statement.lower()
+
+    def loose(self, token: str) -> re.Pattern[str]:
+        return re.compile(r"(?<![a-z0-9])" + re.escape(token) + r"(?![a-z0-9])", re.IGNORECASE)
+
+    def leaves_a_trace(self, seed: Seed, token: str, chosen: tuple[str, str], changed: set[str]) -> bool:
+        """Also: a swapped service word (`reports-api` -> `search-api`) must not survive elsewhere in the
+        changed results (`pool="reports"`, `replica set reports-api-6d5f8`): the evidence would be inconsistent."""
+        if super().leaves_a_trace(seed, token, chosen, changed):
+            return True
+        replacement, marker = chosen
+        if replacement.startswith(marker):
+            return False  # only an ordinal or hash changed; the stem is meant to stay
+        word = re.compile(r"(?<![a-z0-9])" + re.escape(marker) + r"(?![a-z0-9])", re.IGNORECASE)
+        pattern = self.pattern(token)
+        for inv in seed.case.session.tool_invocations:
+            if inv.id in changed:
+                text = "\n".join([inv.result, *map(str, inv.arguments.values())])
+                if word.search(pattern.sub(replacement, text)):
+                    return True
+        return False
 
 
 INJECTIONS = (

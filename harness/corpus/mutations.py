@@ -98,8 +98,11 @@ class Seed:
 
 
 class Mutation(Protocol):
-    name: str
-    summary: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def summary(self) -> str: ...
 
     def sites(self, seed: Seed, rng: random.Random) -> list[Site]: ...
 

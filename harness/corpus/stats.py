@@ -191,7 +191,7 @@ def corpus_stats(
     labels = class_counts(
         (v for c in quality for v in (c.expected.claims or {}).values()), [d.value for d in Derivability]
     )
-    policy_labels = Counter(v for c in policy for v in (c.expected.claims or {}).values() for v in _as_list(v))
+    policy_labels = Counter(v for c in policy for gold in (c.expected.claims or {}).values() for v in _as_list(gold))
     for entry in labels:
         entry.policy = policy_labels[entry.key]
     verdicts = class_counts((c.expected.verdict for c in quality), [v.value for v in Verdict])

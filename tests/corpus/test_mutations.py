@@ -140,7 +140,8 @@ def test_swap_entity_without_the_inference() -> None:
     data["executor"]["structured_output"]["claims"].pop()  # C3, the inference
     del data["expected"]["claims"]["C3"]
     cases = generated(SwapEntity(), data)
-    assert sorted(c.meta["mutation_params"]["token"] for c in cases) == ["cart-service", "redis-cart-0"]
+    # cart-service -> <word>-service would leave the keys `cart:81733` in the same log lines: skipped
+    assert [c.meta["mutation_params"]["token"] for c in cases] == ["redis-cart-0"]
     swapped = next(c for c in cases if c.meta["mutation_params"]["token"] == "redis-cart-0")
     new = swapped.meta["mutation_params"]["replacement"]
     assert new.startswith("redis-cart-") and new != "redis-cart-0"
@@ -148,6 +149,12 @@ def test_swap_entity_without_the_inference() -> None:
     assert new in swapped.session.tool_invocations[1].arguments["expr"]
     assert labels(swapped) == {"C1": {"direct_observation"}, "C2": {"contradicted"}}
     assert verdicts(swapped) == ["REJECT"]
+
+
+def test_a_value_left_in_another_form_blocks_the_alteration() -> None:
+    data = example("quality")
+    data["session"]["tool_invocations"][0]["result"] += "\nslowlog: 3000:GET cart:81733"  # 3000 the token skips
+    assert generated(AlterNumber(), data) == []
 
 
 def test_inject_instruction_keeps_labels_and_verdict_and_is_visible() -> None:
