@@ -238,7 +238,7 @@ class Anchors:
         named = [
             (m.value, f)
             for m, f in self.mentions
-            if m.kind in STRONG_KINDS and (f.status == "found" or m.kind in ABSENT_KINDS)
+            if m.kind in STRONG_KINDS and (f.status == "found" or (m.kind in ABSENT_KINDS and m.family != "http_class"))
         ]
         return named + [(q.raw, f) for q, f in self.quantities] + [(t.raw, f) for t, f in self.times]
 
@@ -286,7 +286,8 @@ def contradiction(
             return drift
     rest, _ = coverage(words, ev.vocab)
     for m, f in found.mentions:
-        if m.kind in FABRICATION_KINDS and f.status == "absent" and rest >= settings.fabrication_coverage:
+        specific = m.kind in FABRICATION_KINDS and m.family != "http_class"  # `5xx` names a class, not a code
+        if specific and f.status == "absent" and rest >= settings.fabrication_coverage:
             return f"claim asserts {m.value}, which {ev.where} does not contain (fabricated {m.kind})"
     return None
 

@@ -47,7 +47,7 @@ STRONG_CAUSAL = _rx(
 CAUSE_FOLLOWS = _rx(r"because|due to|caused by|as a result of|stems? from|driven by|attributable to|the reason")
 # evidence wording that states a cause or a full scope itself
 EVIDENCE_CAUSAL = _rx(r"\b(?:caused by|due to|because|reason|root cause|triggered by|as a result)\b")
-EVIDENCE_SCOPE = _rx(r"\b(?:all|every|each|entire|whole|none|100 ?%)\b|\b(\d+)\s*(?:/|of|out of)\s*\1\b")
+EVIDENCE_SCOPE = _rx(r"\b(?:all|every|each|entire|whole|none|100 ?%)\b|\b([2-9]|\d{2,})\s*(?:/|of|out of)\s*\1\b")
 
 CUE_WORDS = frozenset(
     stem(w)

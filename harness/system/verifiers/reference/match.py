@@ -78,6 +78,10 @@ def derivable(claim: Quantity, basis: Basis) -> bool:
     for dim, base in claim.readings:
         if dim == "count" and any(value_matches(claim, float(n), base) for n in basis.counts):
             return True
+        if dim == "percent" and any(
+            value_matches(claim, a / b * 100, base) for a in basis.counts for b in basis.counts if 0 < a < b
+        ):
+            return True
         if dim == "duration":
             stamps = basis.stamps[:MAX_DERIVED_INPUTS]
             if any(value_matches(claim, (y - x) * 60.0, base) for i, x in enumerate(stamps) for y in stamps[i + 1 :]):
@@ -115,6 +119,8 @@ def near_miss(claim: Quantity, ev: Quantity) -> bool:
             if edim != dim and edim != "count":
                 continue
             written = value if edim == dim else ev.number
+            if edim != dim and dim == "percent" and 0 <= written <= 1:
+                written *= 100  # a bare ratio read as a percentage
             scale = base / claim.number if edim == dim else 1.0
             b = _digits(written / scale, claim.decimals)
             if a == b or len(a) < 2 or not b:
@@ -122,7 +128,8 @@ def near_miss(claim: Quantity, ev: Quantity) -> bool:
             if len(a) >= 3 and sorted(a) == sorted(b):
                 return True
             ratio = written / scale / claim.number
-            if any(abs(ratio - k) < 1e-3 * k for k in (10.0, 100.0, 1000.0, 0.1, 0.01, 0.001)):
+            powers = (10.0, 100.0, 1000.0, 0.1, 0.01, 0.001)
+            if (edim == dim or dim == "count") and any(abs(ratio - k) < 1e-3 * k for k in powers):
                 return True
             if len(a) == len(b) >= 3 and sum(x != y for x, y in zip(a, b, strict=True)) == 1:
                 return True
