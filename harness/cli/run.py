@@ -152,7 +152,7 @@ def default_factory(study: Study):  # type: ignore[no-untyped-def]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    console, err = Console(width=None if Console().is_terminal else 160), Console(stderr=True)
+    console, err = Console(width=None if Console().is_terminal else 160), Console(stderr=True, soft_wrap=True)
     try:
         study = study_from_args(args)
         cases = load_cases(study.cases)
@@ -244,12 +244,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     console = Console(width=None if Console().is_terminal else 160)
     for path in (args.run_a, args.run_b):
         if not path.exists():
-            Console(stderr=True).print(f"[red]error:[/red] no such run folder: {path}", highlight=False)
+            Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] no such run folder: {path}", highlight=False)
             return EXIT_USAGE
     try:
         rows = compare_runs(load_outcomes(args.run_a), load_outcomes(args.run_b))
     except FileNotFoundError as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {exc}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {exc}", highlight=False)
         return EXIT_USAGE
     table = Table(title=f"{args.run_a} (A) vs {args.run_b} (B), paired by case")
     for col in (

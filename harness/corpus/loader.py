@@ -34,8 +34,11 @@ class CorpusError(Exception):
         super().__init__(f"{len(self.errors)} error(s) in the case files:\n{lines}{more}")
 
 
-class _StrictSafeLoader(yaml.SafeLoader):
-    """yaml.SafeLoader that refuses a mapping with a repeated key."""
+_BaseSafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictSafeLoader(_BaseSafeLoader):  # type: ignore[misc,valid-type]
+    """The safe loader (libyaml's C parser when present) that refuses a mapping with a repeated key."""
 
 
 def _construct_mapping(loader: _StrictSafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -100,7 +103,9 @@ def load_cases(paths: Iterable[Path | str], catalogue: dict[str, Scenario] | Non
     cases: list[Case] = []
     errors: list[CaseError] = []
     first_file: dict[str, str] = {}
-    files = case_files(Path(p) for p in paths)
+    paths = [Path(p) for p in paths]
+    errors.extend(CaseError(str(p), "", "no such file or folder") for p in paths if not p.exists())
+    files = case_files(p for p in paths if p.exists())
     for path in files:
         case, errs = load_case_file(path, catalogue)
         errors.extend(errs)

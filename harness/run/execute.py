@@ -38,10 +38,18 @@ async def execute_case(
     verifier: Verifier,
     settings: PolicySettings = PolicySettings(),
     excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
+    store: Store | None = None,
 ) -> PipelineRun:
-    """Run the case through the whole system against a fresh store."""
-    store = Store()
+    """Run the case through the whole system against a fresh store.
+
+    A given store is emptied first and left open (a runner worker reuses one);
+    otherwise a new in-memory store is made and closed.
+    """
+    own = store is None
+    store = store or Store()
     try:
+        if not own:
+            store.clear()
         load_case_into_store(case, store)
         return await run_pipeline(
             store,
@@ -54,7 +62,8 @@ async def execute_case(
             excerpt_chars=excerpt_chars,
         )
     finally:
-        store.close()
+        if own:
+            store.close()
 
 
 async def run_case(

@@ -35,6 +35,7 @@ from harness.run.log import (
 from harness.run.records import record_from_crash, record_from_run
 from harness.run.study import REFERENCE, Study
 from harness.system.policy import PolicySettings
+from harness.system.store import Store
 from harness.system.verifiers.base import Verifier
 
 POLICY_VARIANT = "policy"
@@ -193,27 +194,33 @@ async def run_tasks(
     finished: list[ResultRecord] = []
 
     async def worker() -> None:
-        while True:
-            try:
-                task = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            record = await run_one(task, verifier_for, excerpt_chars)
-            writer.write(record)
-            finished.append(record)
-            progress.advance(record)
+        store = Store()  # one per worker, emptied before each case: a fresh store without the set-up cost
+        try:
+            while True:
+                try:
+                    task = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                record = await run_one(task, verifier_for, excerpt_chars, store)
+                writer.write(record)
+                finished.append(record)
+                progress.advance(record)
+        finally:
+            store.close()
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(tasks))))]
     await asyncio.gather(*workers)
     return finished
 
 
-async def run_one(task: Task, verifier_for: Callable[[Task], Verifier], excerpt_chars: int) -> ResultRecord:
+async def run_one(
+    task: Task, verifier_for: Callable[[Task], Verifier], excerpt_chars: int, store: Store | None = None
+) -> ResultRecord:
     """One task; an unexpected exception becomes an error record, never a lost run."""
     try:
         verifier = verifier_for(task)
         settings = PolicySettings(claim_guard=task.variant.claim_guard if task.variant else True)
-        run = await execute_case(task.case, verifier, settings, excerpt_chars)
+        run = await execute_case(task.case, verifier, settings, excerpt_chars, store)
         return record_from_run(task.case, task.variant_name, task.epoch, run)
     except Exception as exc:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()

@@ -96,7 +96,7 @@ def load_study_file(path: Path) -> dict[str, Any]:
 def build_study(file_data: dict[str, Any], overrides: dict[str, Any], source: str = "flags") -> Study:
     """Merge flags over the study file and validate; errors name the key."""
     merged = {**file_data, **{k: v for k, v in overrides.items() if v is not None}}
-    if "gates" in overrides and "gates" in file_data:
+    if overrides.get("gates") and file_data.get("gates"):
         merged["gates"] = {**file_data["gates"], **overrides["gates"]}
     try:
         return Study.model_validate(merged)

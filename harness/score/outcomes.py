@@ -17,21 +17,19 @@ OUTCOMES_FILE = "outcomes.jsonl"
 
 def outcomes_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
     """One row per variant × case: majority verdict correctness and claims right / total per epoch."""
+    columns = [
+        "variant",
+        "case_id",
+        "case_hash",
+        "verdict_correct",
+        "model_verdict_correct",
+        "claims_right",
+        "claims_total",
+    ]
     quality = quality_frame(records)
     quality = quality[quality["scored"]]
     if quality.empty:
-        return pd.DataFrame(
-            columns=[
-                "variant",
-                "case_id",
-                "case_hash",
-                "verdict_correct",
-                "model_verdict_correct",
-                "claims_right",
-                "claims_total",
-            ]
-        )
-    hashes = {(r.variant, r.case_id): r.case_hash for r in records}
+        return pd.DataFrame(columns=columns)
     per_case = quality.groupby(["variant", "case_id"]).agg(
         verdict_correct=("verdict_correct", "mean"),
         model_verdict_correct=("model_verdict_correct", "mean"),
@@ -39,25 +37,20 @@ def outcomes_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
     )
     claims = claims_frame(records)
     claims = claims[claims["scored"]]
-    claim_sums = claims.groupby(["variant", "case_id"])["correct"].agg(["sum", "count"]) if not claims.empty else None
-    rows = []
-    for (variant, case_id), row in per_case.iterrows():
-        right = total = 0.0
-        if claim_sums is not None and (variant, case_id) in claim_sums.index:
-            right = claim_sums.loc[(variant, case_id), "sum"] / row["epochs"]
-            total = claim_sums.loc[(variant, case_id), "count"] / row["epochs"]
-        rows.append(
-            {
-                "variant": variant,
-                "case_id": case_id,
-                "case_hash": hashes.get((variant, case_id)),
-                "verdict_correct": bool(row["verdict_correct"] > 0.5),
-                "model_verdict_correct": bool(row["model_verdict_correct"] > 0.5),
-                "claims_right": float(right),
-                "claims_total": float(total),
-            }
-        )
-    return pd.DataFrame(rows)
+    sums = (
+        claims.groupby(["variant", "case_id"])["correct"].agg(["sum", "count"])
+        if not claims.empty
+        else pd.DataFrame(columns=["sum", "count"])
+    )
+    per_case = per_case.join(sums, how="left").fillna({"sum": 0.0, "count": 0.0})
+    hashes = pd.Series({(r.variant, r.case_id): r.case_hash for r in records}, name="case_hash")
+    hashes.index.names = ["variant", "case_id"]
+    out = per_case.join(hashes, how="left").reset_index()
+    out["claims_right"] = out["sum"].astype(float) / out["epochs"]
+    out["claims_total"] = out["count"].astype(float) / out["epochs"]
+    out["verdict_correct"] = out["verdict_correct"] > 0.5
+    out["model_verdict_correct"] = out["model_verdict_correct"] > 0.5
+    return out[columns]
 
 
 def write_outcomes(run_dir: Path, frame: pd.DataFrame) -> None:

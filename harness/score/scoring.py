@@ -33,8 +33,8 @@ def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
     """Compute the summary with its gates from the run log, write the scored files, return the summary."""
     manifest = read_manifest(run_dir)
     records = read_results(run_dir)
-    summary = build_summary(manifest, records, load_run_cases(run_dir))
     outcomes = outcomes_frame(records)
+    summary = build_summary(manifest, records, load_run_cases(run_dir), outcomes)
     gate_rows = threshold_gates(summary, gates.fail_under, gates.max_unsafe_pass)
     if gates.baseline is not None:
         gate_rows += baseline_gates(outcomes, load_outcomes(gates.baseline), gates.alpha)

@@ -117,8 +117,10 @@ def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.Data
     return out
 
 
-def build_summary(manifest: Manifest, records: Sequence[ResultRecord], cases: dict[str, Case]) -> dict[str, Any]:
-    """The whole summary.json, computed after the run from the log."""
+def build_summary(
+    manifest: Manifest, records: Sequence[ResultRecord], cases: dict[str, Case], outcomes: pd.DataFrame | None = None
+) -> dict[str, Any]:
+    """The whole summary.json, computed after the run from the log (`outcomes` when already built)."""
     quality = quality_frame(records)
     claims = claims_frame(records)
     variants = []
@@ -134,7 +136,7 @@ def build_summary(manifest: Manifest, records: Sequence[ResultRecord], cases: di
             "claim_guard": info.claim_guard,
         }
         variants.append(variant_summary(meta, q, c))
-    outcomes = outcomes_frame(records)
+    outcomes = outcomes_frame(records) if outcomes is None else outcomes
     names = [v.name for v in manifest.variants]
     comparisons = [
         {"a": a, "b": b, **compare_outcomes(outcomes[outcomes["variant"] == a], outcomes[outcomes["variant"] == b])}

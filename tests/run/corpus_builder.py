@@ -53,7 +53,7 @@ GOLD: dict[str, tuple[dict[str, Any], Any]] = {
 
 
 def quality_case(case_id: str, tags: list[str] | None = None) -> dict[str, Any]:
-    labels, verdict = GOLD[case_id]
+    labels, verdict = copy.deepcopy(GOLD[case_id])
     session = copy.deepcopy(SESSION)
     session["question"] = f"[{case_id}] {session['question']}"
     return {
