@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict
 
@@ -240,7 +240,9 @@ class Anchors:
             for m, f in self.mentions
             if m.kind in STRONG_KINDS and (f.status == "found" or (m.kind in ABSENT_KINDS and m.family != "http_class"))
         ]
-        return named + [(q.raw, f) for q, f in self.quantities] + [(t.raw, f) for t, f in self.times]
+        # a window or a count in words ("the last hour", "three pods") supports when found, is no gap when not
+        figures = [(q.raw, f) for q, f in self.quantities if f.status != "absent" or q.unit not in ("one", "word")]
+        return named + figures + [(t.raw, f) for t, f in self.times]
 
     def count(self, status: str) -> int:
         return sum(1 for _, f in self.strong() if f.status == status)
@@ -310,7 +312,7 @@ def negation_conflict(statement: str, words: Sequence[str], ev: Pooled) -> str |
 def overstatement(statement: str, hedged: bool, found: Anchors, ev: Pooled) -> str | None:
     """An absolute, causal or certain wording that the cited evidence does not itself carry."""
     absolute = cues.cue(cues.ABSOLUTE, statement)
-    if absolute and absolute.lower() != "never" and not cues.EVIDENCE_SCOPE.search(ev.text):
+    if absolute and not hedged and absolute.lower() != "never" and not cues.EVIDENCE_SCOPE.search(ev.text):
         explicit = [q for q, f in found.quantities if f.status == "found"]
         if not (absolute.lower() in ("all", "every", "each") and explicit):
             return f"'{absolute}' goes beyond {ev.where}, which does not show the full scope"
@@ -339,6 +341,12 @@ def _cause_shown(statement: str, causal: re.Match[str], found: Anchors, ev: Pool
     return bool(anchored) or (len(words) >= 2 and cov >= 0.75)
 
 
+def claim_features(statement: str) -> Features:
+    """The claim's features; an `00:00:04` in a claim is a clock time, not also an elapsed time."""
+    feats = features(statement)
+    return replace(feats, quantities=tuple(q for q in feats.quantities if q.unit != "hms"))
+
+
 def classify(
     claim: Claim, evidence: ClaimEvidence, session: Sequence[tuple[str, str]], settings: ReferenceSettings
 ) -> Decision:
@@ -357,7 +365,7 @@ def classify(
         return Decision(D.UNSUPPORTED, _h(f"no usable evidence ({why})"))
 
     ev = pool(evidence.usable, evidence.labels)
-    feats = features(statement)
+    feats = claim_features(statement)
     words = [w for w in content_stems(feats.masked) if w not in cues.CUE_WORDS]
     hedge = cues.cue(cues.HEDGE, statement)
     tentative = bool(hedge) or claim.status == "hypothesis"

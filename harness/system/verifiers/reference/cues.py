@@ -18,7 +18,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 HEDGE = _rx(
-    r"\b(?:likely|unlikely|probabl[ey]|possibl[ey]|possibility|may|might|could|suggests?|suggesting|suggestive|"
+    r"\b(?:likely|unlikely|probabl[ey]|possibly|possibility|may|might|could|suggests?|suggesting|suggestive|"
     r"appears?(?: to)?|seems?(?: to)?|consistent with|points? to|pointing to|presumabl[ey]|perhaps|potential(?:ly)?|"
     r"plausibl[ey]|suspect(?:ed)?|hypothes[ie]s|hypothesi[sz]e[ds]?|candidate|indicative of|most likely|"
     r"we believe|believed|apparently|i think|one explanation|would explain|in line with)\b"
@@ -131,7 +131,7 @@ TOPICS: tuple[Topic, ...] = (
         _rx(
             r"\b(?:(?:re)?deploy(?:ed|s|ing)?|deploy(?:ment)? of|(?:recent|new|latest|bad|last|faulty|earlier|"
             r"today's|morning's) (?:deploy(?:ment)?|release|rollout|change)|rolled (?:out|back)|rollout|rollback|"
-            r"released|new (?:version|release|build)|upgraded?|config(?:uration)? (?:change|push|update)|"
+            r"released|(?:'s|s') (?:release|deploy(?:ment)?|rollout|upgrade)|release of|new (?:version|release|build)|upgraded?|config(?:uration)? (?:change|push|update)|"
             r"changed (?:the )?config\w*|feature flag|hotfix|code change|pushed (?:an? |the )?(?:new )?[\w-]* ?config\w*|new [\w-]+ (?:route )?config\w*)\b"
         ),
         _rx(r"deploy|release|rollout|change|argo|helm|spinnaker|audit|git|history|revision|ci_?cd"),

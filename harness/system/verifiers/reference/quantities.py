@@ -9,7 +9,8 @@ output often gives bare numbers whose unit sits in a header (`(seconds)`,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import date
 from functools import lru_cache
 
@@ -81,7 +82,9 @@ _DAY_MON = re.compile(rf"(?i)\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MON})(?:,?\s+(\d
 _MON_DAY = re.compile(
     rf"(?i)\b({_MON})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?:\d{{2}}:\d{{2}}:\d{{2}}\s+)?(\d{{4}}))?"
 )
-_EPOCH = re.compile(r"(?<![\d.])(1[4-9]\d{8})(?:\.\d+)?(?![\d])")
+_EPOCH = re.compile(
+    r"(?:(?<=[\[,(@=:\"])|(?<=\(integer\) )|(?<=[\[,(@=:]\s))(1[4-9]\d{8})(?:\.\d+)?(?![\d])(?!\s*[A-Za-z])"
+)
 _TIME = re.compile(
     r"(?<![\d:.])([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d+)?)?"
     r"(?:\s?(?:Z|UTC|GMT)\b|\s?(?P<tz>CEST|CET|BST|EEST|EET|IST|JST|PST|PDT|EST|EDT|CST|CDT|MST|MDT)\b)?(?![\d])"
@@ -345,6 +348,24 @@ def _around(text: str, start: int, end: int) -> tuple[str, str]:
     return text[max(0, start - 48) : start], text[end : end + 32]
 
 
+_RANGE_JOIN = re.compile(r"\s*(?:-|–|to|and)\s*")
+
+
+def _ranges(text: str, numbers: Sequence[tuple[re.Match[str], Quantity]]) -> list[Quantity]:
+    """`300-330k`, `49-52 minutes`, `1.2 and 3.8 ms`: the first number takes the unit written after the second."""
+    out = [q for _, q in numbers]
+    for i in range(len(numbers) - 1):
+        (m, q), (m_next, nxt) = numbers[i], numbers[i + 1]
+        if q.unit or m.group("k") or not nxt.number or not _RANGE_JOIN.fullmatch(text[m.end() : m_next.start()]):
+            continue
+        if not (nxt.unit or m_next.group("k")):
+            continue
+        number = q.number * (1000 if m_next.group("k") else 1)
+        readings = tuple((dim, number * value / nxt.number) for dim, value in nxt.readings)
+        out[i] = replace(q, readings=readings, number=number, unit=nxt.unit, factor=nxt.factor)
+    return out
+
+
 def extract_quantities(text: str) -> list[Quantity]:
     """Numbers with units, normalised; run on text whose identifiers, dates and times are blanked."""
     out: list[Quantity] = []
@@ -362,6 +383,7 @@ def extract_quantities(text: str) -> list[Quantity]:
                 unit="jvm",
             )
         )
+    numbers: list[tuple[re.Match[str], Quantity]] = []
     for m in _NUMBER.finditer(text):
         num = m.group("num").replace(",", "")
         number = float(num) * (1000 if m.group("k") else 1)
@@ -371,20 +393,24 @@ def extract_quantities(text: str) -> list[Quantity]:
         else:
             readings = _UNITS[_unit_key(unit)] if unit else (("count", 1.0),)
         unit = unit or m.group("size")
-        out.append(
-            Quantity(
-                readings=tuple((dim, number * f) for dim, f in readings),
-                number=number,
-                raw=m.group(0).strip(),
-                written_op=m.group("op") or "",
-                decimals=len(num.split(".")[1]) if "." in num else 0,
-                factor=readings[0][1],
-                unit=unit or "",
-                start=m.start(),
-                left=text[max(0, m.start() - 48) : m.start()],
-                right=text[m.end() : m.end() + 32],
+        numbers.append(
+            (
+                m,
+                Quantity(
+                    readings=tuple((dim, number * f) for dim, f in readings),
+                    number=number,
+                    raw=m.group(0).strip(),
+                    written_op=m.group("op") or "",
+                    decimals=len(num.split(".")[1]) if "." in num else 0,
+                    factor=readings[0][1],
+                    unit=unit or "",
+                    start=m.start(),
+                    left=text[max(0, m.start() - 48) : m.start()],
+                    right=text[m.end() : m.end() + 32],
+                ),
             )
         )
+    out.extend(_ranges(text, numbers))
     lower = text.lower()
     if any(n in lower for n in ("second", "minute", "hour", "day", "week")):
         for m in _ONE_UNIT.finditer(text):
