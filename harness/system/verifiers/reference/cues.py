@@ -164,10 +164,21 @@ TOPICS: tuple[Topic, ...] = (
         _rx(
             r"\b(?:someone|somebody|an? (?:engineer|developer|operator|admin|dba)|team|on-?call|manually|by hand|"
             r"intentional(?:ly)?|on purpose|scheduled maintenance|maintenance window|change (?:request|ticket)|"
-            r"paged|pager|told us|confirmed they)\b"
+            r"paged|pager|told us|confirmed they|announc\w*|(?:change )?freeze|tickets?|load test|"
+            r"(?:new|large|enterprise|big) customers?)\b"
         ),
         _rx(r"audit|change|maintenance|calendar|ticket|pager|slack|chat"),
         _rx(r"\baudit|by user|maintenance window|change request"),
+    ),
+    Topic(
+        "something before the session's window",
+        _rx(
+            r"\b(?:yesterday|last (?:week|night|month|sprint|quarter|monday|tuesday|wednesday|thursday|friday|"
+            r"saturday|sunday)|earlier this week|this morning|(?:on|since) (?:monday|tuesday|wednesday|thursday|"
+            r"friday|saturday|sunday))\b"
+        ),
+        _rx(r"history|audit|calendar|change"),
+        _rx(r"(?!)"),  # nothing in a tool result shows it by itself
     ),
     Topic(
         "code review or source history",

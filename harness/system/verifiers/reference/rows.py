@@ -40,7 +40,7 @@ def _comparable(q: Quantity, other: Quantity) -> bool:
         for odim, value in other.readings:
             if odim == dim and value and 0.1 <= base / value <= 10:
                 return True
-            if not other.unit and dim == "count" and other.number and 0.1 <= q.number / other.number <= 10:
+            if not other.unit and other.number and 0.1 <= q.number / other.number <= 10:
                 return True
     return False
 
@@ -64,12 +64,15 @@ def row_conflict(text: str, claim: Features, views: Sequence[EntryView], tentati
     for lo, hi in clauses(text):
         entities = [m for m in claim.mentions if m.kind in ROW_KINDS and lo <= m.start < hi]
         numbers = [q for q in claim.quantities if lo <= q.start < hi]
-        if len(entities) != 1 or not numbers:
+        if not entities or not numbers:
             continue
-        e = entities[0]
         for view in views:
+            here = [e for e in entities if _own_rows(e, view.lines)]
+            if len(here) != 1:
+                continue
+            e = here[0]
             own = _own_rows(e, view.lines)
-            if not own or len(own) > MAX_OWN_ROWS:
+            if len(own) > MAX_OWN_ROWS:
                 continue
             for q in numbers:
                 if any(quantity_found(q, x) for _, f in own for x in f.quantities):
