@@ -188,9 +188,10 @@ def test_hedged_step_is_reasonable_inference() -> None:
     assert cls == D.REASONABLE_INFERENCE and "probably" in detail
 
 
-def test_a_computed_share_is_reasonable_inference() -> None:
-    cls, _ = classify("2 of the 5 order-service pods (40%) were OOMKilled", "T3")
-    assert cls in (D.DIRECT_OBSERVATION, D.REASONABLE_INFERENCE)
+def test_a_computed_share_is_an_observation() -> None:
+    # the labelling guide: arithmetic on shown values whose result is right is direct_observation
+    cls, detail = classify("2 of the 5 order-service pods (40%) were OOMKilled", "T3")
+    assert cls == D.DIRECT_OBSERVATION and "arithmetic" in detail
 
 
 def test_deploy_no_tool_observed_is_external_unknown() -> None:

@@ -311,11 +311,15 @@ def negation_conflict(statement: str, words: Sequence[str], ev: Pooled) -> str |
 
 def overstatement(statement: str, hedged: bool, found: Anchors, ev: Pooled) -> str | None:
     """An absolute, causal or certain wording that the cited evidence does not itself carry."""
-    absolute = cues.cue(cues.ABSOLUTE, statement)
-    if absolute and not hedged and absolute.lower() != "never" and not cues.EVIDENCE_SCOPE.search(ev.text):
-        explicit = [q for q, f in found.quantities if f.status == "found"]
-        if not (absolute.lower() in ("all", "every", "each") and explicit):
-            return f"'{absolute}' goes beyond {ev.where}, which does not show the full scope"
+    absolute = cues.ABSOLUTE.search(statement)
+    if absolute and not hedged and absolute.group(0).lower() != "never" and not cues.EVIDENCE_SCOPE.search(ev.text):
+        # "all 50 server connections": the total is a figure the evidence states, so the scope is shown
+        stated_total = any(
+            f.status == "found" and q.unit not in ("one", "word") and 0 <= q.start - absolute.end() <= 2
+            for q, f in found.quantities
+        )
+        if not stated_total:
+            return f"'{absolute.group(0)}' goes beyond {ev.where}, which does not show the full scope"
     causal = cues.CAUSAL.search(statement)
     if causal and not hedged and not cues.EVIDENCE_CAUSAL.search(ev.text):
         if cues.STRONG_CAUSAL.search(causal.group(0)) or not _cause_shown(statement, causal, found, ev):
@@ -391,8 +395,8 @@ def classify(
         return Decision(D.DIRECT_OBSERVATION, _h(f"{ev.where} states {_few([a for a, _ in found.strong()], 3)}{notes}"))
     if not found.strong() and cov >= settings.direct_coverage:
         return Decision(D.DIRECT_OBSERVATION, _h(f"{ev.where} states it ({len(words)} content words matched){notes}"))
-    if n_derived and not n_absent:
-        return Decision(D.REASONABLE_INFERENCE, _h(f"a figure is computed from {ev.where}, not stated there{notes}"))
+    if n_derived and not n_absent:  # arithmetic on shown values that comes out right is an observation (guide)
+        return Decision(D.DIRECT_OBSERVATION, _h(f"{ev.where} shows it; a figure is arithmetic on shown values{notes}"))
     if (n_found and n_absent <= n_found // 2) or (not n_absent and cov >= settings.inference_coverage):
         lacking = [a for a, f in found.strong() if f.status == "absent"] or missing
         return Decision(

@@ -47,7 +47,7 @@ STRONG_CAUSAL = _rx(
 CAUSE_FOLLOWS = _rx(r"because|due to|caused by|as a result of|stems? from|driven by|attributable to|the reason")
 # evidence wording that states a cause or a full scope itself
 EVIDENCE_CAUSAL = _rx(r"\b(?:caused by|due to|because|reason|root cause|triggered by|as a result)\b")
-EVIDENCE_SCOPE = _rx(r"\b(?:all|every|each|entire|whole|none|100 ?%)\b|\b([2-9]|\d{2,})\s*(?:/|of|out of)\s*\1\b")
+EVIDENCE_SCOPE = _rx(r"\b(?:all|every|each|entire|whole|100 ?%)\b|\b([2-9]|\d{2,})\s*(?:/|of|out of)\s*\1\b")
 
 CUE_WORDS = frozenset(
     stem(w)
@@ -207,7 +207,7 @@ def topic_observed(topic: Topic, words: Sequence[str], tools: Iterable[tuple[str
     if any(topic.tool.search(name) or topic.evidence.search(text) for name, text in tools):
         return True
     session = "\n".join(text.lower() for _, text in tools)
-    return all(w.lower() in session for w in words)
+    return all(re.search(rf"\b{re.escape(w.lower())}\b", session) for w in words)
 
 
 # --- prompt injection ----------------------------------------------------------------
