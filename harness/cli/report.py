@@ -1,0 +1,70 @@
+"""`vbench report`: render a finished run again, or several runs into one report."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from harness.report.browser import BrowserError, screenshot
+from harness.report.load import ReportError
+from harness.report.prices import PriceError, load_prices
+from harness.report.render import MARKDOWN_FILE, SCREENSHOT_FILE, render_run
+from harness.report.select import DEFAULT_LIMIT
+
+EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    rep = sub.add_parser(
+        "report",
+        help="write report.html and summary.md for finished run folders (one: re-render it; several: combine them)",
+    )
+    rep.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
+    rep.add_argument("--out", type=Path, help="output folder (default: the run folder; required for several runs)")
+    rep.add_argument(
+        "--prices", type=Path, help="price table (TOML/JSON/YAML, USD per 1M tokens); default $VBENCH_PRICES"
+    )
+    rep.add_argument(
+        "--max-embedded",
+        type=int,
+        default=DEFAULT_LIMIT,
+        help=f"results embedded for drill-down, failures first (default {DEFAULT_LIMIT})",
+    )
+    rep.add_argument(
+        "--rescore", action="store_true", help="score again from results.jsonl (rewrites summary.json, outcomes, junit)"
+    )
+    rep.add_argument("--screenshot", action="store_true", help=f"also save {SCREENSHOT_FILE} (needs chromium)")
+    rep.set_defaults(handler=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    err = Console(stderr=True)
+    if len(args.run_dirs) > 1 and args.out is None:
+        err.print("[red]error:[/red] give --out for a report that combines several runs")
+        return EXIT_USAGE
+    if args.max_embedded < 1:
+        err.print("[red]error:[/red] --max-embedded must be at least 1")
+        return EXIT_USAGE
+    out = args.out or args.run_dirs[0]
+    started = time.perf_counter()
+    try:
+        prices = load_prices(args.prices)
+        report = render_run(args.run_dirs, out, prices=prices, limit=args.max_embedded, rescore=args.rescore)
+    except (ReportError, PriceError) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        return EXIT_USAGE
+    print(f"report: {report}")
+    print(f"summary: {report.parent / MARKDOWN_FILE}")
+    if args.screenshot:
+        try:
+            png = screenshot(report, report.parent / SCREENSHOT_FILE)
+        except BrowserError as exc:
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+            return EXIT_USAGE
+        print(f"screenshot: {png}")
+    err.print(f"rendered in {time.perf_counter() - started:.1f} s", highlight=False)
+    return EXIT_OK

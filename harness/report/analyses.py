@@ -1,0 +1,229 @@
+"""The report's analyses as data: pure functions from summary.json parts and the frames to table rows.
+
+Nothing here formats HTML; the templates and figures read these rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from harness.report.prices import PriceTable, cost_of
+
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str
+    higher_is_better: bool
+    help: str
+    percent: bool = True
+
+
+HEADLINE = (
+    Metric(
+        "verdict_accuracy", "Verdict accuracy", True, "effective verdict (after gatekeeper and policy) in the gold set"
+    ),
+    Metric("model_verdict_accuracy", "Model verdict accuracy", True, "the model's own verdict in the gold set"),
+    Metric("claim_accuracy", "Claim accuracy", True, "claim checks whose class is one of the gold labels"),
+    Metric("unsafe_pass_rate", "Unsafe PASS rate", False, "PASS where the gold verdict forbids PASS (lower is better)"),
+    Metric(
+        "grounding_bacc", "Grounding bAcc", True, "balanced accuracy of supported vs not, as LLM-AggreFact reports it"
+    ),
+)
+EXTRA = (
+    Metric("macro_f1", "Macro-F1 (claims)", True, "unweighted mean F1 over the six classes", percent=False),
+    Metric(
+        "cohen_kappa", "Cohen's kappa (claims)", True, "agreement with the gold labels beyond chance", percent=False
+    ),
+    Metric("invalid_reply_rate", "Invalid replies", False, "replies that were not valid JSON of the contract"),
+    Metric(
+        "guard_intervention_rate", "Claim-guard interventions", False, "results whose verdict the claim guard changed"
+    ),
+)
+
+# LLM-AggreFact average balanced accuracy (%), as the MiniCheck paper (Tang, Laban, Durrett 2024) reports it.
+PUBLISHED_GROUNDING = (("GPT-4", 75.3), ("MiniCheck-FT5", 74.7), ("GPT-3.5", 69.6))
+PUBLISHED_SOURCE = (
+    "LLM-AggreFact average balanced accuracy reported in the MiniCheck paper (Tang, Laban and Durrett, 2024). "
+    "Those figures were measured on other data (the LLM-AggreFact benchmark, grounding documents and claims from "
+    "summarisation and RAG data sets), not on this corpus: they give a sense of scale, not a like-for-like comparison."
+)
+
+
+def metric_cell(variant: Mapping[str, Any], key: str) -> dict[str, Any]:
+    return {"value": variant.get(key), "ci": variant.get(f"{key}_ci")}
+
+
+def headline_rows(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per variant with each headline metric, its 95% CI, and whether it is the best of the variants."""
+    best: dict[str, Any] = {}
+    for m in (*HEADLINE, *EXTRA):
+        values: list[float] = [v[m.key] for v in variants if v.get(m.key) is not None]
+        if len(values) > 1:
+            best[m.key] = max(values) if m.higher_is_better else min(values)
+    rows = []
+    for v in variants:
+        cells = []
+        for m in (*HEADLINE, *EXTRA):
+            cell = metric_cell(v, m.key)
+            cell["best"] = m.key in best and cell["value"] == best[m.key]
+            cell["percent"] = m.percent
+            cells.append(cell)
+        rows.append(
+            {
+                "name": v["name"],
+                "model": v.get("model"),
+                "prompt": v.get("prompt"),
+                "quality_cases": v.get("quality_cases"),
+                "errors": v.get("errors"),
+                "claims_scored": v.get("claims_scored"),
+                "cells": cells,
+            }
+        )
+    return rows
+
+
+def comparison_rows(comparisons: Sequence[Mapping[str, Any]], alpha: float = ALPHA) -> list[dict[str, Any]]:
+    """Paired comparisons with a plain-words reading of McNemar's p and the paired bootstrap CI."""
+    rows = []
+    for c in comparisons:
+        p = c.get("mcnemar_p")
+        a_only, b_only = c.get("mcnemar_a_only", 0), c.get("mcnemar_b_only", 0)
+        significant = p is not None and p < alpha and a_only != b_only
+        ci = c.get("claim_accuracy_diff_ci")
+        claim_sig = ci is not None and (ci[0] > 0 or ci[1] < 0)
+        rows.append(
+            {
+                **c,
+                "verdict_significant": significant,
+                "verdict_better": (c["a"] if a_only > b_only else c["b"]) if significant else None,
+                "claim_significant": claim_sig,
+                "claim_better": (c["a"] if ci[0] > 0 else c["b"]) if claim_sig and ci else None,
+            }
+        )
+    return rows
+
+
+def breakdown_table(
+    variants: Sequence[Mapping[str, Any]], key: str, titles: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """per_scenario or per_tag of every variant as one table: a row per group, a cell per variant."""
+    names = [v["name"] for v in variants]
+    groups = sorted({g for v in variants for g in (v.get(key) or {})})
+    rows = []
+    for group in groups:
+        cells = [(v.get(key) or {}).get(group) for v in variants]
+        accs = [c["verdict_accuracy"] for c in cells if c and c.get("verdict_accuracy") is not None]
+        rows.append(
+            {
+                "group": group,
+                "title": (titles or {}).get(group, group),
+                "cells": cells,
+                "spread": (max(accs) - min(accs)) if len(accs) > 1 else None,
+            }
+        )
+    return {"variants": names, "rows": rows}
+
+
+def stability_rows(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Stable right / flaky / stable wrong per variant (None when the variant ran one epoch)."""
+    rows = []
+    for v in variants:
+        s = v.get("stability")
+        rows.append(
+            {
+                "name": v["name"],
+                "stability": s,
+                "flaky_shown": (s or {}).get("flaky_cases", [])[:25],
+                "flaky_more": max(0, len((s or {}).get("flaky_cases", [])) - 25),
+            }
+        )
+    return rows
+
+
+def per_epoch_accuracy(quality: pd.DataFrame) -> dict[str, list[tuple[int, float, int]]]:
+    """Verdict accuracy of each epoch per variant: (epoch, accuracy, results), from the quality frame."""
+    scored = quality[quality["scored"]]
+    if scored.empty:
+        return {}
+    grouped = scored.groupby(["variant", "epoch"])["verdict_correct"].agg(["mean", "count"]).reset_index()
+    out: dict[str, list[tuple[int, float, int]]] = {}
+    for variant, epoch, mean, count in grouped.itertuples(index=False):
+        out.setdefault(str(variant), []).append((int(epoch), float(mean), int(count)))
+    return out
+
+
+def operations_rows(
+    variants: Sequence[Mapping[str, Any]], prices: PriceTable, epochs_by_variant: Mapping[str, int] | None = None
+) -> list[dict[str, Any]]:
+    """Tokens, latency, cost (when the price table knows the model), invalid replies, cache hits."""
+    rows = []
+    for v in variants:
+        tokens = v.get("tokens") or {}
+        samples = v.get("quality_samples") or 0
+        rows.append(
+            {
+                "name": v["name"],
+                "model": v.get("model"),
+                "tokens": tokens,
+                "tokens_per_result": (tokens.get("total", 0) / samples) if samples else None,
+                "latency": v.get("latency_ms") or {},
+                "harness_cpu": v.get("harness_cpu_ms") or {},
+                "cost": cost_of(str(v.get("model")), tokens, prices),
+                "invalid_reply_rate": v.get("invalid_reply_rate"),
+                "invalid_reasons": v.get("invalid_reasons") or {},
+                "cached_results": v.get("cached_results", 0),
+                "samples": samples,
+            }
+        )
+    return rows
+
+
+def grounding_rows(variants: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Grounding balanced accuracy overall and per data set, for each variant, with the published figures."""
+    datasets = sorted({d for v in variants for d in (v.get("grounding_bacc_by_dataset") or {})})
+    rows = []
+    for v in variants:
+        by = v.get("grounding_bacc_by_dataset") or {}
+        rows.append(
+            {
+                "name": v["name"],
+                "overall": metric_cell(v, "grounding_bacc"),
+                "datasets": [
+                    {"value": (by.get(d) or {}).get("grounding_bacc"), "ci": (by.get(d) or {}).get("grounding_bacc_ci"), "claims": (by.get(d) or {}).get("claims")}
+                    for d in datasets
+                ],
+            }
+        )  # fmt: skip
+    return {"datasets": datasets, "rows": rows, "published": PUBLISHED_GROUNDING, "source": PUBLISHED_SOURCE}
+
+
+def gate_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [dict(g) for g in summary.get("gates", [])]
+
+
+def quality_mismatches(record: Mapping[str, Any]) -> list[str]:
+    """Why a quality result is wrong: error, verdicts and claim classes against the gold (results_v1 dict)."""
+    out: list[str] = []
+    if record.get("error"):
+        out.append(f"error: {record['error']}")
+        return out
+    gold = record.get("gold") or {}
+    if record.get("verdict") not in (gold.get("verdict") or []):
+        out.append(f"verdict: expected {sorted(gold.get('verdict') or [])}, got {record.get('verdict')}")
+    wanted = gold.get("model_verdict")
+    if wanted is not None and record.get("model_verdict") not in wanted:
+        out.append(f"model_verdict: expected {sorted(wanted)}, got {record.get('model_verdict')}")
+    got = record.get("claims") or {}
+    for cid, ok in (gold.get("claims") or {}).items():
+        if got.get(cid) not in ok:
+            out.append(f"claims.{cid}: expected {sorted(ok)}, got {got.get(cid)}")
+    if record.get("reply_status") == "invalid":
+        out.append(f"the reply was invalid ({record.get('invalid_reason')}) and the policy made it LOW_CONFID")
+    return out

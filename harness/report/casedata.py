@@ -1,0 +1,222 @@
+"""The per-case drill-down data the page embeds: pure builders from a result record and its case.
+
+Everything here ends up inside a `<script type="application/json">` block
+written with `|tojson` and is put on the page with `textContent` only, so
+case text and model replies are always shown as text. Long texts are cut
+(saying how much was left out); the full text stays in the run folder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.report.analyses import quality_mismatches
+from harness.report.select import CATEGORY_NAMES, RIGHT, claims_wrong, is_failure
+
+TOOL_RESULT_LIMIT = 3000
+REPLY_LIMIT = 8000
+STRUCTURED_LIMIT = 4000
+ANSWER_LIMIT = 2000
+
+
+def clip(text: Any, limit: int) -> dict[str, Any]:
+    """{"text", "more"}: the text cut at `limit` characters and how many were left out."""
+    if text is None:
+        return {"text": None, "more": 0}
+    value = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, indent=1)
+    return {"text": value[:limit], "more": max(0, len(value) - limit)}
+
+
+def _claims_of(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    structured = (case.get("executor") or {}).get("structured_output")
+    if not isinstance(structured, Mapping):
+        raw = (case.get("executor") or {}).get("structured_output_raw")
+        try:
+            structured = json.loads(raw) if isinstance(raw, str) else None
+        except json.JSONDecodeError:
+            structured = None
+    claims = structured.get("claims") if isinstance(structured, Mapping) else None
+    return [c for c in claims if isinstance(c, Mapping)] if isinstance(claims, list) else []
+
+
+def _binding_text(binding: Any) -> str:
+    if not isinstance(binding, Mapping):
+        return str(binding)
+    ids = binding.get("source_invocation_ids")
+    parts = [str(binding.get("trace_ref") or ""), str(binding.get("tool_name") or "")]
+    if isinstance(ids, list) and ids:
+        parts.append(", ".join(str(i) for i in ids))
+    return " · ".join(p for p in parts if p)
+
+
+def case_payload(case: Mapping[str, Any]) -> dict[str, Any]:
+    """What a person needs to judge a case: question, tool evidence, the executor's answer and claims."""
+    session = case.get("session") or {}
+    executor = case.get("executor") or {}
+    structured = executor.get("structured_output")
+    structured_text = (
+        json.dumps(structured, ensure_ascii=False, indent=1)
+        if structured is not None
+        else executor.get("structured_output_raw")
+    )
+    return {
+        "id": case.get("id"),
+        "title": case.get("title"),
+        "question": session.get("question"),
+        "tools": [
+            {
+                "id": inv.get("id"),
+                "tool": inv.get("tool_name"),
+                "status": inv.get("status", "success"),
+                "args": json.dumps(inv.get("arguments") or {}, ensure_ascii=False),
+                "result": clip(inv.get("result", ""), TOOL_RESULT_LIMIT),
+            }
+            for inv in session.get("tool_invocations") or []
+            if isinstance(inv, Mapping)
+        ],
+        "other_sessions": [s.get("id") for s in session.get("other_sessions") or [] if isinstance(s, Mapping)],
+        "final_answer": clip(executor.get("final_answer"), ANSWER_LIMIT),
+        "structured": clip(structured_text, STRUCTURED_LIMIT),
+        "claims": {
+            str(c.get("claim_id")): {
+                "statement": c.get("statement") if isinstance(c.get("statement"), str) else json.dumps(c.get("statement")),
+                "status": c.get("status"),
+                "critical": c.get("critical"),
+                "bindings": [_binding_text(b) for b in c.get("evidence_bindings") or []] if isinstance(c.get("evidence_bindings"), list) else [],
+            }
+            for c in _claims_of(case)
+        },
+        "meta": {k: v for k, v in (case.get("meta") or {}).items() if isinstance(v, str | int | float)},
+    }  # fmt: skip
+
+
+def _evaluation(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    persisted = record.get("persisted") or {}
+    ev = persisted.get("verifier_evaluation") if isinstance(persisted, Mapping) else None
+    return ev if isinstance(ev, Mapping) else {}
+
+
+def claim_rows(record: Mapping[str, Any], case: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Every claim the executor made or the gold labels name: gold, predicted, right or wrong, the check's detail."""
+    gold = (record.get("gold") or {}).get("claims") or {}
+    predicted = record.get("claims") or {}
+    checks = {c.get("claim_id"): c for c in _evaluation(record).get("claim_checks") or [] if isinstance(c, Mapping)}
+    order = list(dict.fromkeys([*record.get("executor_claim_ids", []), *gold, *predicted]))
+    critical = set(record.get("critical_claims") or [])
+    rows = []
+    for cid in order:
+        check = checks.get(cid) or {}
+        refs = [_binding_text(r) for r in check.get("evidence_refs") or []]
+        rows.append(
+            {
+                "id": cid,
+                "gold": list(gold[cid]) if cid in gold else None,
+                "pred": predicted.get(cid),
+                "ok": None if cid not in gold else predicted.get(cid) in gold[cid],
+                "critical": cid in critical,
+                "detail": check.get("detail"),
+                "refs": refs,
+            }
+        )
+    return rows
+
+
+def record_payload(
+    index: int,
+    run: str,
+    record: Mapping[str, Any],
+    cat: int,
+    conformance: Mapping[str, Any] | None,
+    case: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """One embedded result: the row's fields for filtering and everything the drill-down shows."""
+    ev = _evaluation(record)
+    gk = ev.get("gatekeeper_result") or record.get("gatekeeper") or {}
+    gold = record.get("gold") or {}
+    why = []
+    if conformance:
+        why += [f"conformance: {m}" for m in conformance.get("mismatches", [])]
+        why += [f"invariant: {m}" for m in conformance.get("invariant_violations", [])]
+    if record.get("kind") == "quality":
+        why += quality_mismatches(record)
+    elif record.get("error"):
+        why.append(f"error: {record['error']}")
+    usage = record.get("usage") or {}
+    return {
+        "i": index,
+        "run": run,
+        "case": record.get("case_id"),
+        "title": (case or {}).get("title"),
+        "variant": record.get("variant"),
+        "epoch": record.get("epoch"),
+        "kind": record.get("kind"),
+        "dataset": record.get("dataset"),
+        "tags": list(record.get("tags") or []),
+        "spec": list(record.get("spec") or []),
+        "ok": not is_failure(cat),
+        "cat": CATEGORY_NAMES[cat],
+        "claims_wrong": len(claims_wrong(record)) if cat != RIGHT else 0,
+        "verdict": record.get("verdict"),
+        "model_verdict": record.get("model_verdict"),
+        "derived_verdict": record.get("derived_verdict"),
+        "gold_verdict": list(gold.get("verdict") or []),
+        "gold_model_verdict": gold.get("model_verdict"),
+        "parse_status": record.get("parse_status"),
+        "gold_parse_status": gold.get("parse_status"),
+        "gatekeeper": {
+            "status": gk.get("status"),
+            "failed_rules": list(gk.get("failed_rules") or []),
+            "errors": [_issue(e) for e in gk.get("errors") or []],
+            "warnings": [_issue(w) if isinstance(w, Mapping) else {"rule": str(w)} for w in gk.get("warnings") or []],
+        },
+        "gold_gatekeeper": gold.get("gatekeeper"),
+        "claims": claim_rows(record, case),
+        "adjustments": [
+            {k: a.get(k) for k in ("step", "reason", "claim_id", "from_verdict", "to_verdict")}
+            for a in record.get("adjustments") or []
+            if isinstance(a, Mapping)
+        ],
+        "reply_status": record.get("reply_status"),
+        "invalid_reason": record.get("invalid_reason"),
+        "raw_reply": clip(record.get("raw_reply"), REPLY_LIMIT),
+        "rationale": ev.get("rationale"),
+        "groundedness": ev.get("groundedness_score"),
+        "trace": [
+            {"ref": t.get("trace_ref"), "tool": t.get("tool_name"), "truncated": bool(t.get("truncated"))}
+            for t in ev.get("tool_trace_summary") or []
+            if isinstance(t, Mapping)
+        ],
+        "error": record.get("error"),
+        "why": why,
+        "latency_ms": record.get("latency_ms"),
+        "tokens": usage.get("total_tokens"),
+        "cached": record.get("cached"),
+    }
+
+
+def _issue(issue: Any) -> dict[str, Any]:
+    if not isinstance(issue, Mapping):
+        return {"rule": str(issue)}
+    return {k: issue.get(k) for k in ("rule", "message", "claim_id", "path")}
+
+
+def embedded_data(
+    runs: Sequence[tuple[str, Sequence[tuple[int, Mapping[str, Any]]], Mapping[Any, Any], Mapping[str, Any]]],
+) -> dict[str, Any]:
+    """All embedded records and the cases they refer to (each case once per run).
+
+    `runs`: (run label, picked (category, record) pairs, conformance failures by key, case content by id).
+    """
+    records: list[dict[str, Any]] = []
+    cases: dict[str, dict[str, Any]] = {}
+    for run, picked, failures, case_content in runs:
+        for cat, record in picked:
+            key = (record.get("case_id"), record.get("variant"), int(record.get("epoch") or 0))
+            case = case_content.get(str(record.get("case_id")))
+            records.append(record_payload(len(records), run, record, cat, failures.get(key), case))
+            case_key = f"{run}::{record.get('case_id')}"
+            if case is not None and case_key not in cases:
+                cases[case_key] = case_payload(case)
+    return {"records": records, "cases": cases}

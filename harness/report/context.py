@@ -1,0 +1,185 @@
+"""Everything the templates show, assembled from loaded runs: analyses, sign-off, figures and embedded cases."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+
+from harness import __version__
+from harness.corpus.catalogue import load_catalogue
+from harness.report import analyses, figures
+from harness.report.casedata import embedded_data
+from harness.report.load import LoadedRun
+from harness.report.prices import PriceTable
+from harness.report.signoff import certification, columns_for, results_frame, scenario_rows
+from harness.score.compare import compare_outcomes
+from harness.score.frames import CLASSES, quality_frame
+from harness.score.outcomes import load_outcomes
+
+_SECRET = re.compile(r"key|token|secret|password|authori[sz]ation|cookie", re.IGNORECASE)
+
+
+def public_settings(value: Any) -> Any:
+    """Client settings as shown on the page: anything that looks like a credential is redacted."""
+    if isinstance(value, Mapping):
+        return {k: "(redacted)" if _SECRET.search(str(k)) else public_settings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [public_settings(v) for v in value]
+    return value
+
+
+def merged_variants(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
+    """Every variant of every run (names already unique), with the run it came from."""
+    out = []
+    for run in runs:
+        infos = {run.rename.get(v.name, v.name): v for v in run.manifest.variants}
+        for v in run.summary.get("variants", []):
+            info = infos.get(v["name"])
+            out.append(
+                {
+                    **v,
+                    "run": run.label,
+                    "settings": public_settings(info.settings) if info else {},
+                    "epochs": run.manifest.epochs,
+                }
+            )
+    return out
+
+
+def merged_comparisons(runs: Sequence[LoadedRun], names: Sequence[str]) -> list[dict[str, Any]]:
+    """One run: its summary's comparisons. Several: every pair, paired by case from the runs' outcomes."""
+    if len(runs) == 1:
+        return list(runs[0].summary.get("comparisons", []))
+    frames = []
+    for run in runs:
+        frame = load_outcomes(run.run_dir)
+        if not frame.empty:
+            frames.append(frame.assign(variant=frame["variant"].map(lambda n, r=run: r.rename.get(n, n))))
+    if not frames:
+        return []
+    outcomes = pd.concat(frames, ignore_index=True)
+    return [
+        {"a": a, "b": b, **compare_outcomes(outcomes[outcomes["variant"] == a], outcomes[outcomes["variant"] == b])}
+        for a, b in itertools.combinations(names, 2)
+    ]
+
+
+def build_signoff(runs: Sequence[LoadedRun]) -> dict[str, Any]:
+    catalogue = load_catalogue()
+    columns = [c for run in runs for c in columns_for(run.label, run.manifest, run.policy_variant, run.rename)]
+    frames = [results_frame(run.label, run.records, run.failures()) for run in runs]
+    results = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    rows = scenario_rows(catalogue, results, columns)
+    certs = [certification(run.label, run.manifest, run.summary, rows, columns, run.rename) for run in runs]
+    return {
+        "columns": columns,
+        "rows": rows,
+        "certifications": certs,
+        "multi_run": len(runs) > 1,
+        "counts": {s: sum(1 for r in rows if r["status"] == s) for s in ("certified", "deterministic-only", "partial", "fail", "uncovered")},
+    }  # fmt: skip
+
+
+def run_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
+    return [
+        {
+            "label": run.label,
+            "dir": str(run.run_dir),
+            **run.manifest.model_dump(exclude={"variants", "settings", "prompts"}),
+            "prompts": run.manifest.prompts,
+            "results": run.summary.get("run", {}).get("results"),
+            "passed": run.summary.get("passed"),
+            "baseline": (run.summary.get("baseline") or {}).get("path"),
+        }
+        for run in runs
+    ]
+
+
+CONFUSIONS = (
+    ("verdict_confusion", "effective verdict"),
+    ("model_verdict_confusion", "model's own verdict"),
+    ("claim_confusion", "claim class"),
+)
+
+
+def confusion_figures(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One figure per variant with its three confusion matrices."""
+    out = []
+    for i, v in enumerate(variants):
+        panels = [
+            (title, (v.get(key) or {}).get("labels") or [], (v.get(key) or {}).get("matrix") or [])
+            for key, title in CONFUSIONS
+        ]
+        out.append({"name": v["name"], "svg": figures.confusion_chart(panels, f"cm{i}")})
+    return out
+
+
+def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, Any]:
+    """The whole page's data."""
+    variants = merged_variants(runs)
+    names = [v["name"] for v in variants]
+    comparisons = analyses.comparison_rows(merged_comparisons(runs, names))
+    frames = [quality_frame(run.records) for run in runs]
+    quality = pd.concat(frames, ignore_index=True) if frames else quality_frame([])
+    per_epoch = analyses.per_epoch_accuracy(quality)
+    catalogue = load_catalogue()
+    titles = {sid: f"{s.requirement} › {s.title}" for sid, s in catalogue.items()}
+    stability = analyses.stability_rows(variants)
+    operations = analyses.operations_rows(variants, prices)
+    grounding = analyses.grounding_rows(variants)
+    signoff = build_signoff(runs)
+    data = embedded_data([(run.label, run.picked, run.failures(), run.cases) for run in runs])
+    selection = {
+        key: sum(run.selection.get(key, 0) for run in runs)
+        for key in ("results", "embedded", "failures", "failures_embedded")
+    }
+    gates = [{**g, "run": run.label} for run in runs for g in analyses.gate_rows(run.summary)]
+    passed = all(bool(run.summary.get("passed")) for run in runs) and all(
+        c["passed"] for c in signoff["certifications"]
+    )
+    return {
+        "title": " + ".join(run.label for run in runs),
+        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "version": __version__,
+        "runs": run_rows(runs),
+        "variants": variants,
+        "headline": analyses.headline_rows(variants),
+        "metrics": [*analyses.HEADLINE, *analyses.EXTRA],
+        "comparisons": comparisons,
+        "per_scenario": analyses.breakdown_table(variants, "per_scenario", titles),
+        "per_tag": analyses.breakdown_table(variants, "per_tag"),
+        "per_dataset": analyses.breakdown_table(variants, "per_dataset"),
+        "stability": stability,
+        "per_epoch": per_epoch,
+        "operations": operations,
+        "priced": any(r["cost"] is not None for r in operations),
+        "grounding": grounding,
+        "classes": CLASSES,
+        "signoff": signoff,
+        "gates": gates,
+        "passed": passed,
+        "selection": {**selection, "complete": selection["embedded"] == selection["results"]},
+        "data": data,
+        "filters": {
+            "variants": sorted({r["variant"] for r in data["records"]}),
+            "tags": sorted({t for r in data["records"] for t in r["tags"]}),
+            "scenarios": [
+                (sid, titles.get(sid, sid)) for sid in sorted({s for r in data["records"] for s in r["spec"]})
+            ],
+        },
+        "figures": {
+            "headline": figures.headline_chart(variants) if variants else None,
+            "confusion": confusion_figures(variants),
+            "per_class": figures.per_class_chart(variants, CLASSES),
+            "comparison": figures.comparison_chart(comparisons),
+            "stability": figures.stability_chart(stability),
+            "epochs": figures.epoch_chart(per_epoch, names),
+            "latency": figures.latency_chart(operations),
+            "grounding": figures.grounding_chart(grounding),
+        },
+    }

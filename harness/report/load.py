@@ -1,0 +1,229 @@
+"""Reading finished run folders for the report: one streaming pass over the log, bounded memory.
+
+Every result is kept as a light `ResultRecord` (the persisted evaluation, the
+raw and parsed reply dropped) for the frames and tables; the full record is
+kept only for the few the page embeds for drill-down (see `select`). Case
+content is read only for those. When several runs are combined, a variant
+name that occurs in more than one run is prefixed with its run id.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from harness.report.select import DEFAULT_LIMIT, Selector, category
+from harness.run.log import CASES_FILE, MANIFEST_FILE, RESULTS_FILE, Manifest, ResultRecord
+from harness.run.runner import POLICY_VARIANT
+from harness.score.scoring import SUMMARY_FILE, GateSettings, score_run
+
+HEAVY_FIELDS = ("persisted", "raw_reply", "parsed_reply")
+FailureKey = tuple[str, str, int]
+_CASE_ID = re.compile(r'^\{"id": ("(?:[^"\\]|\\.)*")')
+
+
+class ReportError(ValueError):
+    """A run folder that cannot be reported on; the message names the file."""
+
+
+@dataclass
+class LoadedRun:
+    run_dir: Path
+    label: str
+    manifest: Manifest
+    summary: dict[str, Any]
+    rename: dict[str, str]
+    records: list[ResultRecord] = field(default_factory=list)
+    picked: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
+    cases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    selection: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def policy_variant(self) -> str:
+        return self.rename.get(POLICY_VARIANT, POLICY_VARIANT)
+
+    def failures(self) -> dict[FailureKey, dict[str, Any]]:
+        """Conformance failures (policy mismatches, invariant violations, deterministic mismatches) by result key."""
+        return {(f["case_id"], f["variant"], int(f["epoch"])): f for f in self.summary["conformance"]["failures"]}
+
+
+def read_manifest_checked(run_dir: Path) -> Manifest:
+    path = run_dir / MANIFEST_FILE
+    if not run_dir.is_dir():
+        raise ReportError(f"{run_dir}: no such run folder")
+    if not path.exists():
+        raise ReportError(f"{path}: missing; is {run_dir} a run folder written by `vbench run`?")
+    try:
+        return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise ReportError(f"{path}: {loc}: {err['msg']}") from exc
+
+
+def unique_labels(manifests: Sequence[Manifest]) -> list[str]:
+    """Run ids, made unique with a numeric suffix when two runs share one."""
+    seen: Counter[str] = Counter()
+    labels = []
+    for m in manifests:
+        seen[m.run_id] += 1
+        labels.append(m.run_id if seen[m.run_id] == 1 else f"{m.run_id}-{seen[m.run_id]}")
+    return labels
+
+
+def variant_renames(manifests: Sequence[Manifest], labels: Sequence[str]) -> list[dict[str, str]]:
+    """Per run: variant name -> name in the combined report (prefixed with the run label when it clashes)."""
+    names = [{v.name for v in m.variants} | {POLICY_VARIANT} for m in manifests]
+    counts = Counter(n for group in names for n in group)
+    return [
+        {n: (f"{label}/{n}" if counts[n] > 1 and len(manifests) > 1 else n) for n in sorted(group)}
+        for group, label in zip(names, labels, strict=True)
+    ]
+
+
+def rename_summary(summary: Mapping[str, Any], rename: Mapping[str, str]) -> dict[str, Any]:
+    """A copy of summary.json with every variant name mapped."""
+    out = copy.deepcopy(dict(summary))
+
+    def r(name: Any) -> Any:
+        return rename.get(name, name) if isinstance(name, str) else name
+
+    for v in out.get("variants", []):
+        v["name"] = r(v["name"])
+    for c in out.get("comparisons", []):
+        c["a"], c["b"] = r(c["a"]), r(c["b"])
+    for f in out.get("conformance", {}).get("failures", []):
+        f["variant"] = r(f["variant"])
+    for g in out.get("gates", []):
+        g["variant"] = r(g["variant"])
+    return out
+
+
+def count_results(path: Path) -> int:
+    """Complete, non-blank lines of results.jsonl (a torn last line does not count)."""
+    if not path.exists():
+        return 0
+    count = 0
+    with path.open("rb") as fh:
+        for line in fh:
+            count += line.endswith(b"\n") and bool(line.strip())
+    return count
+
+
+def gate_settings(manifest: Manifest) -> GateSettings:
+    """The threshold gates the run asked for, from its manifest (a baseline is not re-applied)."""
+    gates = manifest.settings.get("gates") or {}
+    return GateSettings(
+        fail_under=dict(gates.get("fail_under") or {}),
+        max_unsafe_pass=gates.get("max_unsafe_pass"),
+        alpha=float(gates.get("alpha") or 0.05),
+    )
+
+
+def load_summary(run_dir: Path, manifest: Manifest, rescore: bool = False) -> dict[str, Any]:
+    """summary.json as the run wrote it; scored again from the log when missing, stale, or asked for."""
+    path = run_dir / SUMMARY_FILE
+    summary: dict[str, Any] | None = None
+    if path.exists() and not rescore:
+        try:
+            summary = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            summary = None
+    stale = summary is None or summary.get("run", {}).get("results") != count_results(run_dir / RESULTS_FILE)
+    if stale:
+        summary = score_run(run_dir, gate_settings(manifest))
+    assert summary is not None
+    return summary
+
+
+def iter_result_dicts(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record dict) of results.jsonl, streamed; a torn last line is skipped."""
+    if not path.exists():
+        raise ReportError(f"{path}: missing; the run wrote no results")
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                if not line.endswith("\n"):
+                    return  # torn tail of a killed writer
+                raise ReportError(f"{path}:{number}: not JSON: {exc.msg}") from exc
+            if not isinstance(data, dict):
+                raise ReportError(f"{path}:{number}: not a results_v1 record (a JSON object)")
+            yield number, data
+
+
+def light_record(data: Mapping[str, Any], path: Path, number: int) -> ResultRecord:
+    """The typed record without its heavy fields."""
+    try:
+        return ResultRecord.model_validate({k: v for k, v in data.items() if k not in HEAVY_FIELDS})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise ReportError(f"{path}:{number}: {loc}: {err['msg']}") from exc
+
+
+def stream_results(run: LoadedRun, limit: int) -> None:
+    """Fill the run's light records and pick the embedded ones, in one pass."""
+    path = run.run_dir / RESULTS_FILE
+    failed = run.failures()
+    selector = Selector(limit=limit)
+    records = []
+    for number, data in iter_result_dicts(path):
+        data["variant"] = run.rename.get(data.get("variant"), data.get("variant"))  # type: ignore[arg-type]
+        record = light_record(data, path, number)
+        records.append(record)
+        selector.offer(data, category(data, (record.case_id, record.variant, record.epoch) in failed))
+    run.records = records
+    run.picked = selector.chosen()
+    run.selection = selector.describe()
+
+
+def read_case_subset(run_dir: Path, wanted: set[str]) -> dict[str, dict[str, Any]]:
+    """Content of the wanted cases from cases.jsonl, streamed."""
+    path = run_dir / CASES_FILE
+    out: dict[str, dict[str, Any]] = {}
+    if not path.exists() or not wanted:
+        return out
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            m = _CASE_ID.match(line)
+            if m and json.loads(m.group(1)) not in wanted:
+                continue  # the id leads each line: skip the rest without parsing it
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ReportError(f"{path}:{number}: not JSON: {exc.msg}") from exc
+            if row.get("id") in wanted:
+                out[row["id"]] = row.get("case") or {}
+    return out
+
+
+def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: bool = False) -> list[LoadedRun]:
+    """Every run folder, ready for the analyses; the embedding budget is shared between runs."""
+    if not run_dirs:
+        raise ReportError("no run folder given")
+    manifests = [read_manifest_checked(Path(d)) for d in run_dirs]
+    labels = unique_labels(manifests)
+    renames = variant_renames(manifests, labels)
+    per_run = max(1, limit // len(run_dirs))
+    runs = []
+    for run_dir, manifest, label, rename in zip(run_dirs, manifests, labels, renames, strict=True):
+        summary = rename_summary(load_summary(Path(run_dir), manifest, rescore), rename)
+        run = LoadedRun(Path(run_dir), label, manifest, summary, rename)
+        stream_results(run, per_run)
+        run.cases = read_case_subset(run.run_dir, {str(d.get("case_id")) for _, d in run.picked})
+        runs.append(run)
+    return runs

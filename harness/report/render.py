@@ -1,0 +1,132 @@
+"""`render_run`: a finished run folder (or several) in, a self-contained report.html and summary.md out.
+
+The page is one file: CSS and JS inline, charts as inline SVG, case data in a
+JSON script block written with `|tojson`, and a Content-Security-Policy that
+allows no request to any host and only the page's own script (by hash).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+from harness.report.context import build_context
+from harness.report.load import load_runs
+from harness.report.prices import PriceTable, load_prices
+from harness.report.select import DEFAULT_LIMIT
+
+REPORT_FILE, MARKDOWN_FILE, SCREENSHOT_FILE = "report.html", "summary.md", "report-overview.png"
+
+
+def pct(value: Any, digits: int = 1) -> str:
+    return "n/a" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.{digits}f}"
+
+
+def ci(value: Any, percent: bool = True) -> str:
+    if not value:
+        return ""
+    low, high = value
+    return f"[{100 * low:.1f}, {100 * high:.1f}]" if percent else f"[{low:.3f}, {high:.3f}]"
+
+
+def pval(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def short(value: Any, n: int = 12) -> str:
+    text = "" if value is None else str(value)
+    return text if len(text) <= n + 3 else text[:n] + "…"
+
+
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+!|<>~"})
+
+
+def md(value: Any) -> str:
+    """Text safe inside a markdown table cell: markdown and HTML specials escaped, no line breaks."""
+    text = "" if value is None else str(value)
+    text = text.replace("&", "&amp;").replace("\r", " ").replace("\n", " ")
+    return text.translate(_MD_SPECIAL)
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("harness.report", "templates"),
+        autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=True, default=False),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(pct=pct, num=num, ci=ci, pval=pval, short=short, md=md)
+    return env
+
+
+def asset(name: str) -> str:
+    return resources.files("harness.report").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def csp(script: str) -> str:
+    """No request to any host; only the page's own inline script (by its hash) runs."""
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    return (
+        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+        f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
+    )
+
+
+def render_html(context: dict[str, Any]) -> str:
+    script = asset("report.js")
+    if "</script" in script.lower():
+        raise ValueError("report.js must not contain a closing script tag")
+    env = environment()
+    template = env.get_template("report.html.j2")
+    figures: dict[str, Any] = {k: (Markup(v) if isinstance(v, str) else v) for k, v in context["figures"].items()}  # noqa: S704
+    figures["confusion"] = [
+        {**group, "svg": Markup(group["svg"]) if group["svg"] else None}  # noqa: S704 - matplotlib escapes its text
+        for group in figures["confusion"]
+    ]
+    return template.render(
+        **{**context, "figures": figures},
+        css=Markup(asset("report.css")),  # noqa: S704 - our own stylesheet
+        js=Markup(script),  # noqa: S704 - our own script
+        csp=csp(script),
+    )
+
+
+def render_markdown(context: dict[str, Any]) -> str:
+    return environment().get_template("summary.md.j2").render(**context)
+
+
+def render_run(
+    run_dirs: Sequence[Path],
+    out_dir: Path,
+    *,
+    prices: PriceTable | None = None,
+    limit: int = DEFAULT_LIMIT,
+    rescore: bool = False,
+) -> Path:
+    """Write report.html and summary.md for the given run folders into `out_dir`; return the report's path."""
+    runs = load_runs([Path(d) for d in run_dirs], limit=limit, rescore=rescore)
+    context = build_context(runs, load_prices(None) if prices is None else prices)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = out_dir / REPORT_FILE
+    report.write_text(render_html(context), encoding="utf-8")
+    (out_dir / MARKDOWN_FILE).write_text(render_markdown(context), encoding="utf-8")
+    return report

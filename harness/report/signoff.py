@@ -1,0 +1,201 @@
+"""The conformance sign-off: every spec scenario with its cases, pass or fail per column, and what was certified.
+
+A column is either a run's policy cases (deterministic, run once per suite:
+they certify the implementation) or one variant's quality cases, of which only
+the deterministic expectations (parse status, gatekeeper) and the invariants
+are conformance; their quality scores are measurements, never certification.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from harness.corpus.catalogue import Scenario
+from harness.run.log import Manifest, ResultRecord
+
+FailureKey = tuple[str, str, int]
+SHOW_FAILURES = 50
+
+
+@dataclass(frozen=True)
+class Column:
+    run: str
+    variant: str
+    kind: str  # "policy" | "quality"
+    label: str
+
+
+def results_frame(
+    run: str, records: Sequence[ResultRecord], failed: set[FailureKey] | Mapping[FailureKey, Any]
+) -> pd.DataFrame:
+    """One row per result: which run, case, variant, kind, scenarios, and whether it held its conformance checks."""
+    return pd.DataFrame(
+        {
+            "run": [run] * len(records),
+            "case_id": [r.case_id for r in records],
+            "variant": [r.variant for r in records],
+            "epoch": [r.epoch for r in records],
+            "kind": [r.kind for r in records],
+            "spec": [list(r.spec) for r in records],
+            "ok": [(r.case_id, r.variant, r.epoch) not in failed for r in records],
+        },
+        columns=["run", "case_id", "variant", "epoch", "kind", "spec", "ok"],
+    )
+
+
+def cell_counts(results: pd.DataFrame) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(scenario, run, variant) -> cases, passed cases, failing case ids. A case passes when all its epochs do."""
+    if results.empty:
+        return {}
+    per_case = (
+        results.explode("spec").dropna(subset=["spec"]).groupby(["spec", "run", "variant", "case_id"])["ok"].all()
+    )
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for (spec, run, variant, case_id), ok in per_case.items():
+        cell = out.setdefault((str(spec), str(run), str(variant)), {"cases": 0, "passed": 0, "failed": []})
+        cell["cases"] += 1
+        cell["passed"] += bool(ok)
+        if not ok:
+            cell["failed"].append(str(case_id))
+    return out
+
+
+def scenario_cases(results: pd.DataFrame) -> dict[str, dict[str, list[str]]]:
+    """Scenario -> {policy: [case ids], quality: [case ids]} over every run."""
+    if results.empty:
+        return {}
+    pairs = results[["spec", "kind", "case_id"]].explode("spec").dropna(subset=["spec"]).drop_duplicates()
+    out: dict[str, dict[str, list[str]]] = {}
+    for (spec, kind), group in pairs.groupby(["spec", "kind"]):
+        out.setdefault(str(spec), {"policy": [], "quality": []})[str(kind)] = sorted(group["case_id"].astype(str))
+    return out
+
+
+def cell_status(cell: Mapping[str, Any] | None) -> str:
+    if not cell or not cell["cases"]:
+        return "none"
+    return "pass" if cell["passed"] == cell["cases"] else "fail"
+
+
+def scenario_rows(
+    catalogue: Mapping[str, Scenario], results: pd.DataFrame, columns: Sequence[Column]
+) -> list[dict[str, Any]]:
+    """A row per catalogue scenario (and per unknown scenario a case names), in spec order."""
+    counts = cell_counts(results)
+    cases = scenario_cases(results)
+    ids = list(catalogue) + sorted(set(cases) - set(catalogue))
+    rows = []
+    for sid in ids:
+        scn = catalogue.get(sid)
+        cells = [counts.get((sid, c.run, c.variant)) for c in columns]
+        statuses = [cell_status(c) for c in cells]
+        policy_statuses = [s for s, col in zip(statuses, columns, strict=True) if col.kind == "policy"]
+        if "fail" in statuses:
+            status = "fail"
+        elif all(s == "none" for s in statuses):
+            status = "uncovered"
+        elif policy_statuses and all(s == "pass" for s in policy_statuses):
+            status = "certified"
+        elif any(s == "pass" for s in policy_statuses):
+            status = "partial"  # certified in some runs only
+        else:
+            status = "deterministic-only"
+        rows.append(
+            {
+                "id": sid,
+                "requirement": scn.requirement if scn else "(not in the spec catalogue)",
+                "title": scn.title if scn else sid,
+                "steps": [(s.keyword, s.text) for s in scn.steps] if scn else [],
+                "source": f"{scn.change}: {scn.source}" if scn else "",
+                "known": scn is not None,
+                "policy_cases": cases.get(sid, {}).get("policy", []),
+                "quality_cases": len(cases.get(sid, {}).get("quality", [])),
+                "cells": [{**(c or {"cases": 0, "passed": 0, "failed": []}), "status": s} for c, s in zip(cells, statuses, strict=True)],
+                "status": status,
+            }
+        )  # fmt: skip
+    return rows
+
+
+def columns_for(run: str, manifest: Manifest, policy_variant: str, rename: Mapping[str, str]) -> list[Column]:
+    cols = [Column(run, policy_variant, "policy", "policy cases")]
+    cols += [Column(run, rename.get(v.name, v.name), "quality", rename.get(v.name, v.name)) for v in manifest.variants]
+    return cols
+
+
+def certification(
+    run: str,
+    manifest: Manifest,
+    summary: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[Column],
+    rename: Mapping[str, str],
+) -> dict[str, Any]:
+    """What this run certifies, exactly, and what it does not."""
+    conf = summary["conformance"]
+    idx = [i for i, c in enumerate(columns) if c.run == run]
+    policy_idx = [i for i in idx if columns[i].kind == "policy"]
+    certified, det_only, failing, uncovered = [], [], [], []
+    for row in rows:
+        statuses = [row["cells"][i]["status"] for i in idx]
+        policy = [row["cells"][i]["status"] for i in policy_idx]
+        if "fail" in statuses:
+            failing.append(row["id"])
+        elif all(s == "none" for s in statuses):
+            uncovered.append(row["id"])
+        elif policy and all(s == "pass" for s in policy):
+            certified.append(row["id"])
+        else:
+            det_only.append(row["id"])
+    sha = manifest.git_sha or ""
+    variants = [
+        {
+            "name": rename.get(v.name, v.name),
+            "model": v.model,
+            "prompt": v.prompt,
+            "prompt_version": v.prompt_version,
+            "prompt_hash": v.prompt_hash,
+            "claim_guard": v.claim_guard,
+        }
+        for v in manifest.variants
+    ]
+    caveats = []
+    if not sha:
+        caveats.append("The git commit is unknown: the implementation cannot be tied to a commit.")
+    elif sha.endswith("-dirty"):
+        caveats.append(
+            f"The working tree had uncommitted changes (git {sha}): what was certified is that tree, not commit {sha.removesuffix('-dirty')} alone."
+        )
+    if manifest.filters:
+        caveats.append(f"The run was filtered ({', '.join(manifest.filters)}): only part of the corpus ran.")
+    caveats += [f"Variant {v['name']} ran with the claim guard off." for v in variants if not v["claim_guard"]]
+    errors = sum(int(v.get("errors") or 0) for v in summary.get("variants", []))
+    if errors:
+        caveats.append(f"{errors} quality case(s) ended in a transport or harness error and were not scored.")
+    failures = list(conf.get("failures", []))
+    return {
+        "run": run,
+        "passed": bool(conf.get("passed")),
+        "implementation": f"verifier-bench {manifest.package_version}",
+        "git_sha": manifest.git_sha,
+        "corpus_hash": manifest.corpus_hash,
+        "created": manifest.created,
+        "cases": manifest.case_count,
+        "policy_cases": conf.get("policy_cases"),
+        "policy_passed": conf.get("policy_passed"),
+        "invariant_violations": conf.get("invariant_violations"),
+        "quality_expectation_mismatches": conf.get("quality_expectation_mismatches"),
+        "variants": variants,
+        "certified": certified,
+        "deterministic_only": det_only,
+        "failing": failing,
+        "uncovered": uncovered,
+        "no_policy_case": sorted(conf.get("uncovered_scenarios", [])),
+        "failures": failures[:SHOW_FAILURES],
+        "failures_more": max(0, len(failures) - SHOW_FAILURES),
+        "caveats": caveats,
+    }
