@@ -103,9 +103,9 @@ def load_cases(paths: Iterable[Path | str], catalogue: dict[str, Scenario] | Non
     cases: list[Case] = []
     errors: list[CaseError] = []
     first_file: dict[str, str] = {}
-    paths = [Path(p) for p in paths]
-    errors.extend(CaseError(str(p), "", "no such file or folder") for p in paths if not p.exists())
-    files = case_files(p for p in paths if p.exists())
+    given = [Path(p) for p in paths]
+    errors.extend(CaseError(str(p), "", "no such file or folder") for p in given if not p.exists())
+    files = case_files(p for p in given if p.exists())
     for path in files:
         case, errs = load_case_file(path, catalogue)
         errors.extend(errs)

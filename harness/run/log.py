@@ -45,7 +45,7 @@ class Gold(LogModel):
 class ResultRecord(LogModel):
     """One case × variant × epoch."""
 
-    schema_version: Literal["results_v1"] = RESULTS_SCHEMA
+    schema_version: Literal["results_v1"] = "results_v1"
     case_id: str
     case_hash: str
     kind: Literal["policy", "quality"]
@@ -96,7 +96,7 @@ class VariantInfo(LogModel):
 
 
 class Manifest(LogModel):
-    schema_version: Literal["manifest_v1"] = MANIFEST_SCHEMA
+    schema_version: Literal["manifest_v1"] = "manifest_v1"
     run_id: str
     created: str
     package_version: str

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from harness.system.models import (
     GatekeeperIssue,
+    GatekeeperStatus,
     GatekeeperResult,
     ParsedExecutorOutput,
     ToolInvocation,
@@ -277,7 +278,7 @@ def run_gatekeeper(inp: GatekeeperInput, rules: Mapping[str, Rule] | None = None
     for registered in (rules or RULES).values():
         found = registered.check(inp)
         (errors if registered.severity == "fail" else warnings).extend(found)
-    status = "fail" if errors else "warn" if warnings else "pass"
+    status: GatekeeperStatus = "fail" if errors else "warn" if warnings else "pass"
     return GatekeeperResult(
         status=status,
         failed_rules=sorted({issue.rule for issue in errors}),

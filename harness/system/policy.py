@@ -149,15 +149,15 @@ def sanitise_claim_checks(
             by_id[check.claim_id] = check
     result: list[ClaimCheck] = []
     for claim in claims:
-        check = by_id.get(claim.claim_id)
-        if check is None:
+        found = by_id.get(claim.claim_id)
+        if found is None:
             notes.append(
                 _note("sanitise.missing_check", "no check for this claim: counted as unsupported", claim.claim_id)
             )
             check = ClaimCheck(
                 claim_id=claim.claim_id, verification=Derivability.UNSUPPORTED, detail="no claim check returned"
             )
-        elif check.verification == Derivability.DIRECT_OBSERVATION and not _has_resolving_evidence(
+        elif found.verification == Derivability.DIRECT_OBSERVATION and not _has_resolving_evidence(
             claim, gatekeeper, invocations, trace
         ):
             notes.append(
@@ -167,7 +167,9 @@ def sanitise_claim_checks(
                     claim.claim_id,
                 )
             )
-            check = check.model_copy(update={"verification": Derivability.UNSUPPORTED})
+            check = found.model_copy(update={"verification": Derivability.UNSUPPORTED})
+        else:
+            check = found
         result.append(check.model_copy(update={"evidence_refs": complete_refs(check.evidence_refs, claim, trace)}))
     return result, notes
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.system.models import ReplyStatus, VerifierCall, VerifierReply
+from harness.system.models import InvalidReason, ReplyStatus, VerifierCall, VerifierReply
 
 _FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
@@ -55,7 +55,7 @@ def parse_verifier_reply(call: VerifierCall) -> tuple[VerifierReply | None, Repl
     try:
         reply = VerifierReply.model_validate(obj)
     except ValidationError as exc:
-        reason = "truncated" if call.finish_reason == "length" else "schema"
+        reason: InvalidReason = "truncated" if call.finish_reason == "length" else "schema"
         return None, ReplyStatus(status="invalid", reason=reason, message=_short_errors(exc))
     return reply, ReplyStatus(status="valid")
 
