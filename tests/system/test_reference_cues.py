@@ -64,9 +64,16 @@ def test_absolute_quantifiers(text: str, word: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["about 2 s of every minute in GC", "in use at every sample from 13:30", "each time the job runs"]
+    "text",
+    [
+        "about 2 s of every minute in GC",
+        "in use at every sample from 13:30",
+        "each time the job runs",
+        "KEYS * took about 2.3 s each",  # distributive, not a scope
+        "partition 2 holds almost all of the lag",
+    ],
 )
-def test_every_with_a_time_unit_is_a_rate_not_a_scope(text: str) -> None:
+def test_rates_and_near_totals_are_not_absolute_scope(text: str) -> None:
     assert cues.cue(cues.ABSOLUTE, text) is None
 
 

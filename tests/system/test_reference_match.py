@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from harness.system.models import TraceEntry
+from harness.system.verifiers.reference.cues import negated_stems
 from harness.system.verifiers.reference.evidence import view_entry
 from harness.system.verifiers.reference.extract import features
 from harness.system.verifiers.reference.match import Basis, match_mention, match_quantity, match_time, near_miss
 from harness.system.verifiers.reference.quantities import extract_quantities
-from harness.system.verifiers.reference.rows import row_conflict, series_conflict
+from harness.system.verifiers.reference.rows import flag_conflict, flags, row_conflict, series_conflict
 
 
 def q(text: str):  # type: ignore[no-untyped-def]
@@ -189,3 +190,34 @@ def test_an_old_value_called_current() -> None:
     claim = "The hit ratio is still about 93%."
     reason = series_conflict(claim, features(claim), [view(text)])
     assert reason is not None and "latest point is 0.6 " in reason
+
+
+def test_a_region_swapped_with_another_regions_row() -> None:
+    text = (
+        "probe_region     avg probe_duration_seconds   avg probe_success\n"
+        "eu-west-1        0.082                        1\n"
+        "ap-southeast-2   2.910                        0.62\n"
+    )
+    claim = "Probes from eu-west-1 average 2.91 s and succeed 62% of the time."
+    reason = row_conflict(claim, features(claim), [view(text)], tentative=False)
+    assert reason is not None and "ap-southeast-2" in reason
+
+
+DIFF = 'Suspend:      True\n-  FEATURE_PRICING_ENGINE_V2: "false"\n+  FEATURE_PRICING_ENGINE_V2: "true"'
+
+
+def test_flags_take_the_value_a_diff_ends_with() -> None:
+    assert flags(view(DIFF)) == {"suspend": True, "featurepricingenginev2": True}
+
+
+@pytest.mark.parametrize(
+    ("claim", "conflict"),
+    [
+        ("warehouse-sync is not suspended", True),
+        ("revision 23 disabled FEATURE_PRICING_ENGINE_V2", True),
+        ("revision 23 enabled FEATURE_PRICING_ENGINE_V2", False),
+    ],
+)
+def test_a_setting_stated_the_other_way_round(claim: str, conflict: bool) -> None:
+    reason = flag_conflict(claim, features(claim), negated_stems(claim), [view(DIFF)])
+    assert (reason is not None) == conflict

@@ -163,6 +163,16 @@ def test_fabricated_error_code_is_contradicted() -> None:
     assert cls == D.CONTRADICTED and "ORA-00060" in detail
 
 
+def test_fabricated_failure_reason_is_contradicted() -> None:
+    cls, detail = classify("order-service-7d9f8-abcde was killed with reason BackoffLimitExceeded", "T3")
+    assert cls == D.CONTRADICTED and "backofflimitexceeded" in detail
+
+
+def test_resource_kind_words_are_not_fabrications() -> None:
+    cls, _ = classify("The ReplicaSet of order-service-7d9f8-abcde was OOMKilling", "T3")
+    assert cls != D.CONTRADICTED
+
+
 def test_wrong_hour_is_contradicted() -> None:
     cls, detail = classify("order-service logged connection timeouts at 09:02 UTC", "T2")
     assert cls == D.CONTRADICTED and "09:02" in detail

@@ -30,7 +30,7 @@ from harness.system.verifiers.reference.match import (
     match_quantity,
     match_time,
 )
-from harness.system.verifiers.reference.rows import row_conflict, series_conflict
+from harness.system.verifiers.reference.rows import flag_conflict, row_conflict, series_conflict
 from harness.system.verifiers.reference.text import content_stems
 
 D = Derivability
@@ -40,6 +40,9 @@ FABRICATION_KINDS = frozenset({"code", "exception", "version", "region"})
 STRONG_KINDS = frozenset(
     {"code", "exception", "pod", "instance", "ip", "host", "version", "region", "date", "symbol", "path"}
 )
+# CamelCase words that name a failure reason (BackoffLimitExceeded, NodeCPUPressure), not a resource kind
+REASON_NAME = re.compile(r"(?:exceeded|failed|failure|error|pressure|killed|backoff|timeout|unavailable|refused|"
+                         r"notfound|denied|invalid|exhausted|evicted|unhealthy|notready)$")  # fmt: skip
 ABSENT_KINDS = frozenset({"code", "exception", "version", "date"})
 
 # Stems that say the same thing in ops wording, folded on both sides before coverage is counted.
@@ -147,6 +150,7 @@ class Pooled:
     quantities: tuple[Quantity, ...]
     times: tuple[ClockTime, ...]
     lower: str
+    folded: str
     text: str
     stems: frozenset[str]
     vocab: Vocabulary
@@ -171,6 +175,7 @@ def pool(views: Sequence[EntryView], where: str) -> Pooled:
         quantities=quantities,
         times=times,
         lower="\n".join(v.lower for v in views),
+        folded="\n".join(v.folded for v in views),
         text="\n".join(v.text for v in views),
         stems=stems,
         vocab=vocabulary(stems),
@@ -272,7 +277,9 @@ def contradiction(
     for m, f in found.mentions:
         if f.status == "conflict" and not ev.truncated:
             return f"claim names {m.value}, {ev.where} shows {f.other} in that place"
-    row = row_conflict(statement, claim, ev.views, tentative)
+    row = row_conflict(statement, claim, ev.views, tentative) or flag_conflict(
+        statement, claim, cues.negated_stems(statement), ev.views
+    )
     if row:
         return row
     for q, f in found.quantities:
@@ -288,7 +295,10 @@ def contradiction(
             return drift
     rest, _ = coverage(words, ev.vocab)
     for m, f in found.mentions:
-        specific = m.kind in FABRICATION_KINDS and m.family != "http_class"  # `5xx` names a class, not a code
+        # `5xx` names a class, not a code; a CamelCase word (BackoffLimitExceeded) is a reason or error name
+        specific = (m.kind in FABRICATION_KINDS and m.family != "http_class") or (
+            m.family == "camel" and REASON_NAME.search(m.value) is not None
+        )
         if specific and f.status == "absent" and rest >= settings.fabrication_coverage:
             return f"claim asserts {m.value}, which {ev.where} does not contain (fabricated {m.kind})"
     return None
@@ -298,12 +308,12 @@ def negation_conflict(statement: str, words: Sequence[str], ev: Pooled) -> str |
     """`no errors` against error lines, or `restarted` against `restarts: 0` (event words only)."""
     negated = {s for s in cues.negated_stems(statement) if s in cues.EVENT_STEMS}
     for s in sorted(negated):
-        pos, zero = cues.polarity(ev.lower, s)
+        pos, zero = cues.polarity(ev.folded, s)
         if pos and not zero:
             return f"claim says no/not {s}, {ev.where} shows it {pos} time(s)"
     for s in words:
         if s in cues.EVENT_STEMS and s not in negated:
-            pos, zero = cues.polarity(ev.lower, s)
+            pos, zero = cues.polarity(ev.folded, s)
             if zero and not pos:
                 return f"claim asserts {s}, {ev.where} reports none (zero / absent)"
     return None

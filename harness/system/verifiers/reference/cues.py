@@ -24,9 +24,9 @@ HEDGE = _rx(
     r"we believe|believed|apparently|i think|one explanation|would explain|in line with)\b"
 )
 ABSOLUTE = _rx(
-    r"\b(?:all|everyone|everything|entire(?:ly)?|whole|always|never|completely|fully|totally|universally|"
-    r"(?:every|each)(?!\s+(?:\d+\s*|single\s+|one\s+of\s+the\s+)?(?:minute|second|hour|day|week|sample|scrape|"
-    r"interval|run|time|few)s?\b)|"
+    r"(?<!almost )(?<!nearly )(?<!not )(?<!virtually )\b(?:all|everyone|everything|entire(?:ly)?|whole|always|never|completely|fully|totally|universally|"
+    r"every(?!\s+(?:\d+\s*|single\s+|one\s+of\s+the\s+)?(?:minute|second|hour|day|week|sample|scrape|"
+    r"interval|run|time|few)s?\b)|each(?=\s+(?!time\b|run\b)[a-z])|"
     r"cluster[- ]wide|fleet[- ]wide|system[- ]wide|globally|everywhere|across (?:the )?(?:board|fleet|"
     r"cluster|regions|zones|services)|any request|100 ?%|without exception|permanently|constantly|continuously)\b"
 )

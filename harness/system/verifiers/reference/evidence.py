@@ -30,6 +30,7 @@ class EntryView:
     entry: TraceEntry
     text: str
     lower: str
+    folded: str
     injected: int
     stems: frozenset[str]
     feats: Features
@@ -73,7 +74,8 @@ def view_entry(entry: TraceEntry) -> EntryView:
     return EntryView(
         entry=entry,
         text=text,
-        lower=fold_phrases(text).lower(),
+        lower=text.lower(),
+        folded=fold_phrases(text).lower(),
         injected=injected,
         stems=frozenset(stems(text)),
         feats=features(text),

@@ -194,8 +194,8 @@ def mention_present(m: Mention, evidence: Sequence[Mention], lower: str) -> bool
         return re.search(rf"(?<![\d.]){m.value}(?!\d)", lower) is not None
     if m.kind in ("date", "version"):
         return any(e.kind == m.kind and e.value == m.value for e in evidence) or m.value in lower
-    if m.kind == "code" and m.family == "k8s":
-        return m.value in lower or m.value.replace("killed", "kill") in lower
+    if m.kind == "code" and m.family == "k8s":  # OOMKilled and OOMKilling report the same kill
+        return m.value in lower or (m.value.startswith("oomkill") and "oomkill" in lower)
     if m.kind == "symbol":
         return m.value in lower or squash(m.value) in squash(lower)
     return m.value.lower() in lower

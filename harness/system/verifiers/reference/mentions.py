@@ -151,7 +151,7 @@ _TOKENS: tuple[tuple[str, str, re.Pattern[str], int], ...] = tuple(
             0,
         ),
         ("symbol", "symbol", r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+", 0),
-        ("symbol", "symbol", r"[A-Z][a-z0-9]{2,}(?:[A-Z]+[a-z0-9]*)+", 0),
+        ("symbol", "camel", r"[A-Z][a-z0-9]{2,}(?:[A-Z]+[a-z0-9]*)+", 0),
         ("symbol", "symbol", r"[a-z][\w-]*(?:\.[a-z][\w-]*)+", 0),
         ("path", "path", r"/(?:[\w.@-]+/)*[\w.@-]*", 0),
         ("service", "service", r"[a-zA-Z][a-z0-9]*(?:-[a-z][a-z0-9]*)+", 0),

@@ -17,7 +17,7 @@ from harness.system.verifiers.reference.evidence import EntryView
 from harness.system.verifiers.reference.extract import Features, Mention, Quantity
 from harness.system.verifiers.reference.match import quantity_found
 
-ROW_KINDS = frozenset({"pod", "instance", "service", "host", "ip", "symbol", "path"})
+ROW_KINDS = frozenset({"pod", "instance", "service", "host", "ip", "symbol", "path", "region"})
 MAX_OWN_ROWS = 3
 _CLAUSE = re.compile(r"[;,]|\b(?:while|whereas|but|versus|vs\.?|compared (?:to|with)|against|and the other)\b", re.I)
 _PRESENT = re.compile(r"(?i)\b(?:still|now|currently|right now|at the moment|at present|latest|as of now)\b")
@@ -87,6 +87,49 @@ def row_conflict(text: str, claim: Features, views: Sequence[EntryView], tentati
                     shown = [x.raw for _, f in own for x in f.quantities if _comparable(q, x)]
                     if shown:
                         return f"{view.entry.trace_ref}'s row for {e.value} shows {', '.join(shown[:3])}, not {q.raw}"
+    return None
+
+
+_FLAG = re.compile(
+    r"^[\s+>-]*\"?([A-Za-z][\w .-]*?)\"?\s*[:=]\s*\"?(true|false|yes|no|enabled|disabled|on|off)\"?\s*$", re.I
+)
+_ON = frozenset({"true", "yes", "enabled", "on"})
+_STATE_WORDS = {"enabled": True, "enable": True, "on": True, "true": True, "disabled": False, "disable": False,
+                "off": False, "false": False}  # fmt: skip
+_STATE = re.compile(r"(?i)\b(enabled?|disabled?|turned (?:on|off)|switched (?:on|off)|true|false)\b")
+
+
+def flags(view: EntryView) -> dict[str, bool]:
+    """`Suspend: True`, `FEATURE_X: "false"`: boolean settings, the last value (a diff's `+` line) winning."""
+    out: dict[str, bool] = {}
+    for line in view.text.split("\n"):
+        m = _FLAG.match(line)
+        if m and not line.lstrip().startswith("-"):
+            out[squash_key(m.group(1))] = m.group(2).lower() in _ON
+    return out
+
+
+def squash_key(key: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", key.lower())
+
+
+def flag_conflict(text: str, claim: Features, negated: set[str], views: Sequence[EntryView]) -> str | None:
+    """A setting the claim says is on, off, or (not) in a state, where the tool output shows the opposite."""
+    for view in views:
+        table = flags(view)
+        if not table:
+            continue
+        for key, value in table.items():
+            named = [m for m in claim.mentions if squash_key(m.value) == key]
+            state = _STATE.search(text)
+            if named and state:
+                word = state.group(1).lower().split()[-1]
+                said = _STATE_WORDS.get(word, word == "on")
+                if said != value:
+                    return f"claim says {named[0].value} is {state.group(1)}; {view.entry.trace_ref} shows it {value}"
+            stems = {s for s in negated if key.startswith(s) and len(s) >= 4}
+            if stems and value:
+                return f"claim says not {sorted(stems)[0]}; {view.entry.trace_ref} shows {key} true"
     return None
 
 
