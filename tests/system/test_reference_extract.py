@@ -188,3 +188,10 @@ def test_stems_agree_across_inflections() -> None:
 
 def test_content_words_drop_stopwords_and_numbers() -> None:
     assert content_stems("The pool is at 25 of 25 connections") == ["pool", "connect"]
+
+
+def test_proper_names_inside_a_sentence() -> None:
+    from harness.system.verifiers.reference.classify import proper_names
+
+    names = [m.value for m in proper_names("It was renewed by the Bank of England team on Monday, said Alice")]
+    assert names == ["bank of england", "alice"]

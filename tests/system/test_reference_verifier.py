@@ -218,6 +218,11 @@ def test_content_absent_from_the_cited_evidence_is_unsupported() -> None:
     assert cls == D.UNSUPPORTED and "4.2 s" in detail
 
 
+def test_a_name_the_evidence_never_mentions_is_not_observed() -> None:
+    cls, detail = classify("order-service pool was exhausted by requests from Contoso Analytics", "T2")
+    assert cls != D.DIRECT_OBSERVATION and "contoso analytics" in detail
+
+
 def test_binding_to_nothing_is_unsupported() -> None:
     cls, detail = classify("order-service 5xx rate is 12.4%", "T9")
     assert cls == D.UNSUPPORTED and "inv-9" in detail

@@ -38,12 +38,12 @@ FABRICATION_KINDS = frozenset({"code", "exception", "version", "region"})
 # identifiers that support a claim when found; only some count against it when absent (a host name is often
 # the subject the tool ran on and not repeated in its output; a code or a version is the claim's substance)
 STRONG_KINDS = frozenset(
-    {"code", "exception", "pod", "instance", "ip", "host", "version", "region", "date", "symbol", "path"}
+    {"code", "exception", "pod", "instance", "ip", "host", "version", "region", "date", "symbol", "path", "name"}
 )
 # CamelCase words that name a failure reason (BackoffLimitExceeded, NodeCPUPressure), not a resource kind
 REASON_NAME = re.compile(r"(?:exceeded|failed|failure|error|pressure|killed|backoff|timeout|unavailable|refused|"
                          r"notfound|denied|invalid|exhausted|evicted|unhealthy|notready)$")  # fmt: skip
-ABSENT_KINDS = frozenset({"code", "exception", "version", "date"})
+ABSENT_KINDS = frozenset({"code", "exception", "version", "date", "name"})
 
 # Stems that say the same thing in ops wording, folded on both sides before coverage is counted.
 SYNONYMS: dict[str, str] = {
@@ -355,10 +355,30 @@ def _cause_shown(statement: str, causal: re.Match[str], found: Anchors, ev: Pool
     return bool(anchored) or (len(words) >= 2 and cov >= 0.75)
 
 
+_NAME = re.compile(r"(?<=[a-z0-9,;(] )[A-Z][a-z]{2,}(?: (?:of |de |the )?[A-Z][a-z]+)*")
+_NOT_NAMES = frozenset(
+    "The This That These Those It Its Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February "
+    "March April May June July August September October November December Linux Kubernetes Redis Java".split()
+)
+
+
+def proper_names(masked: str) -> list[Mention]:
+    """Capitalised names inside a sentence (a person, a place, a product, a vendor): kept as claim anchors."""
+    return [
+        Mention("name", m.group(0).lower(), "name", m.start(), m.end())
+        for m in _NAME.finditer(masked)
+        if m.group(0).split()[0] not in _NOT_NAMES
+    ]
+
+
 def claim_features(statement: str) -> Features:
-    """The claim's features; an `00:00:04` in a claim is a clock time, not also an elapsed time."""
+    """The claim's features, with its proper names; an `00:00:04` in a claim is a clock time, not an elapsed time."""
     feats = features(statement)
-    return replace(feats, quantities=tuple(q for q in feats.quantities if q.unit != "hms"))
+    return replace(
+        feats,
+        mentions=feats.mentions + tuple(proper_names(feats.masked)),
+        quantities=tuple(q for q in feats.quantities if q.unit != "hms"),
+    )
 
 
 def classify(

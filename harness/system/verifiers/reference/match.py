@@ -221,7 +221,7 @@ def _fits(m: Mention, other: Mention) -> bool:
         return other.kind == "date" and abs(_day(other.value) - _day(m.value)) <= 7
     if m.family == "http_class":
         return other.family == "http" and other.value[0] != m.value[0]
-    if m.kind in ("symbol", "host", "path", "port"):
+    if m.kind in ("symbol", "host", "path", "port", "name"):
         return False
     return _slot(other) == _slot(m)
 
