@@ -85,7 +85,7 @@ def _load(dirs: list[Path], console: Console):  # type: ignore[no-untyped-def]
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)
     cases = _load(args.dirs, console)
     if cases is None:
         return 2
@@ -97,7 +97,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Every expectation that needs no model: policy cases whole, quality cases' parse and gatekeeper."""
     console = Console()
-    cases = _load(args.dirs, Console(stderr=True))
+    cases = _load(args.dirs, Console(stderr=True, soft_wrap=True))
     if cases is None:
         return 2
     failures = 0
@@ -131,7 +131,7 @@ def quality_case_problems(case: Case) -> list[str]:
 def cmd_generate(args: argparse.Namespace) -> int:
     """Mutants of the seed cases, written under --out; exit 1 if fewer than --count could be made."""
     console = Console()
-    seeds = _load(args.seeds or [DEFAULT_SEEDS], Console(stderr=True))
+    seeds = _load(args.seeds or [DEFAULT_SEEDS], Console(stderr=True, soft_wrap=True))
     if seeds is None:
         return 2
     cases = generate(seeds, random_seed=args.seed, count=args.count, check=quality_case_problems)
@@ -148,7 +148,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    cases = _load(args.dirs, Console(stderr=True))
+    cases = _load(args.dirs, Console(stderr=True, soft_wrap=True))
     if cases is None:
         return 2
     paths = write_export(cases, args.out)
@@ -177,7 +177,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """Counts and targets; exit 1 on a missed target only with --require-targets."""
-    cases = _load(args.dirs, Console(stderr=True))
+    cases = _load(args.dirs, Console(stderr=True, soft_wrap=True))
     if cases is None:
         return 2
     stats = corpus_stats(cases, load_catalogue(), counted=tuple(args.origin or ["hand-written"]))
