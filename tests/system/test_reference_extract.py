@@ -6,8 +6,9 @@ import pytest
 
 from harness.system.verifiers.reference.extract import features
 from harness.system.verifiers.reference.mentions import extract_mentions
-from harness.system.verifiers.reference.quantities import extract_quantities, extract_times
+from harness.system.verifiers.reference.quantities import extract_quantities
 from harness.system.verifiers.reference.text import content_stems, fold_phrases, stem
+from harness.system.verifiers.reference.times import extract_times
 
 
 def kinds(text: str) -> dict[str, str]:

@@ -195,8 +195,13 @@ TOPICS: tuple[Topic, ...] = (
 )
 
 
+_ANY_TOPIC = re.compile("|".join(f"(?:{t.claim.pattern})" for t in TOPICS), re.IGNORECASE)
+
+
 def external_topics(claim: str) -> list[tuple[Topic, list[str]]]:
     """The topics the claim is about, each with the words that said so."""
+    if not _ANY_TOPIC.search(claim):  # one scan for the common case: no topic at all
+        return []
     found = [(t, [m.group(0) for m in t.claim.finditer(claim)]) for t in TOPICS]
     return [(t, words) for t, words in found if words]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.system.verifiers.reference.mentions import Mention, extract_mentions
-from harness.system.verifiers.reference.quantities import ClockTime, Quantity, extract_quantities, extract_times
+from harness.system.verifiers.reference.quantities import Quantity, extract_quantities
+from harness.system.verifiers.reference.times import ClockTime, extract_times
 
 __all__ = ["ClockTime", "Features", "Mention", "Quantity", "features"]
 

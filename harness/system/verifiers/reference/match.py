@@ -14,7 +14,8 @@ from functools import lru_cache
 from typing import Literal
 
 from harness.system.verifiers.reference.mentions import Mention
-from harness.system.verifiers.reference.quantities import ClockTime, Quantity
+from harness.system.verifiers.reference.quantities import Quantity
+from harness.system.verifiers.reference.times import ClockTime
 
 Status = Literal["found", "derived", "conflict", "absent"]
 REL_TOLERANCE = 0.005

@@ -22,6 +22,7 @@ from harness.system.models import (
     ClaimCheck,
     Derivability,
     GatekeeperResult,
+    LegacyFact,
     ParsedExecutorOutput,
     Verdict,
     VerifierCall,
@@ -95,12 +96,14 @@ def build_reply(inputs: VerifierInput, settings: ReferenceSettings = ReferenceSe
         critical_fact_count=sum(1 for c in claims if c.critical),
         claim_checks=checks,
         facts_checked=[
-            {
-                "claim_id": c.claim_id,
-                "fact": statements[c.claim_id],
-                "verification": LEGACY_MAPPING[c.verification],
-                "detail": c.detail,
-            }
+            LegacyFact.model_validate(
+                {
+                    "claim_id": c.claim_id,
+                    "fact": statements[c.claim_id],
+                    "verification": LEGACY_MAPPING[c.verification],
+                    "detail": c.detail,
+                }
+            )
             for c in checks
         ],
         rationale=rationale(checks, claims, verdict, inputs.gatekeeper_result),
