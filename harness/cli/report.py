@@ -55,7 +55,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         prices = load_prices(args.prices)
         report = render_run(args.run_dirs, out, prices=prices, limit=args.max_embedded, rescore=args.rescore)
     except (ReportError, PriceError) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
     print(f"report: {report}")
     print(f"summary: {report.parent / MARKDOWN_FILE}")
@@ -63,7 +63,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         try:
             png = screenshot(report, report.parent / SCREENSHOT_FILE)
         except BrowserError as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
             return EXIT_USAGE
         print(f"screenshot: {png}")
     err.print(f"rendered in {time.perf_counter() - started:.1f} s", highlight=False)

@@ -58,7 +58,7 @@ def label(text: Any, limit: int = 48) -> str:
 def to_svg(fig: Any, name: str, alt: str) -> str:
     """The figure as inline SVG: no prolog, ids prefixed by `name`, scaling with its container."""
     buf = io.StringIO()
-    with plt.rc_context({"svg.hashsalt": name}):
+    with plt.rc_context({**RC, "svg.hashsalt": name}):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     plt.close(fig)
     text = buf.getvalue()

@@ -125,7 +125,7 @@
     var tb = el("tbody");
     body.forEach(function (cells) {
       var tr = el("tr");
-      cells.forEach(function (c) { tr.appendChild(el("td", { "class": "wrap" }, c)); });
+      cells.forEach(function (c) { tr.appendChild(el("td", null, c)); });
       tb.appendChild(tr);
     });
     t.appendChild(tb);
@@ -136,7 +136,7 @@
     var c = caseOf(r) || { tools: [], claims: {} };
     var box = el("div", { "class": "drill" });
     if (r.why.length) {
-      box.appendChild(el("h4", null, "Why it failed"));
+      box.appendChild(el("h4", null, r.ok ? "What differed (the verdict was right)" : "Why it failed"));
       var ul = el("ul", { "class": "why" });
       r.why.forEach(function (w) { ul.appendChild(el("li", null, w)); });
       box.appendChild(ul);

@@ -1,0 +1,119 @@
+"""The report's analyses are pure functions: rows in, rows out, figures worked out by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.report import analyses
+from harness.report.prices import Price, PriceError, cost_of, load_prices
+from harness.score.frames import quality_frame
+from tests.report.builders import as_dict, record
+
+
+def test_headline_rows_mark_the_best_variant_per_metric_with_direction() -> None:
+    variants = [
+        {"name": "a", "verdict_accuracy": 0.8, "verdict_accuracy_ci": [0.7, 0.9], "unsafe_pass_rate": 0.30},
+        {"name": "b", "verdict_accuracy": 0.6, "verdict_accuracy_ci": [0.5, 0.7], "unsafe_pass_rate": 0.10},
+    ]
+    rows = analyses.headline_rows(variants)
+    keys = [m.key for m in (*analyses.HEADLINE, *analyses.EXTRA)]
+    va, up = keys.index("verdict_accuracy"), keys.index("unsafe_pass_rate")
+    assert rows[0]["cells"][va] == {"value": 0.8, "ci": [0.7, 0.9], "best": True, "percent": True}
+    assert rows[1]["cells"][va]["best"] is False
+    # lower is better for unsafe PASS
+    assert rows[1]["cells"][up]["best"] is True and rows[0]["cells"][up]["best"] is False
+    # a figure only one variant has is never "best"
+    assert not any(c["best"] for c in analyses.headline_rows(variants[:1])[0]["cells"])
+
+
+def test_comparison_rows_read_mcnemar_and_the_paired_ci() -> None:
+    rows = analyses.comparison_rows(
+        [
+            {"a": "x", "b": "y", "mcnemar_p": 0.001, "mcnemar_a_only": 12, "mcnemar_b_only": 1, "claim_accuracy_diff_ci": [-0.2, -0.05]},
+            {"a": "x", "b": "z", "mcnemar_p": 0.30, "mcnemar_a_only": 4, "mcnemar_b_only": 2, "claim_accuracy_diff_ci": [-0.1, 0.1]},
+        ]
+    )  # fmt: skip
+    assert (rows[0]["verdict_significant"], rows[0]["verdict_better"]) == (True, "x")
+    assert (rows[0]["claim_significant"], rows[0]["claim_better"]) == (True, "y")  # the CI lies below 0: B better
+    assert (rows[1]["verdict_significant"], rows[1]["verdict_better"]) == (False, None)
+    assert rows[1]["claim_significant"] is False
+
+
+def test_breakdown_table_aligns_groups_across_variants_and_gives_the_spread() -> None:
+    variants = [
+        {"name": "a", "per_tag": {"t1": {"verdict_accuracy": 1.0, "cases": 2}, "t2": {"verdict_accuracy": 0.5, "cases": 2}}},
+        {"name": "b", "per_tag": {"t1": {"verdict_accuracy": 0.25, "cases": 4}}},
+    ]  # fmt: skip
+    table = analyses.breakdown_table(variants, "per_tag", {"t1": "Tag one"})
+    assert table["variants"] == ["a", "b"]
+    assert [(r["group"], r["title"]) for r in table["rows"]] == [("t1", "Tag one"), ("t2", "t2")]
+    assert table["rows"][0]["spread"] == pytest.approx(0.75)
+    assert table["rows"][1]["cells"][1] is None and table["rows"][1]["spread"] is None
+
+
+def test_per_epoch_accuracy_from_the_quality_frame() -> None:
+    records = [
+        record("c1", "v", 1), record("c2", "v", 1, verdict="REJECT"),
+        record("c1", "v", 2), record("c2", "v", 2),
+        record("c3", "v", 2, error="timeout"),  # not scored: left out
+        record("c1", "w", 1, kind="policy"),  # policy records are not quality results
+    ]  # fmt: skip
+    assert analyses.per_epoch_accuracy(quality_frame(records)) == {"v": [(1, 0.5, 2), (2, 1.0, 2)]}
+
+
+def test_quality_mismatches_say_what_differed() -> None:
+    rec = as_dict(
+        record(verdict="PASS", gold_verdict=["REJECT"], claims_got={"C1": "direct_observation"}, gold_claims={"C1": ["contradicted"], "C2": ["unsupported"]})
+    )  # fmt: skip
+    assert analyses.quality_mismatches(rec) == [
+        "verdict: expected ['REJECT'], got PASS",
+        "claims.C1: expected ['contradicted'], got direct_observation",
+        "claims.C2: expected ['unsupported'], got None",
+    ]
+    assert analyses.quality_mismatches(as_dict(record(error="transport: timed out"))) == ["error: transport: timed out"]
+    assert analyses.quality_mismatches(as_dict(record())) == []
+
+
+def test_operations_rows_price_only_known_models() -> None:
+    variants = [
+        {"name": "a", "model": "openai:gpt-x", "tokens": {"prompt": 2_000_000, "completion": 500_000, "total": 2_500_000}, "quality_samples": 1000},
+        {"name": "b", "model": "openai:other", "tokens": {"prompt": 10, "completion": 10, "total": 20}, "quality_samples": 2},
+    ]  # fmt: skip
+    rows = analyses.operations_rows(variants, {"gpt-x": Price(input=0.5, output=2.0)})
+    assert rows[0]["cost"]["total"] == pytest.approx(2 * 0.5 + 0.5 * 2.0)
+    assert rows[0]["tokens_per_result"] == 2500
+    assert rows[1]["cost"] is None  # unknown price: tokens only
+
+
+def test_grounding_rows_carry_the_published_figures_and_say_they_are_other_data() -> None:
+    g = analyses.grounding_rows(
+        [{"name": "a", "grounding_bacc": 0.7, "grounding_bacc_by_dataset": {"d1": {"grounding_bacc": 0.6, "grounding_bacc_ci": [0.5, 0.7], "claims": 9}}}]
+    )  # fmt: skip
+    assert g["datasets"] == ["d1"]
+    assert g["rows"][0]["datasets"] == [{"value": 0.6, "ci": [0.5, 0.7], "claims": 9}]
+    assert dict(g["published"]) == {"GPT-4": 75.3, "MiniCheck-FT5": 74.7, "GPT-3.5": 69.6}
+    assert "other data" in g["source"]
+
+
+def test_price_files_in_three_formats_and_errors_naming_file_and_key(tmp_path: Path) -> None:
+    (tmp_path / "p.toml").write_text('["openai:m"]\ninput = 1.0\noutput = 3.0\n')
+    (tmp_path / "p.json").write_text('{"m": {"input": 1, "output": 3}}')
+    (tmp_path / "p.yaml").write_text("m: {input: 1, output: 3}\n")
+    for name in ("p.toml", "p.json", "p.yaml"):
+        table = load_prices(tmp_path / name)
+        assert cost_of("openai:m", {"prompt": 1_000_000, "completion": 1_000_000}, table)["total"] == pytest.approx(4.0)
+    (tmp_path / "bad.yaml").write_text("m: {input: cheap, output: 3}\n")
+    with pytest.raises(PriceError, match=r"bad\.yaml: m\.input"):
+        load_prices(tmp_path / "bad.yaml")
+    with pytest.raises(PriceError, match="cannot read"):
+        load_prices(tmp_path / "missing.toml")
+
+
+def test_no_price_table_means_no_cost(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("VBENCH_PRICES", raising=False)
+    assert load_prices(None) == {}
+    (tmp_path / "env.yaml").write_text("m: {input: 1, output: 1}\n")
+    monkeypatch.setenv("VBENCH_PRICES", str(tmp_path / "env.yaml"))
+    assert set(load_prices(None)) == {"m"}

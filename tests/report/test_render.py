@@ -1,0 +1,158 @@
+"""The rendered page: self-contained, every piece of case or model text escaped, and the figures it states."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from html import unescape
+from pathlib import Path
+
+from harness.report.casedata import REPLY_LIMIT, case_payload, clip, record_payload
+from harness.report.figures import headline_chart, label
+from harness.report.render import md
+from harness.report.select import VERDICT_WRONG
+from tests.report.builders import HOSTILE_MODEL, QUESTION_XSS, REPLY_XSS, TOOL_XSS, as_dict, record
+from tests.report.conftest import MODEL_REPLY_XSS, embedded
+
+
+def all_strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from all_strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from all_strings(v)
+
+
+RAW_MARKUP = re.compile(r"<(script|img|iframe|svg|b)\b[^>]*(window\.__pwned|onerror|onmouseover)", re.IGNORECASE)
+
+
+def test_vbench_run_writes_report_and_summary(reference_run: Path) -> None:
+    assert (reference_run / "report.html").stat().st_size > 10_000
+    assert (reference_run / "summary.md").exists()
+
+
+def test_no_markup_from_cases_or_models_reaches_the_page_unescaped(llm_run: Path) -> None:
+    html = (llm_run / "report.html").read_text(encoding="utf-8")
+    assert not RAW_MARKUP.search(html), RAW_MARKUP.search(html)
+    # the page's own script and the data block are the only script elements
+    assert len(re.findall(r"<script\b", html)) == 2
+    # the payloads are there, as data: tojson turned < > & ' into \u escapes
+    strings = list(all_strings(embedded(llm_run / "report.html")))
+    for payload in (QUESTION_XSS, TOOL_XSS, REPLY_XSS, MODEL_REPLY_XSS):
+        assert any(payload in s for s in strings), payload
+    assert "\\u003cscript\\u003e" in html and "<script>window" not in html
+    # the variant name is markup: escaped in tables, options and the SVG charts
+    assert "openai:&lt;img src=x onerror=window.__pwned=&#39;variant&#39;&gt;@baseline" in html
+
+
+def test_the_page_asks_no_other_host_for_anything(llm_run: Path) -> None:
+    html = (llm_run / "report.html").read_text(encoding="utf-8")
+    assert not re.search(r"""(?:src|href|action|xlink:href)\s*=\s*["']?\s*(?:https?:)?//""", html, re.IGNORECASE)
+    assert not re.search(r"@import|url\(\s*['\"]?(?:https?:)?//", html, re.IGNORECASE)
+    assert "<link" not in html and "<iframe" not in html
+    csp = unescape(re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html).group(1))
+    assert "default-src 'none'" in csp and "'unsafe-inline'" not in csp.split("script-src")[1].split(";")[0]
+    script = html[html.rindex("<script>") + len("<script>") : html.rindex("</script>")]
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert f"'sha256-{digest}'" in csp  # the page's own script is exactly what the policy allows
+
+
+def test_the_api_key_never_reaches_the_report(llm_run: Path) -> None:
+    for name in ("report.html", "summary.md"):
+        assert "sk-report-test-key-never-shown" not in (llm_run / name).read_text(encoding="utf-8")
+
+
+def test_the_page_states_the_run_and_its_figures(llm_run: Path) -> None:
+    html = (llm_run / "report.html").read_text(encoding="utf-8")
+    summary = json.loads((llm_run / "summary.json").read_text())
+    manifest = json.loads((llm_run / "manifest.json").read_text())
+    assert manifest["corpus_hash"] in html and manifest["git_sha"] in html
+    for variant in manifest["variants"]:
+        if variant["prompt_hash"]:
+            assert variant["prompt_hash"] in html  # the full hash, in the sign-off
+    ref = next(v for v in summary["variants"] if v["name"] == "reference")
+    assert f"{100 * ref['verdict_accuracy']:.1f}%" in html
+    low, high = ref["verdict_accuracy_ci"]
+    assert f"[{100 * low:.1f}, {100 * high:.1f}]" in html
+    assert html.count('<svg role="img"') >= 6  # headline, 2 confusion groups, per class, comparison, grounding ...
+    assert "GPT-4" in html and "75.3" in html and "measured on other data" in html
+    for section in ("overview", "ran", "metrics", "confusion", "per-class", "comparison", "breakdowns",
+                    "stability", "operations", "grounding", "signoff", "cases"):  # fmt: skip
+        assert f'<section id="{section}">' in html
+
+
+def test_summary_md_has_headline_gates_and_conformance_with_markup_escaped(llm_run: Path) -> None:
+    text = (llm_run / "summary.md").read_text(encoding="utf-8")
+    summary = json.loads((llm_run / "summary.json").read_text())
+    conf = summary["conformance"]
+    assert f"{conf['policy_passed']}/{conf['policy_cases']} policy cases" in text
+    assert "| variant | cases | errors | verdict acc" in text
+    assert "**Gates:**" in text and "`policy_conformance`" in text
+    assert not re.search(r"(?<!\\)<", text)  # every < is escaped, so no renderer reads markup
+    assert "openai:\\<img src=x onerror=window.\\_\\_pwned='variant'\\>@baseline" in text
+    assert md("a|b <i>`x`</i>\nnext") == "a\\|b \\<i\\>\\`x\\`\\</i\\> next"
+
+
+def test_chart_labels_are_escaped_and_never_mathtext() -> None:
+    svg = headline_chart(
+        [{"name": "<script>alert(1)</script> $x$", "verdict_accuracy": 0.5, "verdict_accuracy_ci": [0.4, 0.6]}]
+    )
+    assert "<script>" not in svg and "&lt;script&gt;alert(1)&lt;/script&gt;" in svg
+    assert "$x$" in svg  # shown literally, not typeset
+    assert label("a$b") == r"a\$b" and label("x" * 100, 10) == "x" * 9 + "…"
+    assert "<?xml" not in svg and "<!--" not in svg
+
+
+def test_record_payload_explains_a_failure_and_clips_long_text() -> None:
+    rec = as_dict(
+        record("c9", "v", 1, verdict="PASS", gold_verdict=["REJECT"], claims_got={"C1": "direct_observation"},
+               gold_claims={"C1": ["contradicted"]}, raw_reply="x" * (REPLY_LIMIT + 5))
+    )  # fmt: skip
+    conformance = {"mismatches": ["gatekeeper.status: expected fail, got pass"], "invariant_violations": []}
+    payload = record_payload(3, "r1", rec, VERDICT_WRONG, conformance, None)
+    assert payload["ok"] is False and payload["cat"] == "verdict wrong"
+    assert payload["why"] == [
+        "conformance: gatekeeper.status: expected fail, got pass",
+        "verdict: expected ['REJECT'], got PASS",
+        "claims.C1: expected ['contradicted'], got direct_observation",
+    ]
+    assert payload["claims"][0] | {"refs": []} == {
+        "id": "C1", "gold": ["contradicted"], "pred": "direct_observation", "ok": False, "critical": True, "detail": None, "refs": [],
+    }  # fmt: skip
+    assert payload["raw_reply"] == {"text": "x" * REPLY_LIMIT, "more": 5}
+    assert clip(None, 3) == {"text": None, "more": 0}
+
+
+def test_case_payload_reads_broken_structured_output_as_text() -> None:
+    case = {
+        "id": "c", "title": "t", "session": {"question": "q", "tool_invocations": [{"id": "i1", "tool_name": "t1", "result": "r"}]},
+        "executor": {"final_answer": "a", "structured_output_raw": '{"claims": [{"claim_'},
+    }  # fmt: skip
+    payload = case_payload(case)
+    assert payload["structured"]["text"] == '{"claims": [{"claim_'
+    assert payload["claims"] == {}
+    assert payload["tools"][0] == {
+        "id": "i1",
+        "tool": "t1",
+        "status": "success",
+        "args": "{}",
+        "result": {"text": "r", "more": 0},
+    }
+
+
+def test_embedded_records_hold_what_the_drill_down_shows(llm_run: Path) -> None:
+    data = embedded(llm_run / "report.html")
+    hostile = [r for r in data["records"] if r["case"] == "xss-quality" and r["variant"].startswith("openai:")]
+    assert hostile and MODEL_REPLY_XSS in hostile[0]["raw_reply"]["text"]
+    case = data["cases"][f"{hostile[0]['run']}::xss-quality"]
+    assert case["question"] == QUESTION_XSS and case["tools"][0]["result"]["text"] == TOOL_XSS
+    policy = next(r for r in data["records"] if r["case"] == "xss-policy-raw-reply")
+    assert policy["raw_reply"]["text"] == REPLY_XSS and policy["reply_status"] == "invalid"
+    assert policy["variant"] == "policy" and policy["verdict"] == "LOW_CONFID"
+    assert {r["variant"] for r in data["records"]} == {"policy", "reference", f"{HOSTILE_MODEL}@baseline"}
