@@ -7,7 +7,7 @@ import pytest
 from harness.system.verifiers.reference.extract import features
 from harness.system.verifiers.reference.mentions import extract_mentions
 from harness.system.verifiers.reference.quantities import extract_quantities
-from harness.system.verifiers.reference.text import content_stems, fold_phrases, stem
+from harness.system.verifiers.reference.text import content_stems, content_words, fold_phrases, stem
 from harness.system.verifiers.reference.times import extract_times
 
 
@@ -189,6 +189,7 @@ def test_stems_agree_across_inflections() -> None:
 
 def test_content_words_drop_stopwords_and_numbers() -> None:
     assert content_stems("The pool is at 25 of 25 connections") == ["pool", "connect"]
+    assert content_words("The pool is at 25 of 25 connections") == {"pool": "pool", "connect": "connections"}
 
 
 def test_proper_names_inside_a_sentence() -> None:

@@ -30,7 +30,7 @@ from harness.system.verifiers.reference.match import (
 )
 from harness.system.verifiers.reference.pooled import Pooled, coverage, pool
 from harness.system.verifiers.reference.rows import flag_conflict, row_conflict, series_conflict
-from harness.system.verifiers.reference.text import content_stems
+from harness.system.verifiers.reference.text import content_stems, content_words
 
 D = Derivability
 FABRICATION_KINDS = frozenset({"code", "exception", "version", "region"})
@@ -236,7 +236,8 @@ def classify(
 
     ev = pool(tuple(evidence.usable), evidence.labels)
     feats = claim_features(statement)
-    words = [w for w in content_stems(feats.masked) if w not in cues.CUE_WORDS]
+    written = content_words(feats.masked)
+    words = [w for w in written if w not in cues.CUE_WORDS]
     hedge = cues.cue(cues.HEDGE, statement)
     tentative = bool(hedge) or claim.status == "hypothesis"
     found = anchors(feats, ev)
@@ -246,7 +247,8 @@ def classify(
     if reason:
         return Decision(D.CONTRADICTED, _h(reason))
 
-    cov, missing = coverage(words, ev.vocab)
+    cov, missing_stems = coverage(words, ev.vocab)
+    missing = [written[w] for w in missing_stems]  # named as the claim wrote them
     notes = _notes(ev)
     n_found, n_absent, n_derived = found.count("found"), found.count("absent"), found.count("derived")
     over = overstatement(statement, tentative, found, ev)

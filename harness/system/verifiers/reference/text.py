@@ -149,12 +149,17 @@ def stems(text: str) -> set[str]:
     return {stem(t) for t in raw_tokens(fold_phrases(text))}
 
 
-def content_stems(text: str, drop: frozenset[str] = frozenset()) -> list[str]:
-    """The claim's content words in order: no stopwords, no bare numbers, no words in `drop`."""
-    seen: dict[str, None] = {}
+def content_words(text: str) -> dict[str, str]:
+    """The claim's content words in order, stem → the word as written: no stopwords, no bare numbers."""
+    seen: dict[str, str] = {}
     for tok in _RAW_TOKEN.findall(fold_phrases(text)):
         low = tok.lower()
-        if low in STOPWORDS or low in drop or any(ch.isdigit() for ch in low) or len(low) < 2:
+        if low in STOPWORDS or any(ch.isdigit() for ch in low) or len(low) < 2:
             continue
-        seen.setdefault(stem(low), None)
-    return list(seen)
+        seen.setdefault(stem(low), low)
+    return seen
+
+
+def content_stems(text: str) -> list[str]:
+    """The stems of the claim's content words, in order."""
+    return list(content_words(text))
