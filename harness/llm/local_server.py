@@ -135,6 +135,9 @@ class LocalOpenAIServer:
         self.authorizations: list[str | None] = []
         """The Authorization header of each request (tests check the key was sent, and nowhere else)."""
         self.faults_applied: list[str] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        """The most chat requests the server was handling at once (concurrency, seen from the server)."""
         self._faults: collections.deque[Fault] = collections.deque()
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
@@ -168,6 +171,7 @@ class LocalOpenAIServer:
         self.requests.clear()
         self.authorizations.clear()
         self.faults_applied.clear()
+        self.max_in_flight = 0
         self._faults.clear()
 
     @property
@@ -187,6 +191,14 @@ class LocalOpenAIServer:
         return web.json_response({"object": "list", "data": data})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._handle_chat(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _handle_chat(self, request: web.Request) -> web.StreamResponse:
         try:
             body = json.loads(await request.read())
         except ValueError as exc:

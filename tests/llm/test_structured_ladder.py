@@ -4,7 +4,6 @@ remembered per endpoint so that a refusal is paid once per run."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 from harness.llm import modes
 from harness.llm.local_server import Fault, LocalOpenAIServer
@@ -69,13 +68,12 @@ async def test_concurrent_first_calls_pay_the_refusal_once(openai_server: LocalO
     openai_server.refuse_formats = {"json_schema"}
     openai_server.latency_ms = 150
     async with model_for(openai_server) as model:
-        started = time.perf_counter()
         replies = await asyncio.gather(
             *(model.generate(request(claims_message(f"C{i}"), schema=SCHEMA)) for i in range(12))
         )
-        elapsed = time.perf_counter() - started
     assert all(r.error is None and r.structured_mode == "json_object" for r in replies)
-    assert elapsed < 1.2  # once the probe is done the waiters run together, not one by one (>= 1.8 s)
+    # once the probe is done the waiters run together, not one by one: seen from the server
+    assert openai_server.max_in_flight >= 6
     assert openai_server.response_formats().count("json_schema") == 1
     assert openai_server.request_count == 13
 

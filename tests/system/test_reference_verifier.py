@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -291,18 +290,3 @@ def test_example_fabricated_invocation_case() -> None:
     classes, evaluation = run_example("example-redis-fabricated-id")
     assert classes == {"C1": D.UNSUPPORTED, "C2": D.DIRECT_OBSERVATION, "C3": D.REASONABLE_INFERENCE}
     assert evaluation.verdict == Verdict.LOW_CONFID  # a correct verifier may say LOW_CONFID itself (§5 step 4)
-
-
-def test_cpu_cost_per_claim_is_small() -> None:
-    example = inputs(
-        claim("order-service 5xx rate is 12.4% since 10:02"),
-        claim("requests time out after 3000 ms", "T2", cid="C2"),
-        claim("All order-service pods were OOMKilled", "T3", cid="C3"),
-    )
-    build_reply(example)
-    runs = 50
-    start = time.process_time()
-    for _ in range(runs):
-        build_reply(example)
-    per_claim_ms = (time.process_time() - start) / runs / 3 * 1000
-    assert per_claim_ms < 5, per_claim_ms  # generous: a regression to a slow path, not noise, fails this
