@@ -109,8 +109,10 @@ def baseline_gates(current: pd.DataFrame, baseline: pd.DataFrame, alpha: float =
 
 
 def _fmt(value: Any) -> str:
-    return "n/a" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{value:.4f}"
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "n/a"
+    return f"{value + 0.0:.4f}"  # + 0.0 turns -0.0 into 0.0
 
 
 def _fmt_ci(ci: tuple[float, float] | None) -> str:
-    return "n/a" if ci is None else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+    return "n/a" if ci is None else f"[{_fmt(ci[0])}, {_fmt(ci[1])}]"
