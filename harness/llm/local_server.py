@@ -124,7 +124,10 @@ class LocalOpenAIServer:
         refuse_formats: Iterable[str] = (),
         host: str = "127.0.0.1",
         port: int = 0,
+        record: bool = True,
     ) -> None:
+        self.record = record
+        """Keep every request body and Authorization header (off for long benchmark runs: memory stays flat)."""
         self.responder: Responder = responder or verifier_responder
         self.latency_ms = latency_ms
         self.model = model
@@ -205,8 +208,9 @@ class LocalOpenAIServer:
             return _error(400, f"request body is not JSON: {exc}", "invalid_request_error")
         if not isinstance(body, dict):
             return _error(400, "request body must be a JSON object", "invalid_request_error")
-        self.requests.append(body)
-        self.authorizations.append(request.headers.get("Authorization"))
+        if self.record:
+            self.requests.append(body)
+            self.authorizations.append(request.headers.get("Authorization"))
         rf = body.get("response_format")
         rf_type = rf.get("type") if isinstance(rf, dict) else None
         if rf_type in self.refuse_formats:
@@ -368,6 +372,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency-ms", type=float, default=0.0)
     parser.add_argument("--model", default="local-model")
     parser.add_argument("--refuse-format", action="append", default=[], help="response_format type to refuse")
+    parser.add_argument("--no-record", action="store_true", help="keep no request bodies (long benchmark runs)")
     args = parser.parse_args(argv)
 
     async def serve() -> None:
@@ -377,6 +382,7 @@ def main(argv: list[str] | None = None) -> None:
             refuse_formats=args.refuse_format,
             host=args.host,
             port=args.port,
+            record=not args.no_record,
         )
         await server.start_async()
         print(server.base_url, flush=True)

@@ -213,25 +213,7 @@ class OpenAIChatModel:
     async def _send(self, request: ChatRequest, mode: StructuredMode) -> dict[str, Any]:
         """One HTTP request; the decoded body, or `_Failure('bad_response')` when it is not a completion."""
         settings = self.settings
-        params: dict[str, Any] = {
-            "model": self.model,
-            "messages": [m.model_dump() for m in request.messages],
-        }
-        if request.temperature is not None:
-            params["temperature"] = request.temperature
-        if request.seed is not None:
-            params["seed"] = request.seed
-        max_tokens = settings.max_tokens or request.max_tokens
-        extra_body = {**settings.extra_body, **request.extra_body}
-        if max_tokens is not None:
-            if settings.token_param == "max_tokens":
-                params["max_tokens"] = max_tokens
-            else:
-                extra_body["max_completion_tokens"] = max_tokens
-        response_format = _response_format(mode, request.response_schema, request.schema_name)
-        if response_format is not None:
-            # extra_body: the typed parameter would not carry llama.cpp's `schema` key reliably.
-            extra_body["response_format"] = response_format
+        params, extra_body = request_params(self.model, request, mode, settings)
         raw = await self._get_client().chat.completions.with_raw_response.create(
             **params,
             extra_body=extra_body or None,
@@ -305,6 +287,32 @@ class OpenAIChatModel:
             return body
         dumped = json.dumps(body)
         return json.loads(dumped.replace(self._api_key, "***")) if self._api_key in dumped else body
+
+
+def request_params(
+    model: str, request: ChatRequest, mode: StructuredMode, settings: OpenAISettings
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The chat-completions parameters and the extra body fields of one attempt.
+
+    Pure, so the benchmark can send byte-for-byte the requests the harness sends.
+    """
+    params: dict[str, Any] = {"model": model, "messages": [m.model_dump() for m in request.messages]}
+    if request.temperature is not None:
+        params["temperature"] = request.temperature
+    if request.seed is not None:
+        params["seed"] = request.seed
+    max_tokens = settings.max_tokens or request.max_tokens
+    extra_body = {**settings.extra_body, **request.extra_body}
+    if max_tokens is not None:
+        if settings.token_param == "max_tokens":
+            params["max_tokens"] = max_tokens
+        else:
+            extra_body["max_completion_tokens"] = max_tokens
+    response_format = _response_format(mode, request.response_schema, request.schema_name)
+    if response_format is not None:
+        # extra_body: the typed parameter would not carry llama.cpp's `schema` key reliably.
+        extra_body["response_format"] = response_format
+    return params, extra_body
 
 
 def _response_format(mode: StructuredMode, schema: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
