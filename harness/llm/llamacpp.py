@@ -204,7 +204,12 @@ def server_command(
     python: str = sys.executable,
     extra: Sequence[str] = (),
 ) -> list[str]:
-    """The `llama_cpp.server` command line; one model, answering to `alias`."""
+    """The `llama_cpp.server` command line; one model, answering to `alias`.
+
+    `--logits_all false`: the server defaults to keeping every prompt token's logits (only logprobs need them),
+    which cost about 40% of prompt-eval speed here; `--flash_attn true` gained about as much again on 2 cores.
+    `extra` flags come last, so they override these.
+    """
     return [
         python,
         "-m",
@@ -219,6 +224,10 @@ def server_command(
         str(port),
         "--n_ctx",
         str(n_ctx),
+        "--logits_all",
+        "false",
+        "--flash_attn",
+        "true",
         *extra,
     ]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -160,7 +161,7 @@ def serve(args: argparse.Namespace) -> int:
     base_url = f"http://127.0.0.1:{port}/v1"
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     log_path = Path(args.log) if args.log else cache_dir / "logs" / f"llama-server-{stamp}.log"
-    command = server_command(model, port, alias=args.alias, n_ctx=args.n_ctx)
+    command = server_command(model, port, alias=args.alias, n_ctx=args.n_ctx, extra=shlex.split(args.server_args))
     server = LlamaCppServer(command, base_url, log_path, startup_timeout=args.startup_timeout)
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
@@ -198,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve_p.add_argument("--alias", default=SMOLLM2_135M.alias, help="model name to request: openai:<alias>")
     serve_p.add_argument("--n-ctx", type=int, default=SMOLLM2_135M.n_ctx)
     serve_p.add_argument("--log", default="", help="server log file (default: under the cache dir)")
+    serve_p.add_argument(
+        "--server-args", default="", help="more llama_cpp.server flags, e.g. '--n_threads 2 --flash_attn true'"
+    )
     serve_p.add_argument("--startup-timeout", type=float, default=180.0)
     serve_p.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
     return parser

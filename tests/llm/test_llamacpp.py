@@ -145,6 +145,8 @@ def test_server_command_carries_model_alias_host_port_and_context(tmp_path):
         "--host": "127.0.0.1",
         "--port": "8123",
         "--n_ctx": "8192",
+        "--logits_all": "false",  # keeping every token's logits halves prompt-eval speed
+        "--flash_attn": "true",
     }
 
 

@@ -84,6 +84,8 @@ def test_serve_runs_the_command_against_the_server_and_stops_it(tmp_path, fake_l
             str(fake_llama),
             "--log",
             str(tmp_path / "server.log"),
+            "--server-args",
+            "--n_threads 1 --flash_attn false",
             "--",
             sys.executable,
             "-c",
@@ -99,6 +101,8 @@ def test_serve_runs_the_command_against_the_server_and_stops_it(tmp_path, fake_l
     pairs = dict(zip(argv[0::2], argv[1::2], strict=False))
     assert pairs["--model"] == str(fake_llama) and pairs["--n_ctx"] == "8192" and pairs["--host"] == "127.0.0.1"
     assert record["base"] == f"http://127.0.0.1:{pairs['--port']}/v1"
+    last_flash = max(i for i, arg in enumerate(argv) if arg == "--flash_attn")
+    assert pairs["--n_threads"] == "1" and argv[last_flash + 1] == "false"  # --server-args come last, so they win
     assert wait_for(lambda: not alive(int((tmp_path / "server.pid").read_text())))
     assert "fake llama server starting" in (tmp_path / "server.log").read_text()
 
