@@ -147,9 +147,9 @@ def stability_rows(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
     return rows
 
 
-def per_epoch_accuracy(quality: pd.DataFrame) -> dict[str, list[tuple[int, float, int]]]:
-    """Verdict accuracy of each epoch per variant: (epoch, accuracy, results), from the quality frame."""
-    scored = quality[quality["scored"]]
+def per_epoch_accuracy(results: pd.DataFrame) -> dict[str, list[tuple[int, float, int]]]:
+    """Verdict accuracy of each epoch per variant: (epoch, accuracy, results), over scored quality results."""
+    scored = results[results["scored"] & (results["kind"] == "quality")]
     if scored.empty:
         return {}
     grouped = scored.groupby(["variant", "epoch"])["verdict_correct"].agg(["mean", "count"]).reset_index()

@@ -157,7 +157,7 @@ def record_payload(
         "spec": list(record.get("spec") or []),
         "ok": not is_failure(cat),
         "cat": CATEGORY_NAMES[cat],
-        "claims_wrong": len(claims_wrong(record)) if cat != RIGHT else 0,
+        "claims_wrong": len(claims_wrong(record.get("claims") or {}, gold.get("claims"))) if cat != RIGHT else 0,
         "verdict": record.get("verdict"),
         "model_verdict": record.get("model_verdict"),
         "derived_verdict": record.get("derived_verdict"),

@@ -16,9 +16,9 @@ from harness.report import analyses, figures
 from harness.report.casedata import embedded_data
 from harness.report.load import LoadedRun
 from harness.report.prices import PriceTable
-from harness.report.signoff import certification, columns_for, results_frame, scenario_rows
+from harness.report.signoff import certification, columns_for, scenario_rows
 from harness.score.compare import compare_outcomes
-from harness.score.frames import CLASSES, quality_frame
+from harness.score.frames import CLASSES
 from harness.score.outcomes import load_outcomes
 
 _SECRET = re.compile(r"key|token|secret|password|authori[sz]ation|cookie", re.IGNORECASE)
@@ -72,8 +72,7 @@ def merged_comparisons(runs: Sequence[LoadedRun], names: Sequence[str]) -> list[
 def build_signoff(runs: Sequence[LoadedRun]) -> dict[str, Any]:
     catalogue = load_catalogue()
     columns = [c for run in runs for c in columns_for(run.label, run.manifest, run.policy_variant, run.rename)]
-    frames = [results_frame(run.label, run.records, run.failures()) for run in runs]
-    results = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    results = pd.concat([run.results for run in runs], ignore_index=True)
     rows = scenario_rows(catalogue, results, columns)
     certs = [certification(run.label, run.manifest, run.summary, rows, columns, run.rename) for run in runs]
     return {
@@ -124,9 +123,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
     variants = merged_variants(runs)
     names = [v["name"] for v in variants]
     comparisons = analyses.comparison_rows(merged_comparisons(runs, names))
-    frames = [quality_frame(run.records) for run in runs]
-    quality = pd.concat(frames, ignore_index=True) if frames else quality_frame([])
-    per_epoch = analyses.per_epoch_accuracy(quality)
+    per_epoch = analyses.per_epoch_accuracy(pd.concat([run.results for run in runs], ignore_index=True))
     catalogue = load_catalogue()
     titles = {sid: f"{s.requirement} › {s.title}" for sid, s in catalogue.items()}
     stability = analyses.stability_rows(variants)

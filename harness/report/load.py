@@ -1,9 +1,10 @@
 """Reading finished run folders for the report: one streaming pass over the log, bounded memory.
 
-Every result is kept as a light `ResultRecord` (the persisted evaluation, the
-raw and parsed reply dropped) for the frames and tables; the full record is
-kept only for the few the page embeds for drill-down (see `select`). Case
-content is read only for those. When several runs are combined, a variant
+Every figure the scorer computes comes from summary.json. Of each result only
+the few fields in `OutcomeRow` are parsed (for the sign-off and the per-epoch
+table), in chunks, so memory stays flat however long the log is; a whole
+record is parsed only for the few the page embeds for drill-down (see
+`select`), and case content is read only for those. When several runs are combined, a variant
 name that occurs in more than one run is prefixed with its run id.
 """
 
@@ -13,19 +14,21 @@ import copy
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from pydantic import ValidationError
 
-from harness.report.select import DEFAULT_LIMIT, Selector, category
-from harness.run.log import CASES_FILE, MANIFEST_FILE, RESULTS_FILE, Manifest, ResultRecord
+from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
+from harness.report.signoff import results_frame
+from harness.run.log import CASES_FILE, MANIFEST_FILE, RESULTS_FILE, Manifest
 from harness.run.runner import POLICY_VARIANT
 from harness.score.scoring import SUMMARY_FILE, GateSettings, score_run
 
-HEAVY_FIELDS = ("persisted", "raw_reply", "parsed_reply")
+CHUNK = 5000
 FailureKey = tuple[str, str, int]
 _CASE_ID = re.compile(r'^\{"id": ("(?:[^"\\]|\\.)*")')
 
@@ -41,7 +44,7 @@ class LoadedRun:
     manifest: Manifest
     summary: dict[str, Any]
     rename: dict[str, str]
-    records: list[ResultRecord] = field(default_factory=list)
+    results: pd.DataFrame = field(default_factory=pd.DataFrame)  # signoff.results_frame of every result
     picked: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)
     selection: dict[str, Any] = field(default_factory=dict)
@@ -107,17 +110,6 @@ def rename_summary(summary: Mapping[str, Any], rename: Mapping[str, str]) -> dic
     return out
 
 
-def count_results(path: Path) -> int:
-    """Complete, non-blank lines of results.jsonl (a torn last line does not count)."""
-    if not path.exists():
-        return 0
-    count = 0
-    with path.open("rb") as fh:
-        for line in fh:
-            count += line.endswith(b"\n") and bool(line.strip())
-    return count
-
-
 def gate_settings(manifest: Manifest) -> GateSettings:
     """The threshold gates the run asked for, from its manifest (a baseline is not re-applied)."""
     gates = manifest.settings.get("gates") or {}
@@ -128,65 +120,65 @@ def gate_settings(manifest: Manifest) -> GateSettings:
     )
 
 
-def load_summary(run_dir: Path, manifest: Manifest, rescore: bool = False) -> dict[str, Any]:
-    """summary.json as the run wrote it; scored again from the log when missing, stale, or asked for."""
+def read_summary(run_dir: Path) -> dict[str, Any] | None:
+    """summary.json as the run wrote it, or None when it is missing or unreadable."""
     path = run_dir / SUMMARY_FILE
-    summary: dict[str, Any] | None = None
-    if path.exists() and not rescore:
-        try:
-            summary = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            summary = None
-    stale = summary is None or summary.get("run", {}).get("results") != count_results(run_dir / RESULTS_FILE)
-    if stale:
-        summary = score_run(run_dir, gate_settings(manifest))
-    assert summary is not None
-    return summary
-
-
-def iter_result_dicts(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, record dict) of results.jsonl, streamed; a torn last line is skipped."""
     if not path.exists():
-        raise ReportError(f"{path}: missing; the run wrote no results")
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                if not line.endswith("\n"):
-                    return  # torn tail of a killed writer
-                raise ReportError(f"{path}:{number}: not JSON: {exc.msg}") from exc
-            if not isinstance(data, dict):
-                raise ReportError(f"{path}:{number}: not a results_v1 record (a JSON object)")
-            yield number, data
-
-
-def light_record(data: Mapping[str, Any], path: Path, number: int) -> ResultRecord:
-    """The typed record without its heavy fields."""
+        return None
     try:
-        return ResultRecord.model_validate({k: v for k, v in data.items() if k not in HEAVY_FIELDS})
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return None
+    return summary if isinstance(summary, dict) and "conformance" in summary else None
+
+
+def outcome_row(line: bytes, path: Path, number: int) -> OutcomeRow | None:
+    """One line of results.jsonl as an outcome row (None for a torn last line); a bad line is named."""
+    try:
+        return OutcomeRow.model_validate_json(line)
     except ValidationError as exc:
         err = exc.errors()[0]
+        if err["type"] == "json_invalid" and not line.endswith(b"\n"):
+            return None  # torn tail of a killed writer
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
         raise ReportError(f"{path}:{number}: {loc}: {err['msg']}") from exc
 
 
-def stream_results(run: LoadedRun, limit: int) -> None:
-    """Fill the run's light records and pick the embedded ones, in one pass."""
+def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
+    """One pass over results.jsonl: the results frame, built in chunks, and the embedded picks.
+
+    Only the few fields every result contributes are parsed (see `OutcomeRow`); the picked lines
+    are parsed whole at the end. Returns how many results were read.
+    """
     path = run.run_dir / RESULTS_FILE
+    if not path.exists():
+        raise ReportError(f"{path}: missing; the run wrote no results")
     failed = run.failures()
     selector = Selector(limit=limit)
-    records = []
-    for number, data in iter_result_dicts(path):
-        data["variant"] = run.rename.get(data.get("variant"), data.get("variant"))  # type: ignore[arg-type]
-        record = light_record(data, path, number)
-        records.append(record)
-        selector.offer(data, category(data, (record.case_id, record.variant, record.epoch) in failed))
-    run.records = records
-    run.picked = selector.chosen()
+    frames: list[pd.DataFrame] = []
+    batch: list[OutcomeRow] = []
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            row = outcome_row(line, path, number)
+            if row is None:
+                break
+            row.variant = run.rename.get(row.variant, row.variant)
+            selector.offer(row.case_id, row.variant, row.epoch, category(row, row.key in failed), line)
+            batch.append(row)
+            if len(batch) >= chunk:
+                frames.append(results_frame(run.label, batch, failed))
+                batch = []
+    frames.append(results_frame(run.label, batch, failed))
+    run.results = pd.concat(frames, ignore_index=True)
+    run.picked = []
+    for cat, line in selector.chosen():
+        data = json.loads(line)
+        data["variant"] = run.rename.get(data["variant"], data["variant"])
+        run.picked.append((cat, data))
     run.selection = selector.describe()
+    return selector.seen
 
 
 def read_case_subset(run_dir: Path, wanted: set[str]) -> dict[str, dict[str, Any]]:
@@ -212,7 +204,12 @@ def read_case_subset(run_dir: Path, wanted: set[str]) -> dict[str, dict[str, Any
 
 
 def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: bool = False) -> list[LoadedRun]:
-    """Every run folder, ready for the analyses; the embedding budget is shared between runs."""
+    """Every run folder, ready for the analyses; the embedding budget is shared between runs.
+
+    summary.json is used as the run wrote it (its gates included). It is scored again from the log
+    (rewriting summary.json, outcomes.jsonl and junit.xml) when it is missing, when it counts other
+    results than the log holds, or when `rescore` asks for it.
+    """
     if not run_dirs:
         raise ReportError("no run folder given")
     manifests = [read_manifest_checked(Path(d)) for d in run_dirs]
@@ -221,9 +218,14 @@ def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: boo
     per_run = max(1, limit // len(run_dirs))
     runs = []
     for run_dir, manifest, label, rename in zip(run_dirs, manifests, labels, renames, strict=True):
-        summary = rename_summary(load_summary(Path(run_dir), manifest, rescore), rename)
-        run = LoadedRun(Path(run_dir), label, manifest, summary, rename)
-        stream_results(run, per_run)
+        run_dir = Path(run_dir)
+        summary = None if rescore else read_summary(run_dir)
+        if summary is None:
+            summary = score_run(run_dir, gate_settings(manifest))
+        run = LoadedRun(run_dir, label, manifest, rename_summary(summary, rename), rename)
+        if stream_results(run, per_run) != summary.get("run", {}).get("results"):
+            run.summary = rename_summary(score_run(run_dir, gate_settings(manifest)), rename)  # stale
+            stream_results(run, per_run)
         run.cases = read_case_subset(run.run_dir, {str(d.get("case_id")) for _, d in run.picked})
         runs.append(run)
     return runs

@@ -12,7 +12,9 @@ import hashlib
 import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 DEFAULT_LIMIT = 2000
 RIGHT_SHARE = 0.1  # at least this share of the budget shows results that went right, when there are any
@@ -28,27 +30,58 @@ CATEGORY_NAMES = {
 }
 
 
-def category(record: Mapping[str, Any], conformance_failed: bool) -> int:
-    """The outcome category of one result record (a results_v1 dict)."""
+class OutcomeGold(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    verdict: list[str]
+    claims: dict[str, list[str]] | None = None
+
+
+class OutcomeRow(BaseModel):
+    """The fields of a results_v1 record that the report reads for every result (the rest is skipped unparsed)."""
+
+    model_config = ConfigDict(extra="ignore")
+    case_id: str
+    variant: str
+    epoch: int
+    kind: Literal["policy", "quality"]
+    spec: list[str]
+    verdict: str | None
+    error: str | None
+    claims: dict[str, str]
+    gold: OutcomeGold
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.case_id, self.variant, self.epoch)
+
+    @property
+    def scored(self) -> bool:
+        """As score.frames.quality_frame: a transport error is not scored."""
+        return self.error is None
+
+    @property
+    def verdict_correct(self) -> bool:
+        return self.scored and self.verdict in self.gold.verdict
+
+
+def category(record: OutcomeRow, conformance_failed: bool) -> int:
+    """The outcome category of one result record."""
     if conformance_failed:
         return CONFORMANCE_FAILURE
-    if record.get("error"):
+    if record.error:
         return ERROR
-    if record.get("kind") == "policy":
+    if record.kind == "policy":
         return RIGHT
-    gold = record.get("gold") or {}
-    if record.get("verdict") not in (gold.get("verdict") or []):
+    if not record.verdict_correct:
         return VERDICT_WRONG
-    if claims_wrong(record):
+    if claims_wrong(record.claims, record.gold.claims):
         return CLAIMS_WRONG
     return RIGHT
 
 
-def claims_wrong(record: Mapping[str, Any]) -> list[str]:
+def claims_wrong(got: Mapping[str, str], gold: Mapping[str, Sequence[str]] | None) -> list[str]:
     """Claim ids whose predicted class is outside the gold labels."""
-    gold = (record.get("gold") or {}).get("claims") or {}
-    got = record.get("claims") or {}
-    return [cid for cid, ok in gold.items() if got.get(cid) not in ok]
+    return [cid for cid, ok in (gold or {}).items() if got.get(cid) not in ok]
 
 
 def is_failure(cat: int) -> bool:
@@ -70,21 +103,25 @@ class Selector:
     counts: dict[int, int] = field(default_factory=dict)
     _fail: list[tuple[Any, ...]] = field(default_factory=list)
     _right: list[tuple[Any, ...]] = field(default_factory=list)
+    _order: dict[str, int] = field(default_factory=dict)
 
-    def offer(self, record: Mapping[str, Any], cat: int) -> None:
-        """Consider one record; keeps at most `limit` failures and `limit` others (a max-heap by key)."""
+    def offer(self, case_id: str, variant: str, epoch: int, cat: int, payload: Any) -> None:
+        """Consider one result (its payload is kept if picked); at most `limit` failures and `limit` others are held."""
         self.seen += 1
         self.counts[cat] = self.counts.get(cat, 0) + 1
-        key = (cat, case_order(str(record.get("case_id"))), str(record.get("variant")), int(record.get("epoch") or 0))
+        order = self._order.get(case_id)
+        if order is None:
+            order = self._order[case_id] = case_order(case_id)
+        key = (cat, order, variant, epoch)
         heap = self._fail if is_failure(cat) else self._right
         self.failures += is_failure(cat)
-        item = (_neg(key), self.seen, record)
+        item = (_neg(key), self.seen, payload)
         if len(heap) < self.limit:
             heapq.heappush(heap, item)
         elif item[0] > heap[0][0]:
             heapq.heapreplace(heap, item)
 
-    def chosen(self) -> list[tuple[int, Mapping[str, Any]]]:
+    def chosen(self) -> list[tuple[int, Any]]:
         """The picked records with their category, failures first then the sample, in a stable order."""
         fails = sorted(self._fail, key=lambda it: _unneg(it[0]))
         rights = sorted(self._right, key=lambda it: _unneg(it[0]))

@@ -8,17 +8,19 @@ are conformance; their quality scores are measurements, never certification.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from harness.corpus.catalogue import Scenario
-from harness.run.log import Manifest, ResultRecord
+from harness.report.select import OutcomeRow
+from harness.run.log import Manifest
 
 FailureKey = tuple[str, str, int]
 SHOW_FAILURES = 50
+RESULT_COLUMNS = ["run", "case_id", "variant", "epoch", "kind", "spec", "ok", "scored", "verdict_correct"]
 
 
 @dataclass(frozen=True)
@@ -29,39 +31,50 @@ class Column:
     label: str
 
 
-def results_frame(
-    run: str, records: Sequence[ResultRecord], failed: set[FailureKey] | Mapping[FailureKey, Any]
-) -> pd.DataFrame:
-    """One row per result: which run, case, variant, kind, scenarios, and whether it held its conformance checks."""
+def results_frame(run: str, rows: Sequence[OutcomeRow], failed: Container[FailureKey]) -> pd.DataFrame:
+    """One row per result: run, case, variant, kind, scenarios, whether it held its conformance checks,
+    and (for the per-epoch table) whether it was scored and its verdict right, as score.frames defines them."""
     return pd.DataFrame(
         {
-            "run": [run] * len(records),
-            "case_id": [r.case_id for r in records],
-            "variant": [r.variant for r in records],
-            "epoch": [r.epoch for r in records],
-            "kind": [r.kind for r in records],
-            "spec": [list(r.spec) for r in records],
-            "ok": [(r.case_id, r.variant, r.epoch) not in failed for r in records],
+            "run": [run] * len(rows),
+            "case_id": [r.case_id for r in rows],
+            "variant": [r.variant for r in rows],
+            "epoch": [r.epoch for r in rows],
+            "kind": [r.kind for r in rows],
+            "spec": [_spec_tuple(r.spec) for r in rows],
+            "ok": [r.key not in failed for r in rows],
+            "scored": [r.scored for r in rows],
+            "verdict_correct": [r.verdict_correct for r in rows],
         },
-        columns=["run", "case_id", "variant", "epoch", "kind", "spec", "ok"],
+        columns=RESULT_COLUMNS,
     )
+
+
+_SPECS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _spec_tuple(spec: Sequence[str]) -> tuple[str, ...]:
+    """Scenario lists repeat across results: keep one shared tuple of each."""
+    key = tuple(spec)
+    return _SPECS.setdefault(key, key)
 
 
 def cell_counts(results: pd.DataFrame) -> dict[tuple[str, str, str], dict[str, Any]]:
     """(scenario, run, variant) -> cases, passed cases, failing case ids. A case passes when all its epochs do."""
     if results.empty:
         return {}
-    per_case = (
-        results.explode("spec").dropna(subset=["spec"]).groupby(["spec", "run", "variant", "case_id"])["ok"].all()
-    )
-    out: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for (spec, run, variant, case_id), ok in per_case.items():
-        cell = out.setdefault((str(spec), str(run), str(variant)), {"cases": 0, "passed": 0, "failed": []})
-        cell["cases"] += 1
-        cell["passed"] += bool(ok)
-        if not ok:
-            cell["failed"].append(str(case_id))
-    return out
+    keys = ["spec", "run", "variant"]
+    per_case = results.explode("spec").dropna(subset=["spec"]).groupby([*keys, "case_id"])["ok"].all().reset_index()
+    totals = per_case.groupby(keys)["ok"].agg(cases="size", passed="sum")
+    failed = per_case[~per_case["ok"]].groupby(keys)["case_id"].agg(sorted)
+    return {
+        (str(spec), str(run), str(variant)): {
+            "cases": int(cases),
+            "passed": int(passed),
+            "failed": [str(c) for c in failed.get((spec, run, variant), [])],
+        }
+        for (spec, run, variant), cases, passed in totals.itertuples(name=None)
+    }
 
 
 def scenario_cases(results: pd.DataFrame) -> dict[str, dict[str, list[str]]]:

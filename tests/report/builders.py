@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from harness.report.select import OutcomeRow
 from harness.run.log import GatekeeperOutcome, Gold, ResultRecord
 from tests.run.corpus_builder import SESSION, claims, write_corpus
 
@@ -70,6 +71,11 @@ def record(
 
 def as_dict(rec: ResultRecord) -> dict[str, Any]:
     return rec.model_dump(mode="json")
+
+
+def outcome(rec: ResultRecord) -> OutcomeRow:
+    """What the report reads of a record for every result, parsed from its results.jsonl line."""
+    return OutcomeRow.model_validate_json(rec.model_dump_json())
 
 
 def hostile_cases() -> list[dict[str, Any]]:

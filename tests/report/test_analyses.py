@@ -8,8 +8,9 @@ import pytest
 
 from harness.report import analyses
 from harness.report.prices import Price, PriceError, cost_of, load_prices
+from harness.report.signoff import results_frame
 from harness.score.frames import quality_frame
-from tests.report.builders import as_dict, record
+from tests.report.builders import as_dict, outcome, record
 
 
 def test_headline_rows_mark_the_best_variant_per_metric_with_direction() -> None:
@@ -53,14 +54,26 @@ def test_breakdown_table_aligns_groups_across_variants_and_gives_the_spread() ->
     assert table["rows"][1]["cells"][1] is None and table["rows"][1]["spread"] is None
 
 
-def test_per_epoch_accuracy_from_the_quality_frame() -> None:
+def test_per_epoch_accuracy_over_scored_quality_results() -> None:
     records = [
         record("c1", "v", 1), record("c2", "v", 1, verdict="REJECT"),
         record("c1", "v", 2), record("c2", "v", 2),
         record("c3", "v", 2, error="timeout"),  # not scored: left out
         record("c1", "w", 1, kind="policy"),  # policy records are not quality results
     ]  # fmt: skip
-    assert analyses.per_epoch_accuracy(quality_frame(records)) == {"v": [(1, 0.5, 2), (2, 1.0, 2)]}
+    results = results_frame("r", [outcome(r) for r in records], set())
+    assert analyses.per_epoch_accuracy(results) == {"v": [(1, 0.5, 2), (2, 1.0, 2)]}
+
+
+def test_the_results_frame_scores_as_the_scorers_quality_frame_does() -> None:
+    records = [
+        record("c1", "v", 1), record("c2", "v", 1, verdict="REJECT"), record("c3", "v", 1, verdict=None, error="x"),
+        record("c4", "v", 2, verdict="LOW_CONFID", gold_verdict=["LOW_CONFID", "REJECT"]),
+    ]  # fmt: skip
+    ours = results_frame("r", [outcome(r) for r in records], set())
+    theirs = quality_frame(records)
+    assert ours["scored"].tolist() == theirs["scored"].tolist()
+    assert ours["verdict_correct"].tolist() == theirs["verdict_correct"].tolist() == [True, False, False, True]
 
 
 def test_quality_mismatches_say_what_differed() -> None:

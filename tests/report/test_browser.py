@@ -18,7 +18,15 @@ import pytest
 from harness.cli import main
 from harness.corpus.catalogue import load_catalogue
 from harness.report.browser import APT_HINT, find_chromium
-from tests.report.builders import HOSTILE_MODEL, QUESTION_XSS, REPLY_XSS, SPEC_MALFORMED, SPEC_PASS, STATEMENT_XSS, TOOL_XSS
+from tests.report.builders import (
+    HOSTILE_MODEL,
+    QUESTION_XSS,
+    REPLY_XSS,
+    SPEC_MALFORMED,
+    SPEC_PASS,
+    STATEMENT_XSS,
+    TOOL_XSS,
+)
 from tests.report.cdp import Page, open_page
 from tests.report.conftest import MODEL_REPLY_XSS, embedded
 
@@ -41,7 +49,15 @@ def haystack(r: dict[str, Any], cases: dict[str, Any]) -> str:
     """What the page's text filter searches, computed from the same data."""
     case = cases.get(f"{r['run']}::{r['case']}") or {}
     reply = (r.get("raw_reply") or {}).get("text")
-    parts = [r["case"], r.get("title"), r["variant"], case.get("question"), ", ".join(r["tags"]), ", ".join(r["spec"]), reply]
+    parts = [
+        r["case"],
+        r.get("title"),
+        r["variant"],
+        case.get("question"),
+        ", ".join(r["tags"]),
+        ", ".join(r["spec"]),
+        reply,
+    ]
     return "\n".join("" if p is None else str(p) for p in parts).lower()
 
 
@@ -89,7 +105,9 @@ async def test_report_in_a_browser(chromium: str, llm_run: Path) -> None:
         # key elements
         assert await page.evaluate("document.getElementById('overall-status').textContent") in ("PASSED", "FAILED")
         assert await page.evaluate("document.querySelectorAll('#headline-table tbody tr').length") == 2
-        assert await page.evaluate("document.querySelectorAll('#signoff-table tbody tr').length") == len(load_catalogue())
+        assert await page.evaluate("document.querySelectorAll('#signoff-table tbody tr').length") == len(
+            load_catalogue()
+        )
         assert await page.evaluate("document.querySelectorAll('svg.chart').length") >= 6
         assert await page.evaluate("document.querySelectorAll('#gates-table tbody tr').length") >= 1
         assert await page.evaluate("document.getElementById('case-count').textContent") == str(len(records))
@@ -138,8 +156,12 @@ async def test_report_in_a_browser(chromium: str, llm_run: Path) -> None:
 
         # the model name is markup too: shown as text in tables, options and charts
         assert HOSTILE_MODEL in await page.evaluate("document.getElementById('variants-table').innerText")
-        assert hostile in await page.evaluate("[...document.getElementById('f-variant').options].map(o => o.text).join('|')")
-        assert HOSTILE_MODEL in await page.evaluate("[...document.querySelectorAll('svg.chart text')].map(t => t.textContent).join('|')")
+        assert hostile in await page.evaluate(
+            "[...document.getElementById('f-variant').options].map(o => o.text).join('|')"
+        )
+        assert HOSTILE_MODEL in await page.evaluate(
+            "[...document.querySelectorAll('svg.chart text')].map(t => t.textContent).join('|')"
+        )
 
         # nothing ran: no injected element exists, no handler fired, the title is the page's own
         assert await page.evaluate("typeof window.__pwned") == "undefined"

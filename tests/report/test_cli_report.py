@@ -90,7 +90,7 @@ def test_a_torn_last_line_is_skipped(run_copy: Path) -> None:
 
 def test_prices_give_a_cost_and_a_small_budget_is_stated(run_copy: Path, tmp_path: Path) -> None:
     prices = tmp_path / "prices.toml"
-    prices.write_text('[reference]\ninput = 1.0\noutput = 2.0\n')
+    prices.write_text("[reference]\ninput = 1.0\noutput = 2.0\n")
     assert main(["report", str(run_copy), "--prices", str(prices), "--max-embedded", "3"]) == 0
     html = (run_copy / "report.html").read_text()
     assert "0.0000 USD" in html  # the reference verifier uses no tokens: a known price, zero cost
@@ -99,3 +99,12 @@ def test_prices_give_a_cost_and_a_small_budget_is_stated(run_copy: Path, tmp_pat
     assert f"This page embeds 3 of {results} results" in html
     (tmp_path / "bad.json").write_text('{"reference": {"input": -1, "output": 0}}')
     assert main(["report", str(run_copy), "--prices", str(tmp_path / "bad.json")]) == 2
+
+
+def test_a_stale_summary_is_scored_again(run_copy: Path) -> None:
+    summary = json.loads((run_copy / "summary.json").read_text())
+    results = summary["run"]["results"]
+    summary["run"]["results"] = results + 7  # as if the log had grown since scoring
+    (run_copy / "summary.json").write_text(json.dumps(summary))
+    assert main(["report", str(run_copy)]) == 0
+    assert json.loads((run_copy / "summary.json").read_text())["run"]["results"] == results

@@ -12,27 +12,29 @@ from harness.report.select import (
     category,
     claims_wrong,
 )
-from tests.report.builders import as_dict, record
+from tests.report.builders import outcome, record
 
 
 def test_category_orders_conformance_error_verdict_claims_right() -> None:
-    right = as_dict(record())
+    right = outcome(record())
     assert category(right, conformance_failed=False) == RIGHT
     assert category(right, conformance_failed=True) == CONFORMANCE_FAILURE
-    assert category(as_dict(record(error="timeout")), False) == ERROR
-    assert category(as_dict(record(verdict="REJECT")), False) == VERDICT_WRONG
-    claims_off = as_dict(record(claims_got={"C1": "overstated"}))
+    assert category(outcome(record(error="timeout")), False) == ERROR
+    assert category(outcome(record(verdict="REJECT")), False) == VERDICT_WRONG
+    claims_off = outcome(
+        record(claims_got={"C1": "overstated"}, gold_claims={"C1": ["contradicted"], "C2": ["unsupported"]})
+    )
     assert category(claims_off, False) == CLAIMS_WRONG
-    assert claims_wrong(claims_off) == ["C1"]
+    assert claims_wrong(claims_off.claims, claims_off.gold.claims) == ["C1", "C2"]
     # a policy record is right unless conformance says otherwise, whatever its verdict
-    assert category(as_dict(record(kind="policy", verdict="REJECT")), False) == RIGHT
+    assert category(outcome(record(kind="policy", verdict="REJECT")), False) == RIGHT
 
 
 def _offer_all(selector: Selector, n_cases: int, variants: list[str], wrong_every: int) -> None:
     for v in variants:
         for i in range(n_cases):
-            rec = as_dict(record(case_id=f"c{i:03d}", variant=v, verdict="REJECT" if i % wrong_every == 0 else "PASS"))
-            selector.offer(rec, category(rec, False))
+            row = outcome(record(case_id=f"c{i:03d}", variant=v, verdict="REJECT" if i % wrong_every == 0 else "PASS"))
+            selector.offer(row.case_id, row.variant, row.epoch, category(row, False), row)
 
 
 def test_failures_come_first_and_the_budget_holds() -> None:
@@ -61,8 +63,8 @@ def test_the_sample_picks_the_same_cases_for_every_variant_and_is_stable() -> No
     one, two = Selector(limit=30), Selector(limit=30)
     _offer_all(one, 100, ["a", "b", "c"], wrong_every=1000)  # case 0 wrong in each variant, the rest right
     _offer_all(two, 100, ["a", "b", "c"], wrong_every=1000)
-    picked = [(r["case_id"], r["variant"]) for _, r in one.chosen()]
-    assert picked == [(r["case_id"], r["variant"]) for _, r in two.chosen()]
+    picked = [(r.case_id, r.variant) for _, r in one.chosen()]
+    assert picked == [(r.case_id, r.variant) for _, r in two.chosen()]
     by_variant: dict[str, set[str]] = {}
     for case_id, variant in picked:
         by_variant.setdefault(variant, set()).add(case_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.corpus.catalogue import load_catalogue
 from harness.report.signoff import certification, columns_for, results_frame, scenario_rows
 from harness.run.log import Manifest, VariantInfo
-from tests.report.builders import SPEC_MALFORMED, SPEC_PASS, SPEC_REJECT, record
+from tests.report.builders import SPEC_MALFORMED, SPEC_PASS, SPEC_REJECT, outcome, record
 
 UNKNOWN = "chat-verifier-agent/not-in-the-spec/made-up"
 
@@ -25,6 +25,7 @@ def manifest(**extra: object) -> Manifest:
 
 def scenario_fixture() -> tuple[list, dict]:
     records = [
+        outcome(r) for r in [
         record("pol-ok", "policy", 0, kind="policy", spec=[SPEC_PASS]),
         record("pol-bad", "policy", 0, kind="policy", spec=[SPEC_REJECT]),
         record("q1", "m@p", 1, spec=[SPEC_PASS]), record("q1", "m@p", 2, spec=[SPEC_PASS]),
@@ -32,7 +33,7 @@ def scenario_fixture() -> tuple[list, dict]:
         record("q2", "m@p", 1, spec=[SPEC_MALFORMED, UNKNOWN]), record("q2", "m@p", 2, spec=[SPEC_MALFORMED, UNKNOWN]),
         record("q2", "reference", 1, spec=[SPEC_MALFORMED, UNKNOWN]),
         record("q2", "reference", 2, spec=[SPEC_MALFORMED, UNKNOWN]),
-    ]  # fmt: skip
+    ]]  # fmt: skip
     failures = {("pol-bad", "policy", 0): {}, ("q2", "reference", 2): {}}  # one epoch failing fails the case
     return records, failures
 
@@ -64,7 +65,7 @@ def test_rows_cover_every_catalogue_scenario_and_each_column_counts_cases() -> N
 
 
 def test_quality_only_scenarios_are_certified_for_their_deterministic_parts_only() -> None:
-    records = [record("q1", "m@p", 1, spec=[SPEC_MALFORMED])]
+    records = [outcome(record("q1", "m@p", 1, spec=[SPEC_MALFORMED]))]
     rows = scenario_rows(
         load_catalogue(), results_frame("r1", records, {}), columns_for("r1", manifest(), "policy", {})
     )
