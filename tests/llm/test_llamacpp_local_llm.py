@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.llm.llamacpp import LLAMA_CPP_VERSION
-from harness.llm.local_llm import DUMMY_API_KEY, main, server_installed
+from harness.llm.local_llm import DUMMY_API_KEY, main, note, server_figures, server_installed
 
 FAKE_SERVER = Path(__file__).with_name("llamacpp_fake_server.py")
 
@@ -169,3 +169,52 @@ def test_server_installed_checks_version_and_server_extras(tmp_path, fake_llama,
     assert server_installed()
     (tmp_path / "fakepkg" / "llama_cpp" / "__init__.py").write_text("__version__ = '0.0.1'\n")
     assert not server_installed()  # another version must be rebuilt, not trusted
+
+
+SERVER_LOG = """\
+INFO:     127.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error
+llama_perf_context_print: prompt eval time =    1000.00 ms /   100 tokens (   10.00 ms per token,   100.00 tokens per second)
+llama_perf_context_print:        eval time =    2000.00 ms /    50 runs   (   40.00 ms per token,    25.00 tokens per second)
+INFO:     127.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 200 OK
+llama_perf_context_print: prompt eval time =    1000.00 ms /   300 tokens (    3.33 ms per token,   300.00 tokens per second)
+llama_perf_context_print:        eval time =    2000.00 ms /   150 runs   (   13.33 ms per token,    75.00 tokens per second)
+INFO:     127.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 200 OK
+"""
+
+
+def test_server_figures_pool_the_timings_and_count_500s():
+    figures = server_figures(SERVER_LOG)
+    assert figures["prompt_tok_s"] == pytest.approx(200.0)  # 400 tokens in 2 s, not the mean of 100 and 300
+    assert figures["gen_tok_s"] == pytest.approx(50.0)
+    assert figures["http_500"] == 1
+    assert server_figures("") == {"http_500": 0.0}
+
+
+def test_closing_note_puts_the_reference_first_and_names_invalid_reasons(tmp_path):
+    model = {
+        "name": "openai:tiny@baseline", "model": "openai:tiny", "quality_cases": 4, "errors": 1,
+        "verdict_accuracy": 0.25, "model_verdict_accuracy": 0.5, "claim_accuracy": 0.375, "unsafe_pass_rate": 0.0,
+        "invalid_reply_rate": 0.5, "invalid_reasons": {"truncated": 1, "schema_error": 1},
+        "latency_ms": {"mean": 61500.0},
+    }  # fmt: skip
+    reference = {
+        "name": "reference", "model": "reference", "quality_cases": 4, "errors": 0, "verdict_accuracy": 1.0,
+        "model_verdict_accuracy": 1.0, "claim_accuracy": 0.875, "unsafe_pass_rate": 0.0, "invalid_reply_rate": 0.0,
+        "invalid_reasons": {}, "latency_ms": {"mean": 6.4},
+    }  # fmt: skip
+    (tmp_path / "summary.json").write_text(json.dumps({"variants": [model, reference]}))
+    (tmp_path / "llama-server.log").write_text(SERVER_LOG)
+    text = note(tmp_path)
+    assert (tmp_path / "closing-note.md").read_text() == text
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert rows[0].startswith("| reference | 4 | 0 | 100% | 100% | 88% | 0% | 0% | - | 6 ms |")
+    assert (
+        rows[1]
+        == "| openai:tiny@baseline | 4 | 1 | 25% | 50% | 38% | 0% | 50% | schema_error x1, truncated x1 | 61.5 s |"
+    )
+    assert "prompt eval 200 tok/s, generation 50 tok/s; HTTP 500 answers: 1" in text
+
+
+def test_note_on_a_folder_without_summary_is_a_clear_error(tmp_path, capsys):
+    assert main(["note", str(tmp_path)]) == 2
+    assert "summary.json: cannot read the run summary" in capsys.readouterr().err
