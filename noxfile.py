@@ -30,3 +30,15 @@ def typecheck(session: nox.Session) -> None:
     """mypy over the package."""
     session.install("-e", ".[dev]")
     session.run("mypy", "harness")
+
+
+@nox.session(python=PYTHON, venv_params=["--system-site-packages"])
+def bench(session: nox.Session) -> None:
+    """Harness overhead and concurrency against the raw client and Inspect AI (issue 7); figures to reports/bench/.
+
+    inspect-ai and the profiler live in this session only. System site packages are visible so a machine that
+    already has the project's dependencies does not download them again (the 10-minute budget).
+    `nox -s bench -- --quick` is a small smoke run; any other arguments go to `python -m bench.run_bench`.
+    """
+    session.install("-e", ".[dev]", "inspect-ai==0.3.285", "pyinstrument>=4.6")
+    session.run("python", "-m", "bench.run_bench", *session.posargs)

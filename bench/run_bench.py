@@ -1,0 +1,253 @@
+"""`nox -s bench`: harness overhead and concurrency against the physical limit (issue 7).
+
+Builds N quality cases from the corpus, starts the local server in its own
+process at each latency, and measures in fresh processes, interleaved per
+repetition (the order rotates, so load drift hits every kind alike):
+(a) the raw AsyncOpenAI client on the exact request bodies the harness sends,
+(a') the same client's leanest documented path, (b) `run_study`, (d) Inspect
+AI's OpenAI provider; then the whole `vbench run` CLI, a cold and a warm
+cached run, the stage-by-stage CPU per case, the offline reference verifier
+over `cases/`, and scoring plus report rendering of 10k and 100k synthetic
+results. Writes reports/bench/<date>.json and .md and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from bench.data import request_bodies, synth_cases, synth_run, write_case_lines
+from bench.procs import ROOT, ServerProcess, run_worker
+from bench.table import build_targets, markdown
+
+PACKAGES = ("verifier-bench", "openai", "httpx", "httpx2", "aiohttp", "pydantic", "sqlalchemy", "jinja2")
+PACKAGES += ("inspect-ai", "pyinstrument", "pandas")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--n", type=int, default=1000, help="requests / cases per measurement")
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--latencies", default="200,50,0", help="server latencies in ms; the first is the headline")
+    parser.add_argument("--reps", type=int, default=5, help="repetitions of (a), (a') and (b) per latency")
+    parser.add_argument("--peer-reps", default="2,1,1", help="repetitions of (d) per latency (it is slow)")
+    parser.add_argument("--render-sizes", default="10000,100000")
+    parser.add_argument("--corpus", type=Path, default=ROOT / "cases", help="corpus for (e)")
+    parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench")
+    parser.add_argument("--quick", action="store_true", help="tiny smoke run (tests): n=24, one rep, small report")
+    parser.add_argument("--keep-work", action="store_true", help="keep the temporary work folder")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.n, args.reps, args.peer_reps, args.latencies = min(args.n, 24), 1, "1,0", "20,0"
+        args.render_sizes = "300"
+        args.corpus = ROOT / "cases" / "policy"
+    args.latencies = [float(x) for x in str(args.latencies).split(",") if x.strip()]
+    peer = [int(x) for x in str(args.peer_reps).split(",") if x.strip()]
+    args.peer_reps = (peer + [peer[-1] if peer else 0] * len(args.latencies))[: len(args.latencies)]
+    args.render_sizes = [int(x) for x in str(args.render_sizes).split(",") if x.strip()]
+    return args
+
+
+def machine() -> dict[str, Any]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT, check=False)
+        git = sha.stdout.strip() or None
+    except OSError:
+        git = None
+    return {
+        "nproc": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "packages": versions,
+        "git_sha": git,
+        "loadavg_start": os.getloadavg(),
+    }
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def measure_latency(args: argparse.Namespace, work: Path, latency: float, peer_reps: int) -> dict[str, Any]:
+    """(a), (a'), (b) `reps` times and (d) `peer_reps` times at one latency, interleaved; one server for all."""
+    common = ["--work", str(work), "--concurrency", str(args.concurrency), "--n", str(args.n)]
+    runs: dict[str, list[dict[str, Any]]] = {"raw": [], "lean": [], "harness": [], "peer": []}
+    with ServerProcess(latency) as server:
+        for rep in range(max(args.reps, peer_reps)):
+            kinds = [k for k in ("raw", "lean", "harness") if rep < args.reps] + (["peer"] if rep < peer_reps else [])
+            kinds = kinds[rep % len(kinds) :] + kinds[: rep % len(kinds)]
+            for kind in kinds:
+                before = server.cpu_seconds()
+                extra = ["--out", str(work / f"out-{kind}")]
+                result = run_worker(kind, "--url", server.url, *common, *extra)
+                result["server_cpu_s"] = server.cpu_seconds() - before
+                runs[kind].append(result)
+                log(f"{latency:g} ms rep {rep + 1} {kind}: {_brief(result)}")
+                if kind == "peer" and "error" in result and "not installed" in result["error"]:
+                    peer_reps = 0
+    ideal = args.n * latency / 1000.0 / args.concurrency
+    return {"latency_ms": latency, "ideal_s": ideal, "kinds": {k: summarise(v, ideal, args.n) for k, v in runs.items()}}
+
+
+def _brief(result: dict[str, Any]) -> str:
+    if "error" in result:
+        return "ERROR " + result["error"][:300]
+    return f"{result['wall_s']:.2f} s wall, {result['cpu_s']:.2f} s cpu, {result.get('failures', 0)} failures"
+
+
+def summarise(runs: list[dict[str, Any]], ideal: float, n: int) -> dict[str, Any]:
+    good = [r for r in runs if "error" not in r]
+    out: dict[str, Any] = {"runs": runs, "reps": len(good)}
+    if not good:
+        out["error"] = runs[0]["error"] if runs else "not run"
+        return out
+    wall = statistics.median(r["wall_s"] for r in good)
+    out |= {
+        "wall_s": wall,
+        "wall_s_all": [round(r["wall_s"], 3) for r in good],
+        "cpu_ms_per_request": 1000.0 * statistics.median(r["cpu_s"] for r in good) / n,
+        "server_cpu_ms_per_request": 1000.0 * statistics.median(r["server_cpu_s"] for r in good) / n,
+        "requests_per_s": n / wall,
+        "efficiency": (ideal / wall) if ideal > 0 else None,
+        "failures": sum(r.get("failures", 0) for r in good),
+    }
+    return out
+
+
+def ratios(latency: dict[str, Any]) -> dict[str, Any]:
+    """(b)/(a), (b)/(a') and (b)/(d): ratio of medians and the median of per-repetition (paired) ratios."""
+    kinds = latency["kinds"]
+    out: dict[str, Any] = {}
+    for base in ("raw", "lean", "peer"):
+        b, a = kinds["harness"], kinds[base]
+        if "wall_s" not in b or "wall_s" not in a:
+            continue
+        paired = [h / x for h, x in zip(b["wall_s_all"], a["wall_s_all"], strict=False)]
+        out[f"harness/{base}"] = b["wall_s"] / a["wall_s"]
+        out[f"harness/{base}_paired"] = statistics.median(paired)
+    return out
+
+
+def cli_run(args: argparse.Namespace, work: Path, latency: float) -> dict[str, Any]:
+    """The whole `vbench run` command (load YAML, run, score, print), timed from outside; its folder is kept."""
+    vbench = shutil.which("vbench", path=str(Path(sys.executable).parent)) or shutil.which("vbench")
+    out = work / "cli-run"
+    with ServerProcess(latency) as server:
+        cmd = [vbench or "vbench", "run", "--model", "openai:local-model", "--base-url", server.url]
+        cmd += ["--cases", str(work / "cases"), "--concurrency", str(args.concurrency), "--no-cache", "--no-report"]
+        cmd += ["--out", str(out)]
+        start = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+        wall = time.perf_counter() - start
+    if done.returncode not in (0, 1):  # 1: a gate failed, which is not our concern here
+        return {"error": f"vbench run exited {done.returncode}: {done.stderr.strip()[-500:]}"}
+    return {"wall_s": wall, "latency_ms": latency, "run_dir": str(out)}
+
+
+def warm_cache(args: argparse.Namespace, work: Path, latency: float) -> dict[str, Any]:
+    """(g) The same run twice against one response cache: cold (empty) then warm, each in a fresh process."""
+    cache = work / "cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    common = ["--work", str(work), "--concurrency", str(args.concurrency), "--n", str(args.n), "--cache", str(cache)]
+    with ServerProcess(latency) as server:
+        cold = run_worker("harness", "--url", server.url, *common, "--out", str(work / "out-cold"))
+        warm = run_worker("harness", "--url", server.url, *common, "--out", str(work / "out-warm"))
+    out: dict[str, Any] = {"latency_ms": latency, "cold": cold, "warm": warm}
+    if "error" not in cold and "error" not in warm:
+        out["ratio"] = warm["wall_s"] / cold["wall_s"]
+        out["warm_ms_per_case"] = 1000.0 * warm["wall_s"] / args.n
+    return out
+
+
+def report_sizes(args: argparse.Namespace, work: Path, template: Path) -> list[dict[str, Any]]:
+    """(f) Score and render synthetic run folders of each size, each in a fresh process (peak RSS is its own)."""
+    rows = []
+    for size in args.render_sizes:
+        folder = work / f"report-{size}"
+        written = synth_run(template, folder, size)
+        scored = run_worker("score", "--out", str(folder))
+        rendered = run_worker("render", "--out", str(folder)) if "error" not in scored else {"error": "not scored"}
+        rows.append({"results": written, "score": scored, "render": rendered})
+        log(f"report {written} results: score {_brief(scored)}; render {_brief(rendered)}")
+        shutil.rmtree(folder, ignore_errors=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    figures: dict[str, Any] = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "config": {
+            "n": args.n,
+            "concurrency": args.concurrency,
+            "latencies_ms": args.latencies,
+            "reps": args.reps,
+            "peer_reps": args.peer_reps,
+            "quick": args.quick,
+        },
+    }
+    work = Path(tempfile.mkdtemp(prefix="vbench-bench-"))
+    try:
+        log(f"work folder {work}; {args.n} cases")
+        synth_cases(ROOT / "cases" / "quality", args.n, work / "cases")
+        cases = write_case_lines(work / "cases", work / "cases.jsonl")
+        (work / "bodies.json").write_text(json.dumps(request_bodies(cases)), encoding="utf-8")
+        figures["latencies"] = []
+        for latency, peer_reps in zip(args.latencies, args.peer_reps, strict=True):
+            row = measure_latency(args, work, latency, peer_reps)
+            row["ratios"] = ratios(row)
+            figures["latencies"].append(row)
+        headline = args.latencies[0]
+        figures["cli"] = cli_run(args, work, headline)
+        log(f"vbench run (whole CLI): {_brief(figures['cli'] | {'cpu_s': 0})}")
+        figures["warm_cache"] = warm_cache(args, work, headline)
+        log(f"warm/cold: {figures['warm_cache'].get('ratio')}")
+        figures["stages"] = run_worker("stages", "--work", str(work), "--n", str(args.n))
+        log(f"stages: {figures['stages'].get('total_ms_per_case')} ms per case")
+        figures["reference"] = run_worker("reference", "--corpus", str(args.corpus), "--out", str(work / "out-ref"))
+        log(f"reference: {_brief(figures['reference'])}")
+        template = Path(figures["cli"].get("run_dir", ""))
+        if (template / "results.jsonl").exists():
+            figures["report"] = report_sizes(args, work, template)
+        else:
+            figures["report"] = [{"error": "no template run folder (the CLI run failed)"}]
+    finally:
+        if args.keep_work:
+            log(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    figures["machine"]["loadavg_end"] = os.getloadavg()
+    figures["bench_wall_s"] = time.perf_counter() - started
+    figures["targets"] = build_targets(figures)
+    table = markdown(figures)
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = figures["date"] + ("-quick" if args.quick else "")
+    (args.out / f"{stem}.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    (args.out / f"{stem}.md").write_text(table, encoding="utf-8")
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,214 @@
+"""Targets (issue 7) checked against the figures, and the markdown tables the bench prints and commits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_RATIO = 1.10
+MAX_CPU_MS = 5.0
+MAX_WARM = 0.10
+MAX_REPORT_S = 30.0
+MAX_REPORT_MIB = 1536.0
+KIND_NAMES = {
+    "raw": "(a) raw AsyncOpenAI create()",
+    "lean": "(a') raw client.post()",
+    "harness": "(b) harness run_study",
+    "peer": "(d) Inspect AI",
+}
+
+
+def _row(figure: str, measured: str, target: str, ok: bool | None) -> dict[str, str]:
+    result = "INFO" if ok is None else ("PASS" if ok else "MISS")
+    return {"figure": figure, "measured": measured, "target": target, "result": result}
+
+
+def _latency(figures: dict[str, Any], ms: float) -> dict[str, Any] | None:
+    return next((row for row in figures.get("latencies", []) if row["latency_ms"] == ms), None)
+
+
+def build_targets(figures: dict[str, Any]) -> list[dict[str, str]]:
+    """One row per target line of issue 7, PASS/MISS against the figures of this run (INFO: reported only)."""
+    cfg = figures["config"]
+    rows: list[dict[str, str]] = []
+    latencies = figures.get("latencies", [])
+    for index, row in enumerate(latencies):
+        ms, r = row["latency_ms"], row["ratios"]
+        where = f"{ms:g} ms, c={cfg['concurrency']}, N={cfg['n']}"
+        if "harness/raw" in r:
+            paired = r["harness/raw_paired"]
+            rows.append(
+                _row(
+                    f"(b)/(a) at {where}",
+                    f"{r['harness/raw']:.3f} (paired {paired:.3f})",
+                    f"≤ {MAX_RATIO}" if index == 0 else "reported",
+                    r["harness/raw"] <= MAX_RATIO if index == 0 else None,
+                )
+            )
+        if "harness/lean" in r:
+            rows.append(_row(f"(b)/(a') at {where}", f"{r['harness/lean']:.3f}", "reported", None))
+        peer = row["kinds"].get("peer", {})
+        if "harness/peer" in r:
+            reps = peer.get("reps", 0)
+            rows.append(
+                _row(
+                    f"(b)/(d) Inspect AI at {where} ({reps} peer run{'s' if reps != 1 else ''})",
+                    f"{r['harness/peer']:.3f}",
+                    "≤ 1.0",
+                    r["harness/peer"] <= 1.0,
+                )
+            )
+        elif peer.get("error"):
+            rows.append(_row(f"(b)/(d) Inspect AI at {where}", "not measured: " + peer["error"][:160], "≤ 1.0", None))
+    stages = figures.get("stages", {})
+    if "total_ms_per_case" in stages:
+        total = stages["total_ms_per_case"]
+        rows.append(
+            _row(
+                "harness CPU per case, all stages (no network)",
+                f"{total:.2f} ms",
+                f"< {MAX_CPU_MS:g} ms",
+                total < MAX_CPU_MS,
+            )
+        )
+    if latencies and "harness_cpu_ms_p50" in _first_run(latencies[0], "harness"):
+        p50 = statistics_median(latencies[0], "harness_cpu_ms_p50")
+        rows.append(
+            _row(
+                "harness_cpu_ms in records (p50, headline run)",
+                f"{p50:.2f} ms",
+                f"< {MAX_CPU_MS:g} ms",
+                p50 < MAX_CPU_MS,
+            )
+        )
+    warm = figures.get("warm_cache", {})
+    if "ratio" in warm:
+        rows.append(
+            _row(
+                f"warm-cache rerun / cold at {warm['latency_ms']:g} ms",
+                f"{warm['ratio']:.3f} ({warm['warm']['wall_s']:.2f} s / {warm['cold']['wall_s']:.2f} s)",
+                f"≤ {MAX_WARM}",
+                warm["ratio"] <= MAX_WARM,
+            )
+        )
+    for size in figures.get("report", []):
+        render = size.get("render", {})
+        label = f"report for {size.get('results', '?'):,} results"
+        if "wall_s" in render:
+            big = size["results"] >= 100_000
+            rows.append(
+                _row(
+                    f"{label}: render time",
+                    f"{render['wall_s']:.1f} s",
+                    f"< {MAX_REPORT_S:g} s" if big else "reported",
+                    render["wall_s"] < MAX_REPORT_S if big else None,
+                )
+            )
+            rows.append(
+                _row(
+                    f"{label}: peak RSS",
+                    f"{render['peak_rss_mib']:.0f} MiB",
+                    f"< {MAX_REPORT_MIB:g} MiB" if big else "reported",
+                    render["peak_rss_mib"] < MAX_REPORT_MIB if big else None,
+                )
+            )
+        else:
+            rows.append(
+                _row(
+                    label,
+                    "not measured: " + str(render.get("error") or size.get("error"))[:160],
+                    "< 30 s, < 1.5 GiB",
+                    None,
+                )
+            )
+    return rows
+
+
+def _first_run(latency: dict[str, Any], kind: str) -> dict[str, Any]:
+    runs = latency["kinds"].get(kind, {}).get("runs", [])
+    return next((r for r in runs if "error" not in r), {})
+
+
+def statistics_median(latency: dict[str, Any], key: str) -> float:
+    values = sorted(r[key] for r in latency["kinds"]["harness"]["runs"] if key in r)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def _fmt(value: Any, digits: int = 2, suffix: str = "") -> str:
+    return "–" if value is None else f"{value:.{digits}f}{suffix}"
+
+
+def markdown(figures: dict[str, Any]) -> str:
+    cfg, m = figures["config"], figures["machine"]
+    lines = [
+        f"# Harness benchmark {figures['date']}",
+        "",
+        f"N={cfg['n']} requests, concurrency {cfg['concurrency']}, local server in its own process; "
+        f"(a)/(a')/(b) median of {cfg['reps']} runs, (d) of {cfg['peer_reps']} runs per latency "
+        f"({', '.join(f'{x:g}' for x in cfg['latencies_ms'])} ms). Machine: {m['nproc']} cores, Python {m['python']}, "
+        f"load average {m['loadavg_start'][0]:.1f} at start, {m.get('loadavg_end', [0])[0]:.1f} at end. "
+        f"Bench wall time {figures.get('bench_wall_s', 0):.0f} s.",
+        "",
+        "## Targets",
+        "",
+        "| figure | measured | target | result |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [f"| {r['figure']} | {r['measured']} | {r['target']} | {r['result']} |" for r in figures["targets"]]
+    lines += [
+        "",
+        "## Concurrency efficiency (c): ideal N × latency / concurrency against measured",
+        "",
+        "| latency | ideal s | kind | wall s (median) | efficiency | req/s | client CPU ms/req | server CPU ms/req | failures |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in figures.get("latencies", []):
+        for kind, name in KIND_NAMES.items():
+            k = row["kinds"].get(kind, {})
+            if "wall_s" not in k:
+                note = k.get("error", "not run")[:120]
+                lines.append(f"| {row['latency_ms']:g} ms | {row['ideal_s']:.2f} | {name} | {note} | | | | | |")
+                continue
+            lines.append(
+                f"| {row['latency_ms']:g} ms | {row['ideal_s']:.2f} | {name} | {k['wall_s']:.2f} | "
+                f"{_fmt(k['efficiency'])} | {k['requests_per_s']:.0f} | {k['cpu_ms_per_request']:.2f} | "
+                f"{k['server_cpu_ms_per_request']:.2f} | {k['failures']} |"
+            )
+    stages = figures.get("stages", {})
+    if "ms_per_case" in stages:
+        lines += [
+            "",
+            "## Harness CPU per case by stage (no network, thread CPU time)",
+            "",
+            "| stage | ms |",
+            "| --- | --- |",
+        ]
+        lines += [f"| {name} | {ms:.3f} |" for name, ms in stages["ms_per_case"].items()]
+        lines.append(f"| **total** | **{stages['total_ms_per_case']:.3f}** |")
+    lines += ["", "## Other figures", ""]
+    cli = figures.get("cli", {})
+    if "wall_s" in cli:
+        lines.append(
+            f"- whole `vbench run` CLI at {cli['latency_ms']:g} ms (YAML load, run, scoring): {cli['wall_s']:.2f} s"
+        )
+    ref = figures.get("reference", {})
+    if "wall_s" in ref:
+        lines.append(
+            f"- (e) reference verifier over {ref['cases']} cases ({ref['tasks']} results): run {ref['wall_s']:.2f} s "
+            f"= {1000 * ref['wall_s'] / max(1, ref['tasks']):.2f} ms per case (CPU {1000 * ref['cpu_s'] / max(1, ref['tasks']):.2f} ms); "
+            f"loading the YAML {ref['load_wall_s']:.2f} s"
+        )
+    elif ref:
+        lines.append(f"- (e) reference: {ref.get('error')}")
+    for size in figures.get("report", []):
+        score, render = size.get("score", {}), size.get("render", {})
+        if "wall_s" in score:
+            lines.append(
+                f"- (f) {size['results']:,} results: score_run {score['wall_s']:.1f} s / {score['peak_rss_mib']:.0f} MiB peak; "
+                + (
+                    f"render_run {render['wall_s']:.1f} s / {render['peak_rss_mib']:.0f} MiB peak ({render['html_mib']:.1f} MiB HTML)"
+                    if "wall_s" in render
+                    else f"render: {render.get('error')}"
+                )
+            )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,314 @@
+"""One measurement per process: `python -m bench.workers KIND --work DIR ...` prints one JSON object.
+
+Each kind times only its own part (after imports and data loading): wall time
+(perf_counter) and this process's CPU (process_time). The local server runs in
+another process, so its CPU is never charged to the client measured here.
+
+  raw        the raw `openai.AsyncOpenAI` client: chat.completions.create(...) per request  (a)
+  lean       the same client's leanest documented path: client.post(..., cast_to=Response)  (a', for reference)
+  harness    `run_study` on the same cases (one model, one prompt, no cache unless --cache)  (b)
+  peer       Inspect AI's OpenAI provider (chat completions) on the same requests             (d)
+  reference  `run_study` with the offline reference verifier over a corpus folder             (e)
+  score      `score_run` on a run folder                                                      (f)
+  render     `harness.report.render.render_run` on a run folder                               (f)
+  stages     harness CPU per case by stage, no network (render, gatekeeper, policy, store, log)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+CASES_JSONL, BODIES_JSON = "cases.jsonl", "bodies.json"
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, dict[str, float]]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    value = fn()
+    return value, {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
+
+
+def _load_bodies(work: Path, n: int | None) -> list[dict[str, Any]]:
+    bodies = json.loads((work / BODIES_JSON).read_text(encoding="utf-8"))
+    return bodies[:n] if n else bodies
+
+
+async def _drain(items: list[Any], concurrency: int, send: Callable[[Any], Any]) -> int:
+    """Send every item with `concurrency` workers on one queue (the runner's own scheme); count failures."""
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    for item in items:
+        queue.put_nowait(item)
+    failures = 0
+
+    async def worker() -> None:
+        nonlocal failures
+        while not queue.empty():
+            item = queue.get_nowait()
+            try:
+                await send(item)
+            except Exception:
+                failures += 1
+
+    await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(items))))))
+    return failures
+
+
+def factory_for(study: Any) -> Callable[[Any, int], Any]:
+    """`harness.cli.run.default_factory`, the same five lines without importing the whole CLI (report, pandas).
+
+    tests/bench checks the two build the same verifiers.
+    """
+    from harness.run.study import ModelSettings
+    from harness.system.verifiers.factory import make_verifier
+
+    def factory(variant: Any, epoch: int) -> Any:
+        settings = ModelSettings(**variant.settings).client_kwargs()
+        return make_verifier(
+            variant.model, variant.prompt or "baseline", cache_dir=study.cache, cache_epoch=epoch, **settings
+        )
+
+    return factory
+
+
+def raw(args: argparse.Namespace) -> dict[str, Any]:
+    """(a) The raw client as a user writes it: one create() per request, typed response parsed."""
+    import openai
+
+    bodies = _load_bodies(args.work, args.n)
+
+    async def main() -> int:
+        client = openai.AsyncOpenAI(base_url=args.url, api_key="no-key", max_retries=0, timeout=120.0)
+        bad = 0
+
+        async def send(body: dict[str, Any]) -> None:
+            nonlocal bad
+            completion = await client.chat.completions.create(**body["params"], extra_body=body["extra_body"])
+            bad += not completion.choices[0].message.content
+
+        failures = await _drain(bodies, args.concurrency, send)
+        await client.close()
+        return failures + bad
+
+    failures, timing = _timed(lambda: asyncio.run(main()))
+    return {"requests": len(bodies), "failures": failures, **timing}
+
+
+def lean(args: argparse.Namespace) -> dict[str, Any]:
+    """(a') The same client's documented raw path: client.post(..., cast_to=Response), body decoded as JSON."""
+    import openai
+
+    try:
+        import httpx2 as http
+    except ImportError:  # openai releases built on httpx
+        import httpx as http  # type: ignore[no-redef]
+
+    bodies = _load_bodies(args.work, args.n)
+
+    async def main() -> int:
+        client = openai.AsyncOpenAI(base_url=args.url, api_key="no-key", max_retries=0, timeout=120.0)
+        bad = 0
+
+        async def send(body: dict[str, Any]) -> None:
+            nonlocal bad
+            response = await client.post(
+                "/chat/completions", body={**body["params"], **body["extra_body"]}, cast_to=http.Response
+            )
+            bad += not response.json()["choices"][0]["message"]["content"]
+
+        failures = await _drain(bodies, args.concurrency, send)
+        await client.close()
+        return failures + bad
+
+    failures, timing = _timed(lambda: asyncio.run(main()))
+    return {"requests": len(bodies), "failures": failures, **timing}
+
+
+def harness(args: argparse.Namespace) -> dict[str, Any]:
+    """(b) `run_study` as `vbench run` calls it: one openai: model, the baseline prompt, results to a folder."""
+    from bench.data import MODEL, PROMPT, read_case_lines
+    from harness.run.log import read_results
+    from harness.run.runner import run_study
+    from harness.run.study import ModelSettings, Study
+
+    cases = read_case_lines(args.work / CASES_JSONL)[: args.n or None]
+    model = f"openai:{MODEL}"
+    study = Study(
+        cases=[args.work / "cases"],
+        models=[model],
+        prompts=[PROMPT],
+        concurrency=args.concurrency,
+        cache=args.cache,
+        model_settings={model: ModelSettings(base_url=args.url)},
+        report=False,
+    )
+    if args.out.exists():
+        shutil.rmtree(args.out)
+    result, timing = _timed(lambda: run_study(study, cases, args.out, factory_for(study)))
+    out: dict[str, Any] = {"requests": len(result.records), **timing}
+    records = read_results(args.out)
+    cpu = sorted(r.harness_cpu_ms for r in records)
+    out |= {
+        "failures": sum(1 for r in records if r.error or r.reply_status != "valid"),
+        "cached": sum(1 for r in records if r.cached),
+        "harness_cpu_ms_p50": statistics.median(cpu),
+        "harness_cpu_ms_p95": cpu[int(0.95 * (len(cpu) - 1))],
+        "harness_cpu_ms_mean": statistics.fmean(cpu),
+    }
+    if args.score:
+        from harness.score.scoring import GateSettings, score_run
+
+        summary, score_timing = _timed(lambda: score_run(args.out, GateSettings()))
+        out |= {
+            "score_wall_s": score_timing["wall_s"],
+            "summary_harness_cpu_ms": summary["variants"][0].get("harness_cpu_ms"),
+        }
+    if not args.keep:
+        shutil.rmtree(args.out, ignore_errors=True)
+    return out
+
+
+def peer(args: argparse.Namespace) -> dict[str, Any]:
+    """(d) Inspect AI's OpenAI provider over chat completions on the same rendered requests."""
+    try:
+        import inspect_ai
+        from inspect_ai import Task
+        from inspect_ai import eval as inspect_eval
+        from inspect_ai.dataset import Sample
+        from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ResponseSchema
+        from inspect_ai.solver import generate
+        from inspect_ai.util import JSONSchema
+    except ImportError as exc:
+        return {"error": f"inspect-ai is not installed here ({exc}); run the bench through `nox -s bench`"}
+    from bench.data import MODEL
+
+    requests = [b["request"] for b in _load_bodies(args.work, args.n)]
+    first = requests[0]
+    schema = ResponseSchema(
+        name=first["schema_name"], json_schema=JSONSchema.model_validate(first["response_schema"]), strict=False
+    )
+
+    def messages(request: dict[str, Any]) -> list[Any]:
+        kinds = {"system": ChatMessageSystem, "user": ChatMessageUser}
+        return [kinds[m["role"]](content=m["content"]) for m in request["messages"]]
+
+    task = Task(dataset=[Sample(input=messages(r), id=i) for i, r in enumerate(requests)], solver=generate())
+    os.environ.setdefault("OPENAI_API_KEY", "no-key")
+    logs, timing = _timed(
+        lambda: inspect_eval(
+            task,
+            model=f"openai/{MODEL}",
+            model_base_url=args.url,
+            model_args={"responses_api": False},
+            display="none",
+            log_dir=str(args.out),
+            max_connections=args.concurrency,
+            max_retries=0,
+            temperature=first["temperature"],
+            seed=first["seed"],
+            max_tokens=first["max_tokens"],
+            response_schema=schema,
+            score=False,
+            log_realtime=False,
+        )
+    )
+    log = logs[0]
+    samples = log.samples or []
+    failures = sum(1 for s in samples if s.error or not s.output.completion) + len(requests) - len(samples)
+    shutil.rmtree(args.out, ignore_errors=True)
+    return {
+        "requests": len(requests),
+        "failures": failures,
+        "status": log.status,
+        "inspect_ai": getattr(inspect_ai, "__version__", "?"),
+        **timing,
+    }
+
+
+def reference(args: argparse.Namespace) -> dict[str, Any]:
+    """(e) The offline reference verifier over a whole corpus folder, as `vbench run` does it."""
+    from harness.corpus.loader import load_cases
+    from harness.run.runner import run_study
+    from harness.run.study import Study
+
+    cases, load = _timed(lambda: load_cases([args.corpus]))
+    study = Study(cases=[args.corpus], models=["reference"], concurrency=args.concurrency, cache=None, report=False)
+    if args.out.exists():
+        shutil.rmtree(args.out)
+    result, timing = _timed(lambda: run_study(study, cases, args.out, factory_for(study)))
+    shutil.rmtree(args.out, ignore_errors=True)
+    return {"cases": len(cases), "tasks": len(result.records), "load_wall_s": load["wall_s"], **timing}
+
+
+def score(args: argparse.Namespace) -> dict[str, Any]:
+    from harness.score.scoring import GateSettings, score_run
+
+    _, timing = _timed(lambda: score_run(args.out, GateSettings()))
+    return {**timing, "peak_rss_mib": _peak_rss_mib()}
+
+
+def render(args: argparse.Namespace) -> dict[str, Any]:
+    try:
+        from harness.report.render import render_run
+    except ImportError as exc:
+        return {"error": f"harness.report.render is not in this checkout ({exc})"}
+    base = _peak_rss_mib()
+    report, timing = _timed(lambda: render_run([args.out], args.out))
+    return {
+        **timing,
+        "peak_rss_mib": _peak_rss_mib(),
+        "rss_before_mib": base,
+        "html_mib": report.stat().st_size / 2**20,
+    }
+
+
+def stages(args: argparse.Namespace) -> dict[str, Any]:
+    from bench.stages import stage_breakdown
+
+    return stage_breakdown(args.work / CASES_JSONL, args.n)
+
+
+KINDS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
+    "raw": raw,
+    "lean": lean,
+    "harness": harness,
+    "peer": peer,
+    "reference": reference,
+    "score": score,
+    "render": render,
+    "stages": stages,
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("kind", choices=sorted(KINDS))
+    parser.add_argument("--work", type=Path, default=Path("."))
+    parser.add_argument("--url", default="")
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--n", type=int, default=0, help="first N requests/cases only (0: all)")
+    parser.add_argument("--out", type=Path, default=Path("bench-out"))
+    parser.add_argument("--cache", type=Path, default=None)
+    parser.add_argument("--corpus", type=Path, default=Path("cases"))
+    parser.add_argument("--score", action="store_true", help="harness: also time score_run")
+    parser.add_argument("--keep", action="store_true", help="harness: keep the run folder")
+    args = parser.parse_args(argv)
+    result = KINDS[args.kind](args)
+    sys.stdout.write(json.dumps(result) + "\n")
+
+
+if __name__ == "__main__":
+    main()
