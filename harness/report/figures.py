@@ -292,16 +292,18 @@ def comparison_chart(rows: Sequence[Mapping[str, Any]]) -> str | None:
                 value, ci = r.get(key), r.get(f"{key}_ci")
                 if value is None:
                     continue
+                value, ci = 100 * value, [100 * c for c in ci] if ci else None
                 sig = ci is not None and (ci[0] > 0 or ci[1] < 0)
                 col = "#16a34a" if sig and value > 0 else "#dc2626" if sig else "#64748b"
                 if ci:
                     ax.plot(ci, [yi, yi], color=col, lw=2.2, alpha=0.6)
                 ax.plot([value], [yi], "o", color=col)
-            reach = [abs(x) for r in rows for x in [r.get(key) or 0, *(r.get(f"{key}_ci") or [])]]
-            lim = max([*reach, 0.01]) * 1.15
+            reach = [100 * abs(x) for r in rows for x in [r.get(key) or 0, *(r.get(f"{key}_ci") or [])]]
+            lim = max([*reach, 1.0]) * 1.15
             ax.set_xlim(-lim, lim)
             ax.axvline(0, color="#0f172a", lw=0.8)
             ax.set_title(title)
+            ax.set_xlabel("percentage points")
             ax.grid(axis="x", color="#e2e8f0")
         axes[0].set_yticks(y, [label(f"{r['a']} vs {r['b']}", 70) for r in rows])
         fig.tight_layout()

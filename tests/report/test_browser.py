@@ -74,6 +74,7 @@ async def select(page: Page, control: str, value: str) -> int:
 async def type_text(page: Page, text: str) -> int:
     await page.evaluate("(function(){var t=document.getElementById('f-text'); t.value=''; t.focus();})()")
     await page.send("Input.insertText", text=text)  # real typing: the input event fires as for a person
+    await page.wait_for(f"document.getElementById('case-count').getAttribute('data-text') === {_js(text.lower())}")
     return int(await page.evaluate(VISIBLE))
 
 

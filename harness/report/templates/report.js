@@ -94,6 +94,7 @@
       if (ok) { shown++; }
     });
     countEl.textContent = String(shown);
+    countEl.setAttribute("data-text", f.text);  /* which search the count belongs to (typing is debounced) */
   }
 
   function close() {
@@ -214,8 +215,13 @@
   }
 
   buildRows();
+  var typing = null;
   ids.forEach(function (id) {
-    controls[id].addEventListener(id === "text" ? "input" : "change", apply);
+    if (id === "text") {
+      controls[id].addEventListener("input", function () { clearTimeout(typing); typing = setTimeout(apply, 120); });
+    } else {
+      controls[id].addEventListener("change", apply);
+    }
   });
   document.getElementById("f-reset").addEventListener("click", function () { setFilter("", ""); });
   document.querySelectorAll("a[data-filter]").forEach(function (a) {
