@@ -35,11 +35,12 @@ def dataset_of(case: Case) -> str:
     return value if isinstance(value, str) and value else DEFAULT_DATASET
 
 
-def base_record(case: Case, variant: str, epoch: int) -> dict[str, object]:
+def base_record(case: Case, variant: str, epoch: int, case_hash: str | None = None) -> dict[str, object]:
+    """The fields every record has; `case_hash` when the caller already has it (hashing a case is not free)."""
     claims = structured_claims(parse_structured_output(case.executor.emission().structured_output_raw))
     return {
         "case_id": case.id,
-        "case_hash": case.content_hash(),
+        "case_hash": case_hash or case.content_hash(),
         "kind": case.kind,
         "variant": variant,
         "epoch": epoch,
@@ -54,12 +55,14 @@ def base_record(case: Case, variant: str, epoch: int) -> dict[str, object]:
     }
 
 
-def record_from_run(case: Case, variant: str, epoch: int, run: PipelineRun) -> ResultRecord:
+def record_from_run(
+    case: Case, variant: str, epoch: int, run: PipelineRun, case_hash: str | None = None
+) -> ResultRecord:
     """Everything the metrics and the report need about one finished case run."""
     ev, call = run.evaluation, run.call
     transport_error = call.error if call.raw_reply is None and call.error else None
     return ResultRecord(
-        **base_record(case, variant, epoch),  # type: ignore[arg-type]
+        **base_record(case, variant, epoch, case_hash),  # type: ignore[arg-type]
         parse_status=ev.executor_output_parse_status.status,
         gatekeeper=GatekeeperOutcome(
             status=ev.gatekeeper_result.status,
@@ -85,10 +88,10 @@ def record_from_run(case: Case, variant: str, epoch: int, run: PipelineRun) -> R
     )
 
 
-def record_from_crash(case: Case, variant: str, epoch: int, error: str) -> ResultRecord:
+def record_from_crash(case: Case, variant: str, epoch: int, error: str, case_hash: str | None = None) -> ResultRecord:
     """A case whose run raised: recorded as an error so the run finishes and nothing is lost."""
     return ResultRecord(
-        **base_record(case, variant, epoch),  # type: ignore[arg-type]
+        **base_record(case, variant, epoch, case_hash),  # type: ignore[arg-type]
         parse_status=None,
         gatekeeper=None,
         claims={},

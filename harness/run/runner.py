@@ -12,7 +12,7 @@ import platform
 import subprocess
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,6 +60,7 @@ class Task:
     case: Case
     variant: VariantInfo | None  # None: a policy case with its scripted reply
     epoch: int
+    case_hash: str = ""  # the case's content hash, computed once per case (hashing a case is not free)
 
     @property
     def variant_name(self) -> str:
@@ -67,7 +68,7 @@ class Task:
 
     @property
     def key(self) -> tuple[str, str, str, int]:
-        return (self.case.id, self.case.content_hash(), self.variant_name, self.epoch)
+        return (self.case.id, self.case_hash or self.case.content_hash(), self.variant_name, self.epoch)
 
 
 @dataclass
@@ -106,20 +107,31 @@ def build_variants(study: Study) -> list[VariantInfo]:
 
 
 def plan_tasks(
-    cases: Sequence[Case], variants: Sequence[VariantInfo], epochs: int, run_policy: bool = True
+    cases: Sequence[Case],
+    variants: Sequence[VariantInfo],
+    epochs: int,
+    run_policy: bool = True,
+    hashes: Mapping[str, str] | None = None,
 ) -> list[Task]:
-    """Policy cases once per suite; quality cases once per variant × epoch."""
-    tasks = [Task(c, None, 0) for c in cases if c.kind == "policy"] if run_policy else []
+    """Policy cases once per suite; quality cases once per variant × epoch. `hashes`: case id -> content hash."""
+    hashes = hashes or {}
+    tasks = [Task(c, None, 0, hashes.get(c.id, "")) for c in cases if c.kind == "policy"] if run_policy else []
     for variant in variants:
         for epoch in range(1, epochs + 1):
-            tasks.extend(Task(c, variant, epoch) for c in cases if c.kind == "quality")
+            tasks.extend(Task(c, variant, epoch, hashes.get(c.id, "")) for c in cases if c.kind == "quality")
     return tasks
 
 
-def corpus_hash(cases: Sequence[Case]) -> str:
+def case_hashes(cases: Sequence[Case]) -> dict[str, str]:
+    """Each case's content hash, once: the manifest, cases.jsonl, resume keys and records all need it."""
+    return {case.id: case.content_hash() for case in cases}
+
+
+def corpus_hash(cases: Sequence[Case], hashes: Mapping[str, str] | None = None) -> str:
+    hashes = hashes or {}
     digest = hashlib.sha256()
     for case in sorted(cases, key=lambda c: c.id):
-        digest.update(f"{case.id}:{case.content_hash()}\n".encode())
+        digest.update(f"{case.id}:{hashes.get(case.id) or case.content_hash()}\n".encode())
     return digest.hexdigest()[:16]
 
 
@@ -136,14 +148,20 @@ def git_sha() -> str | None:
     return f"{sha}-dirty" if dirty else sha
 
 
-def make_manifest(study: Study, cases: Sequence[Case], variants: Sequence[VariantInfo], run_id: str) -> Manifest:
+def make_manifest(
+    study: Study,
+    cases: Sequence[Case],
+    variants: Sequence[VariantInfo],
+    run_id: str,
+    hashes: Mapping[str, str] | None = None,
+) -> Manifest:
     prompts = {v.prompt: {"version": v.prompt_version, "hash": v.prompt_hash} for v in variants if v.prompt}
     return Manifest(
         run_id=run_id,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
         package_version=__version__,
         git_sha=git_sha(),
-        corpus_hash=corpus_hash(cases),
+        corpus_hash=corpus_hash(cases, hashes),
         case_dirs=[str(p) for p in study.cases],
         case_count=len(cases),
         policy_cases=sum(1 for c in cases if c.kind == "policy"),
@@ -221,10 +239,11 @@ async def run_one(
         verifier = verifier_for(task)
         settings = PolicySettings(claim_guard=task.variant.claim_guard if task.variant else True)
         run = await execute_case(task.case, verifier, settings, excerpt_chars, store)
-        return record_from_run(task.case, task.variant_name, task.epoch, run)
+        return record_from_run(task.case, task.variant_name, task.epoch, run, task.case_hash or None)
     except Exception as exc:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return record_from_crash(task.case, task.variant_name, task.epoch, f"harness_error: {detail[:500]}")
+        error = f"harness_error: {detail[:500]}"
+        return record_from_crash(task.case, task.variant_name, task.epoch, error, task.case_hash or None)
 
 
 def run_study(
@@ -246,7 +265,8 @@ def run_study(
         if isinstance(prompt, dict):
             variant.prompt_version = _str_or_none(prompt.get("version"))
             variant.prompt_hash = _str_or_none(prompt.get("hash"))
-    manifest = make_manifest(study, cases, variants, run_id or run_dir.name)
+    hashes = case_hashes(cases)
+    manifest = make_manifest(study, cases, variants, run_id or run_dir.name, hashes)
     existing: list[ResultRecord] = []
     if study.resume and (run_dir / MANIFEST_FILE).exists():
         old = read_manifest(run_dir)
@@ -256,11 +276,12 @@ def run_study(
     elif (run_dir / MANIFEST_FILE).exists():
         raise ResumeError(f"{run_dir} already holds a run: pass --resume to finish it, or choose another --out")
     write_manifest(run_dir, manifest)
-    write_cases(run_dir, cases)
+    write_cases(run_dir, cases, hashes)
 
     by_name = {v.name: v for v in variants}
     done = {r.key for r in existing}
-    tasks = [t for t in plan_tasks(cases, variants, study.epochs, study.run_policy) if t.key not in done]
+    planned = plan_tasks(cases, variants, study.epochs, study.run_policy, hashes)
+    tasks = [t for t in planned if t.key not in done]
 
     def verifier_for(task: Task) -> Verifier:
         if task.variant is None:
