@@ -89,6 +89,44 @@ def headline_rows(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     return rows
 
 
+CONFUSIONS = (
+    ("verdict_confusion", "effective verdict"),
+    ("model_verdict_confusion", "model's own verdict"),
+    ("claim_confusion", "claim class"),
+)
+
+
+def confusion_table(title: str, labels: Sequence[str], matrix: Sequence[Sequence[int]]) -> dict[str, Any] | None:
+    """A confusion matrix as heatmap cells: the count, and its share of the gold row (the colour)."""
+    if not matrix:
+        return None
+    rows: list[dict[str, Any]] = []
+    for i, (gold, counts) in enumerate(zip(labels, matrix, strict=True)):
+        total = sum(counts)
+        cells = [
+            {"n": int(n), "share": (n / total) if total else 0.0, "diagonal": i == j, "pred": labels[j]}
+            for j, n in enumerate(counts)
+        ]
+        rows.append({"gold": gold, "total": int(total), "cells": cells})
+    right = sum(int(matrix[i][i]) for i in range(len(labels)))
+    n = sum(int(sum(counts)) for counts in matrix)
+    return {"title": title, "labels": list(labels), "rows": rows, "n": n, "right": right}
+
+
+def confusion_tables(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per variant: the effective verdict, model verdict and claim class matrices."""
+    return [
+        {
+            "name": v["name"],
+            "tables": [
+                confusion_table(title, (v.get(key) or {}).get("labels") or [], (v.get(key) or {}).get("matrix") or [])
+                for key, title in CONFUSIONS
+            ],
+        }
+        for v in variants
+    ]
+
+
 def comparison_rows(comparisons: Sequence[Mapping[str, Any]], alpha: float = ALPHA) -> list[dict[str, Any]]:
     """Paired comparisons with a plain-words reading of McNemar's p and the paired bootstrap CI."""
     rows = []
@@ -108,6 +146,23 @@ def comparison_rows(comparisons: Sequence[Mapping[str, Any]], alpha: float = ALP
             }
         )
     return rows
+
+
+def chart_comparisons(
+    rows: Sequence[Mapping[str, Any]], variants: Sequence[Mapping[str, Any]], limit: int = 12
+) -> tuple[list[Mapping[str, Any]], str | None]:
+    """The pairs the comparison chart draws: all of them, or (past `limit`) each variant against the best."""
+    if len(rows) <= limit:
+        return list(rows), None
+    scored = [v for v in variants if v.get("verdict_accuracy") is not None]
+    if not scored:
+        return list(rows[:limit]), f"The chart shows the first {limit} of {len(rows)} pairs; the table has them all."
+    best = max(scored, key=lambda v: v["verdict_accuracy"])["name"]
+    picked = [r for r in rows if best in (r["a"], r["b"])]
+    return (
+        picked,
+        f"The chart shows every variant against {best} (the best verdict accuracy); the table has all {len(rows)} pairs.",
+    )
 
 
 def breakdown_table(

@@ -99,31 +99,13 @@ def run_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
     ]
 
 
-CONFUSIONS = (
-    ("verdict_confusion", "effective verdict"),
-    ("model_verdict_confusion", "model's own verdict"),
-    ("claim_confusion", "claim class"),
-)
-
-
-def confusion_figures(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One figure per variant with its three confusion matrices."""
-    out = []
-    for i, v in enumerate(variants):
-        panels = [
-            (title, (v.get(key) or {}).get("labels") or [], (v.get(key) or {}).get("matrix") or [])
-            for key, title in CONFUSIONS
-        ]
-        out.append({"name": v["name"], "svg": figures.confusion_chart(panels, f"cm{i}")})
-    return out
-
-
 def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, Any]:
     """The whole page's data."""
     variants = merged_variants(runs)
     names = [v["name"] for v in variants]
     comparisons = analyses.comparison_rows(merged_comparisons(runs, names))
     per_epoch = analyses.per_epoch_accuracy(pd.concat([run.results for run in runs], ignore_index=True))
+    chart_pairs, pairs_note = analyses.chart_comparisons(comparisons, variants)
     catalogue = load_catalogue()
     titles = {sid: f"{s.requirement} › {s.title}" for sid, s in catalogue.items()}
     stability = analyses.stability_rows(variants)
@@ -136,9 +118,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         for key in ("results", "embedded", "failures", "failures_embedded")
     }
     gates = [{**g, "run": run.label} for run in runs for g in analyses.gate_rows(run.summary)]
-    passed = all(bool(run.summary.get("passed")) for run in runs) and all(
-        c["passed"] for c in signoff["certifications"]
-    )
+    passed = all(bool(run.summary.get("passed")) for run in runs)  # what the run's exit code said: gates
     return {
         "title": " + ".join(run.label for run in runs),
         "generated": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -146,8 +126,10 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         "runs": run_rows(runs),
         "variants": variants,
         "headline": analyses.headline_rows(variants),
+        "confusion": analyses.confusion_tables(variants),
         "metrics": [*analyses.HEADLINE, *analyses.EXTRA],
         "comparisons": comparisons,
+        "comparison_chart_note": pairs_note,
         "per_scenario": analyses.breakdown_table(variants, "per_scenario", titles),
         "per_tag": analyses.breakdown_table(variants, "per_tag"),
         "per_dataset": analyses.breakdown_table(variants, "per_dataset"),
@@ -171,9 +153,8 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         },
         "figures": {
             "headline": figures.headline_chart(variants) if variants else None,
-            "confusion": confusion_figures(variants),
             "per_class": figures.per_class_chart(variants, CLASSES),
-            "comparison": figures.comparison_chart(comparisons),
+            "comparison": figures.comparison_chart(chart_pairs),
             "stability": figures.stability_chart(stability),
             "epochs": figures.epoch_chart(per_epoch, names),
             "latency": figures.latency_chart(operations),

@@ -106,49 +106,6 @@ def headline_chart(variants: Sequence[Mapping[str, Any]]) -> str:
     return to_svg(fig, "headline", "headline metrics per variant with 95% confidence intervals")
 
 
-def confusion_chart(panels: Sequence[tuple[str, Sequence[str], Sequence[Sequence[int]]]], name: str) -> str | None:
-    """Confusion matrix heatmaps side by side: colour is the row share (recall of the gold class), text the count.
-
-    `panels`: (title, labels, matrix) each; an empty matrix is left out.
-    """
-    panels = [p for p in panels if p[2]]
-    if not panels:
-        return None
-    widths = [len(p[1]) for p in panels]
-    with plt.rc_context(RC):
-        fig, axes = plt.subplots(
-            1,
-            len(panels),
-            figsize=(1.2 + 0.62 * sum(widths) + 1.3 * len(panels), 1.9 + 0.5 * max(widths)),
-            gridspec_kw={"width_ratios": widths},
-            squeeze=False,
-        )
-        for ax, (title, labels, matrix) in zip(axes[0], panels, strict=True):
-            counts = np.asarray(matrix, dtype=float)
-            share = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
-            short = [label(lbl.replace("_", " "), 20) for lbl in labels]
-            ax.imshow(share, cmap="Blues", vmin=0, vmax=1)
-            for (r, c), n in np.ndenumerate(counts):
-                ax.text(
-                    c,
-                    r,
-                    f"{int(n)}",
-                    ha="center",
-                    va="center",
-                    fontsize=8,
-                    color="white" if share[r, c] > 0.55 else "#0f172a",
-                )
-            ax.set_xticks(range(len(labels)), short, rotation=35, ha="right")
-            ax.set_yticks(range(len(labels)), short)
-            ax.set_xlabel("predicted")
-            ax.set_ylabel("gold")
-            ax.set_title(label(title, 60))
-            for spine in ax.spines.values():
-                spine.set_visible(False)
-        fig.tight_layout(w_pad=2.5)
-    return to_svg(fig, name, "confusion matrices: " + ", ".join(p[0] for p in panels))  # fmt: skip
-
-
 def per_class_chart(variants: Sequence[Mapping[str, Any]], classes: Sequence[str]) -> str | None:
     """Precision and recall of each derivability class, bars grouped by variant."""
     if not any(v.get("per_class") for v in variants):

@@ -97,10 +97,6 @@ def render_html(context: dict[str, Any]) -> str:
     env = environment()
     template = env.get_template("report.html.j2")
     figures: dict[str, Any] = {k: (Markup(v) if isinstance(v, str) else v) for k, v in context["figures"].items()}  # noqa: S704
-    figures["confusion"] = [
-        {**group, "svg": Markup(group["svg"]) if group["svg"] else None}  # noqa: S704 - matplotlib escapes its text
-        for group in figures["confusion"]
-    ]
     return template.render(
         **{**context, "figures": figures},
         css=Markup(asset("report.css")),  # noqa: S704 - our own stylesheet

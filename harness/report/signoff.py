@@ -190,9 +190,11 @@ def certification(
     if errors:
         caveats.append(f"{errors} quality case(s) ended in a transport or harness error and were not scored.")
     failures = list(conf.get("failures", []))
+    if not conf.get("policy_cases"):
+        caveats.insert(0, "No policy case ran, so nothing about the implementation is certified.")
     return {
         "run": run,
-        "passed": bool(conf.get("passed")),
+        "passed": bool(conf.get("passed")) and bool(conf.get("policy_cases")),
         "implementation": f"verifier-bench {manifest.package_version}",
         "git_sha": manifest.git_sha,
         "corpus_hash": manifest.corpus_hash,

@@ -130,3 +130,21 @@ def test_no_price_table_means_no_cost(monkeypatch: pytest.MonkeyPatch, tmp_path:
     (tmp_path / "env.yaml").write_text("m: {input: 1, output: 1}\n")
     monkeypatch.setenv("VBENCH_PRICES", str(tmp_path / "env.yaml"))
     assert set(load_prices(None)) == {"m"}
+
+
+def test_confusion_table_colours_by_row_share_and_counts_the_diagonal() -> None:
+    t = analyses.confusion_table("effective verdict", ["PASS", "REJECT"], [[3, 1], [0, 0]])
+    assert t["n"] == 4 and t["right"] == 3
+    assert [(c["n"], c["share"], c["diagonal"]) for c in t["rows"][0]["cells"]] == [(3, 0.75, True), (1, 0.25, False)]
+    assert [c["share"] for c in t["rows"][1]["cells"]] == [0.0, 0.0]  # an empty gold row is not divided by zero
+    assert analyses.confusion_table("x", ["PASS"], []) is None
+
+
+def test_a_crowded_comparison_chart_shows_each_variant_against_the_best() -> None:
+    names = [f"v{i}" for i in range(6)]
+    variants = [{"name": n, "verdict_accuracy": 0.5 + 0.01 * i} for i, n in enumerate(names)]
+    rows = [{"a": a, "b": b} for i, a in enumerate(names) for b in names[i + 1 :]]  # 15 pairs
+    picked, note = analyses.chart_comparisons(rows, variants, limit=12)
+    assert len(picked) == 5 and all("v5" in (r["a"], r["b"]) for r in picked)
+    assert "against v5" in note and "all 15 pairs" in note
+    assert analyses.chart_comparisons(rows[:3], variants) == (rows[:3], None)

@@ -112,3 +112,6 @@ def test_unknown_git_sha_is_a_caveat() -> None:
         "r1", m, {"conformance": {"passed": True, "failures": []}}, [], columns_for("r1", m, "policy", {}), {}
     )
     assert any("cannot be tied to a commit" in c for c in cert["caveats"])
+    # conformance "passed" over zero policy cases certifies nothing
+    assert cert["passed"] is False
+    assert cert["caveats"][0] == "No policy case ran, so nothing about the implementation is certified."
