@@ -117,6 +117,7 @@ def gate_settings(manifest: Manifest) -> GateSettings:
         fail_under=dict(gates.get("fail_under") or {}),
         max_unsafe_pass=gates.get("max_unsafe_pass"),
         alpha=float(gates.get("alpha") or 0.05),
+        max_error_rate=float(gates.get("max_error_rate") or 0.0),
     )
 
 

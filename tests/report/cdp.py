@@ -87,6 +87,7 @@ class Page:
         await self.send(
             "Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False
         )
+        await self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")  # repainted
         result = await self.send("Page.captureScreenshot", format="png", captureBeyondViewport=full_page)
         path.write_bytes(base64.b64decode(result["data"]))
         return path

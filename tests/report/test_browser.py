@@ -147,6 +147,7 @@ async def test_report_in_a_browser(chromium: str, llm_run: Path) -> None:
         for payload in (QUESTION_XSS, TOOL_XSS, MODEL_REPLY_XSS, STATEMENT_XSS):
             assert payload in detail, payload
         assert "Tool evidence" in detail and "Gatekeeper result" in detail and "Policy adjustments" in detail
+        await page.evaluate("document.querySelector('#case-rows tr.row.open').scrollIntoView({block: 'start'})")
         await page.screenshot(llm_run / "report-drilldown.png")
 
         # the policy case whose scripted reply is markup

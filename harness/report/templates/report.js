@@ -55,7 +55,8 @@
         el("td", { "class": "wrap" }, r.variant),
         el("td", { "class": "n" }, r.epoch),
         el("td", null, r.kind),
-        el("td", null, badge(r.ok ? "right" : "wrong", r.ok ? "right" : "wrong"), " ", el("span", { "class": "note" }, r.cat)),
+        el("td", null, badge(r.ok ? "right" : "wrong", r.ok ? "right" : "wrong"), " ",
+          r.cat === "right" ? null : el("span", { "class": "note" }, r.cat)),
         el("td", null, r.verdict || "—"),
         el("td", null, list(r.gold_verdict)),
         el("td", { "class": "wrap" }, r.title || ""));
