@@ -93,7 +93,7 @@ def test_summary_md_has_headline_gates_and_conformance_with_markup_escaped(llm_r
     conf = summary["conformance"]
     assert f"{conf['policy_passed']}/{conf['policy_cases']} policy cases" in text
     assert "| variant | cases | errors | verdict acc" in text
-    assert "**Gates:**" in text and "`policy_conformance`" in text
+    assert "**Gates:**" in text and "**policy\\_conformance** [all]" in text
     assert not re.search(r"(?<!\\)<", text)  # every < is escaped, so no renderer reads markup
     assert "openai:\\<img src=x onerror=window.\\_\\_pwned='variant'\\>@baseline" in text
     assert md("a|b <i>`x`</i>\nnext") == "a\\|b \\<i\\>\\`x\\`\\</i\\> next"
