@@ -42,3 +42,36 @@ def bench(session: nox.Session) -> None:
     """
     session.install("-e", ".[dev]", "inspect-ai==0.3.285", "pyinstrument>=4.6")
     session.run("python", "-m", "bench.run_bench", *session.posargs)
+
+
+LOCAL_LLM_MODEL = "openai:smollm2-135m"  # the alias `harness.llm.local_llm serve` gives the packaged SmolLM2-135M
+
+
+@nox.session(name="local-llm", python=PYTHON, reuse_venv=True)
+def local_llm(session: nox.Session) -> None:
+    """A real model on this machine: llama.cpp's server + SmolLM2-135M over a fixed quality subset.
+
+    Builds llama-cpp-python once (wheel and model cached under ~/.cache/verifier-bench), starts the server on a
+    free 127.0.0.1 port, runs the reference verifier and the model with both prompts at concurrency 1 into
+    reports/local-llm/<timestamp>/, and always stops the server. `nox -s local-llm -- smoke` is the CI smoke:
+    five cases, one prompt. README: "A real model on this machine".
+    """
+    from datetime import UTC, datetime
+
+    smoke = "smoke" in session.posargs
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    out = f"reports/local-llm/{'smoke-' if smoke else ''}{stamp}"
+    subset = "cases/subsets/local-llm-smoke.txt" if smoke else "cases/subsets/local-llm.txt"
+    prompts = ["baseline"] if smoke else ["baseline", "strict-evidence"]
+    session.install("-e", ".")
+    session.run_install("python", "-m", "harness.llm.local_llm", "install")  # also under --install-only
+    session.run(
+        *("python", "-m", "harness.llm.local_llm", "serve", "--log", f"{out}/llama-server.log", "--"),
+        *("vbench", "run", "--model", "reference", "--model", LOCAL_LLM_MODEL),
+        *(arg for prompt in prompts for arg in ("--prompt", prompt)),
+        *("--cases", "cases/quality", "--filter", f"ids:{subset}", "--out", out),
+        # one request at a time (the server serves one); no response cache, so every figure is measured now
+        *("--concurrency", "1", "--no-cache", "--max-tokens", "512", "--timeout", "300", "--max-attempts", "2"),
+    )
+    # the closing note: the model next to the reference verifier, invalid-reply reasons, server throughput
+    session.run("python", "-m", "harness.llm.local_llm", "note", out)
