@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from harness.system.models import (
     GatekeeperIssue,
-    GatekeeperStatus,
     GatekeeperResult,
+    GatekeeperStatus,
     ParsedExecutorOutput,
     ToolInvocation,
     TraceEntry,
@@ -86,8 +86,14 @@ def iter_bindings(inp: GatekeeperInput) -> Iterator[tuple[str, dict[str, Any], d
 
 
 def binding_invocation_ids(binding: Mapping[str, Any]) -> list[str]:
+    """The binding's invocation ids; a value that is not a string becomes an id no row can have."""
     ids = binding.get("source_invocation_ids")
-    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+    return [as_invocation_id(i) for i in ids] if isinstance(ids, list) else []
+
+
+def as_invocation_id(value: Any) -> str:
+    """Invocation ids are strings; `101` is not a row of the session (§3), whatever row "101" exists."""
+    return value if isinstance(value, str) else f"<not a string: {value!r}>"
 
 
 # --- fail rules ---------------------------------------------------------------------

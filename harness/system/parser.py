@@ -6,9 +6,9 @@ accept is `malformed`. Full V2 conformance is the gatekeeper's job.
 
 from __future__ import annotations
 
-import json
 import re
 
+from harness.system import strictjson
 from harness.system.models import ParsedExecutorOutput, ParseStatus
 
 _FENCED_JSON = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*?)\n?```", re.DOTALL)
@@ -19,8 +19,8 @@ def parse_structured_output(raw: str | None) -> ParsedExecutorOutput:
     if raw is None or not raw.strip():
         return _status("missing", "the executor emitted no structured output")
     try:
-        value = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError) as exc:
+        value = strictjson.loads(raw)
+    except (ValueError, RecursionError) as exc:
         return _status("malformed", f"not JSON: {exc}")
     if not isinstance(value, dict):
         return _status("malformed", f"not a JSON object but {type(value).__name__}")

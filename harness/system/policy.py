@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.system.gatekeeper import INVOCATION_REF
+from harness.system.gatekeeper import INVOCATION_REF, as_invocation_id
 from harness.system.models import (
     LEGACY_MAPPING,
     Adjustment,
@@ -33,6 +33,15 @@ from harness.system.trace import complete_ref
 
 NOT_DIRECT = frozenset({Derivability.UNSUPPORTED, Derivability.EXTERNAL_UNKNOWN, Derivability.OVERSTATED})
 PASS_THRESHOLD = 0.5
+CHECK_SEVERITY: dict[Derivability, int] = {
+    Derivability.DIRECT_OBSERVATION: 0,
+    Derivability.REASONABLE_INFERENCE: 1,
+    Derivability.OVERSTATED: 2,
+    Derivability.EXTERNAL_UNKNOWN: 3,
+    Derivability.UNSUPPORTED: 4,
+    Derivability.CONTRADICTED: 5,
+}
+"""Which of two checks of one claim is kept: the one that weighs more against the claim (ties: the first)."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +92,7 @@ def structured_claims(parsed: ParsedExecutorOutput) -> list[Claim]:
 
 
 def _binding(raw: dict[str, Any]) -> EvidenceBinding:
-    ids = [i for i in _list(raw.get("source_invocation_ids")) if isinstance(i, str)]
+    ids = [as_invocation_id(i) for i in _list(raw.get("source_invocation_ids"))]
     return EvidenceBinding(
         trace_ref=raw["trace_ref"] if isinstance(raw.get("trace_ref"), str) and raw["trace_ref"] else None,
         tool_name=raw["tool_name"] if isinstance(raw.get("tool_name"), str) and raw["tool_name"] else None,
@@ -138,13 +147,15 @@ def sanitise_claim_checks(
                 )
             )
         elif check.claim_id in by_id:
+            kept = max(by_id[check.claim_id], check, key=lambda c: CHECK_SEVERITY[c.verification])
             notes.append(
                 _note(
                     "sanitise.duplicate_check",
-                    f"dropped a repeated check for {check.claim_id}; the first is kept",
+                    f"{check.claim_id} was checked more than once; the most severe class ({kept.verification.value}) is kept",
                     check.claim_id,
                 )
             )
+            by_id[check.claim_id] = kept
         else:
             by_id[check.claim_id] = check
     result: list[ClaimCheck] = []

@@ -52,3 +52,10 @@ def test_combined_message_without_block_is_missing_and_broken_block_is_malformed
     _, parsed = parse_combined_message('text\n```json\n{"claims": [\n```')
     assert parsed.parse_status.status == "malformed"
     assert split_combined_message("a\n```json\n{}\n```\nb\n```json\n[]\n```")[1] == "[]"
+
+
+@pytest.mark.parametrize(
+    "raw", ['{"claims": [], "claims": []}', '{"claims": [{"score": NaN}]}', '{"claims": []} {"x": 1}']
+)
+def test_text_that_is_not_strictly_json_is_malformed(raw: str) -> None:
+    assert parse_structured_output(raw).parse_status.status == "malformed"

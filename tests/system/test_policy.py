@@ -238,3 +238,55 @@ def test_claim_check_evidence_references_remain_auditable() -> None:
     empty = evaluate(doc, reply("PASS"))
     refs = [(r.trace_ref, r.tool_name, r.source_invocation_ids) for r in empty.claim_checks[0].evidence_refs]
     assert refs == [("T1", "query_prometheus_alerts", ["inv-1"]), ("T2", "search_logs", ["inv-2"])]
+
+
+def test_the_first_valid_reply_object_is_taken_even_after_other_json() -> None:
+    quoted = json.dumps(output(claim()))
+    raw = f'The executor said:\n```json\n{quoted}\n```\nIt cites {{"trace_ref": "T1"}}. My verdict:\n```json\n{json.dumps(reply())}\n```'
+    ev = evaluate(output(claim()), raw=raw)
+    assert ev.reply_status.status == "valid" and ev.verdict == Verdict.PASS
+
+
+def test_when_no_object_is_a_reply_the_error_is_the_reply_like_ones() -> None:
+    raw = '{"trace_ref": "T1"} and then {"verdict": "PASS", "groundedness_score": 2}'
+    ev = evaluate(output(claim()), raw=raw)
+    assert ev.reply_status.reason == "schema" and "groundedness_score" in (ev.reply_status.message or "")
+
+
+@pytest.mark.parametrize("raw", ['{"verdict": "PASS", "verdict": "REJECT"}', '{"groundedness_score": NaN}'])
+def test_not_quite_json_replies_are_not_json(raw: str) -> None:
+    ev = evaluate(output(claim()), raw=raw)
+    assert ev.reply_status.reason == "not_json"
+
+
+def test_repeated_checks_of_one_claim_keep_the_most_severe() -> None:
+    doubled = checks(
+        ("C1", "direct_observation"), ("C2", "direct_observation"), ("C2", "contradicted"), ("C2", "direct_observation")
+    )
+    ev = evaluate(TWO, reply("PASS", doubled))
+    assert [c.verification for c in ev.claim_checks] == [D.DIRECT_OBSERVATION, D.CONTRADICTED]
+    assert ev.verdict == Verdict.REJECT
+    assert [a.step for a in ev.adjustments].count("sanitise.duplicate_check") == 2
+
+
+def test_non_string_invocation_ids_are_not_rows_of_the_session() -> None:
+    # "inv-1" exists; 1 (a number) is no row, whatever the trace_ref says
+    doc = output(claim("C1", bindings=[binding("T1", "query_prometheus_alerts", [1])]))  # type: ignore[list-item]
+    ev = evaluate(doc, reply("PASS"))
+    assert "evidence.invocation_ref" in ev.gatekeeper_result.failed_rules
+    assert ev.claim_checks[0].verification == D.UNSUPPORTED
+    assert ev.verdict == Verdict.REJECT
+
+
+def test_ref_completion_keeps_what_the_model_gave() -> None:
+    given = [
+        {
+            "claim_id": "C1",
+            "verification": "direct_observation",
+            "detail": "",
+            "evidence_refs": [{"trace_ref": "T1", "tool_name": "my_label", "source_invocation_ids": ["inv-9"]}],
+        }
+    ]
+    ev = evaluate(output(claim()), reply("PASS", given))
+    ref = ev.claim_checks[0].evidence_refs[0]
+    assert (ref.trace_ref, ref.tool_name, ref.source_invocation_ids) == ("T1", "my_label", ["inv-9"])

@@ -1,0 +1,49 @@
+"""Strict JSON: what the standard library would quietly accept but JSON does not.
+
+`json.loads` takes NaN and Infinity and keeps the last of repeated keys; both
+mean the text is not the JSON it claims to be, so both are errors here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+class StrictJSONError(ValueError):
+    pass
+
+
+def _no_constants(name: str) -> Any:
+    raise StrictJSONError(f"{name} is not JSON")
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise StrictJSONError(f"repeated key {key!r}")
+        out[key] = value
+    return out
+
+
+DECODER = json.JSONDecoder(parse_constant=_no_constants, object_pairs_hook=_no_repeated_keys)
+
+
+def loads(text: str) -> Any:
+    """Parse JSON text; raise `ValueError` for anything that is not strictly JSON."""
+    value, end = DECODER.raw_decode(text, _skip_ws(text, 0))
+    if _skip_ws(text, end) != len(text):
+        raise StrictJSONError(f"extra data after the JSON value at character {end}")
+    return value
+
+
+def raw_decode(text: str, start: int) -> tuple[Any, int]:
+    """Decode one strict JSON value starting at `start`."""
+    return DECODER.raw_decode(text, start)
+
+
+def _skip_ws(text: str, index: int) -> int:
+    while index < len(text) and text[index] in " \t\n\r":
+        index += 1
+    return index
