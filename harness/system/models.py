@@ -217,6 +217,7 @@ class VerifierCall(Strict):
     raw_reply: str | None
     model: str
     prompt_name: str | None = None
+    prompt_version: str | None = None
     prompt_hash: str | None = None
     finish_reason: str | None = None
     latency_ms: float = 0.0
@@ -251,6 +252,7 @@ class VerifierInfo(Strict):
     model: str
     prompt_name: str | None = None
     prompt_version: str | None = None
+    prompt_hash: str | None = None
     latency_ms: float = 0.0
     usage: Usage = Field(default_factory=Usage)
     finish_reason: str | None = None

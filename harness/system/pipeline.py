@@ -97,7 +97,8 @@ def conclude_with_reply(
         verifier=VerifierInfo(
             model=call.model,
             prompt_name=call.prompt_name,
-            prompt_version=call.prompt_hash,
+            prompt_version=call.prompt_version,
+            prompt_hash=call.prompt_hash,
             latency_ms=call.latency_ms,
             usage=call.usage,
             finish_reason=call.finish_reason,

@@ -96,7 +96,7 @@ async def test_a_case_runs_end_to_end_over_http_and_records_the_prompt(
     assert evaluation.model_verdict == Verdict.PASS  # what the local responder said
     info = evaluation.verifier
     assert (info.model, info.prompt_name) == (f"openai:{openai_server.model}", "strict-evidence")
-    assert info.prompt_version == load_prompt("strict-evidence").content_hash
+    assert (info.prompt_version, info.prompt_hash) == ("1", load_prompt("strict-evidence").content_hash)
     assert info.usage.total_tokens > 0 and info.attempts == 1
     assert openai_server.response_formats() == ["json_schema"]
     assert openai_server.requests[0]["response_format"]["json_schema"]["schema"] == VerifierReply.model_json_schema()

@@ -56,6 +56,7 @@ class LLMVerifier:
             raw_reply=response.text,
             model=self.model.name,
             prompt_name=self.prompt.name,
+            prompt_version=self.prompt.version,
             prompt_hash=self.prompt.content_hash,
             finish_reason=response.finish_reason,
             latency_ms=response.latency_ms,
