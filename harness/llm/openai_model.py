@@ -246,7 +246,8 @@ class OpenAIChatModel:
             content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
         usage = _mapping(body.get("usage"))
         return ChatResponse(
-            text=content if isinstance(content, str) else None,
+            # a reply is data under test, but a key echoed into it must not reach a result file
+            text=self._redact(content) if isinstance(content, str) else None,
             finish_reason=choice.get("finish_reason"),
             usage=TokenUsage(
                 prompt_tokens=int(usage.get("prompt_tokens") or 0),
@@ -254,7 +255,9 @@ class OpenAIChatModel:
                 total_tokens=int(usage.get("total_tokens") or 0),
             ),
             latency_ms=(time.perf_counter() - started) * 1000.0,
-            refusal=message.get("refusal") or None,
+            refusal=self._redact(message["refusal"])
+            if isinstance(message.get("refusal"), str) and message["refusal"]
+            else None,
             attempts=attempts,
             structured_mode=mode,
             raw=self._redact_raw(body),
