@@ -19,7 +19,9 @@ from harness.run.study import ModelSettings, Study, StudyError, build_study, loa
 from harness.score.gates import GateError, parse_gate
 from harness.score.outcomes import load_outcomes
 from harness.score.scoring import GateSettings, score_run
+from harness.system.prompts import PromptError
 from harness.system.verifiers.base import Verifier
+from harness.system.verifiers.factory import ModelSpecError
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
 
@@ -52,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--fail-under", action="append", default=[], metavar="METRIC=VALUE", help="gate, e.g. verdict_accuracy=0.8"
     )
     run.add_argument("--max-unsafe-pass", type=float, help="gate on the false-accept rate, e.g. 0.02")
+    run.add_argument(
+        "--max-error-rate", type=float, help="share of quality cases allowed to get no model reply (default 0)"
+    )
     run.add_argument(
         "--filter",
         action="append",
@@ -89,6 +94,8 @@ def study_from_args(args: argparse.Namespace) -> Study:
         gates["fail_under"] = dict(parse_gate(g) for g in args.fail_under)
     if args.max_unsafe_pass is not None:
         gates["max_unsafe_pass"] = args.max_unsafe_pass
+    if args.max_error_rate is not None:
+        gates["max_error_rate"] = args.max_error_rate
     overrides: dict[str, Any] = {
         "cases": args.cases,
         "models": args.model,
@@ -144,7 +151,8 @@ def default_factory(study: Study):  # type: ignore[no-untyped-def]
     from harness.system.verifiers.factory import make_verifier
 
     def factory(variant: VariantInfo, epoch: int) -> Verifier:
-        settings = ModelSettings(**variant.settings).client_kwargs()
+        # the study's settings, not the variant's recorded (redacted) copy
+        settings = study.model_settings.get(variant.model, ModelSettings()).client_kwargs()
         prompt = variant.prompt or "baseline"
         return make_verifier(variant.model, prompt, cache_dir=study.cache, cache_epoch=epoch, **settings)
 
@@ -174,11 +182,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         result = run_study(study, cases, run_dir, default_factory(study), RichProgress(err))
-    except ResumeError as exc:
+    except (ResumeError, StudyError, ModelSpecError, PromptError) as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         return EXIT_USAGE
+    gates = study.gates
     summary = score_run(
-        run_dir, GateSettings(study.gates.fail_under, study.gates.max_unsafe_pass, study.baseline, study.gates.alpha)
+        run_dir,
+        GateSettings(
+            fail_under=gates.fail_under,
+            max_unsafe_pass=gates.max_unsafe_pass,
+            baseline=study.baseline,
+            alpha=gates.alpha,
+            max_error_rate=gates.max_error_rate,
+        ),
     )
     if study.report:
         _render_report(run_dir, err)

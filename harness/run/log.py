@@ -174,8 +174,16 @@ def write_cases(run_dir: Path, cases: Iterable[Case], hashes: Mapping[str, str] 
 
 
 def read_results(run_dir: Path) -> list[ResultRecord]:
-    """Every complete record; a torn last line (a killed writer) is skipped."""
-    return list(iter_results(run_dir / RESULTS_FILE))
+    """Every complete record, the last one per (case, hash, variant, epoch) winning.
+
+    A torn last line (a killed writer) is skipped; a case that a resumed run
+    redid (after a transport error) is counted once, with its newer result.
+    """
+    latest: dict[tuple[str, str, str, int], ResultRecord] = {}
+    for record in iter_results(run_dir / RESULTS_FILE):
+        latest.pop(record.key, None)
+        latest[record.key] = record
+    return list(latest.values())
 
 
 def iter_results(path: Path) -> Iterator[ResultRecord]:

@@ -100,7 +100,7 @@ def build_variants(study: Study) -> list[VariantInfo]:
                     model=model,
                     prompt=prompt,
                     claim_guard=study.claim_guard,
-                    settings=settings.model_dump(exclude_none=True) if settings else {},
+                    settings=settings.recorded() if settings else {},
                 )
             )
     return variants
@@ -187,8 +187,8 @@ def check_resumable(old: Manifest, new: Manifest) -> None:
     same = (
         old.corpus_hash == new.corpus_hash
         and old.epochs == new.epochs
-        and [(v.name, v.prompt_hash, v.claim_guard) for v in old.variants]
-        == [(v.name, v.prompt_hash, v.claim_guard) for v in new.variants]
+        and [(v.name, v.prompt_hash, v.claim_guard, v.settings) for v in old.variants]
+        == [(v.name, v.prompt_hash, v.claim_guard, v.settings) for v in new.variants]
         and old.excerpt_chars == new.excerpt_chars
     )
     if not same:
@@ -279,7 +279,7 @@ def run_study(
     write_cases(run_dir, cases, hashes)
 
     by_name = {v.name: v for v in variants}
-    done = {r.key for r in existing}
+    done = {r.key for r in existing if r.error is None}  # a transport or harness error is tried again
     planned = plan_tasks(cases, variants, study.epochs, study.run_policy, hashes)
     tasks = [t for t in planned if t.key not in done]
 
@@ -292,7 +292,7 @@ def run_study(
         return verifiers[key]
 
     progress = progress or SilentProgress()
-    progress.start(len(tasks) + len(existing), len(existing))
+    progress.start(len(tasks) + len(done), len(done))
     try:
         with ResultWriter(run_dir) as writer:
             new = asyncio.run(run_tasks(tasks, verifier_for, writer, study.concurrency, study.excerpt_chars, progress))
@@ -300,7 +300,9 @@ def run_study(
         progress.stop()
         for verifier in verifiers.values():
             _close(verifier)
-    return RunResult(run_dir=run_dir, manifest=manifest, records=existing + new, skipped=len(existing))
+    merged = {r.key: r for r in existing}
+    merged.update((r.key, r) for r in new)
+    return RunResult(run_dir=run_dir, manifest=manifest, records=list(merged.values()), skipped=len(done))
 
 
 def _close(verifier: Verifier) -> None:

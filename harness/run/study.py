@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -30,15 +32,38 @@ class ModelSettings(BaseModel):
     extra_body: dict[str, Any] = Field(default_factory=dict)
 
     def client_kwargs(self) -> dict[str, Any]:
-        return self.model_dump(exclude_none=True, exclude={"extra_body"}) | (
-            {"extra_body": self.extra_body} if self.extra_body else {}
-        )
+        """Keyword arguments for the verifier factory. The key is read from its variable here, never stored."""
+        kwargs = self.model_dump(exclude_none=True, exclude={"extra_body", "api_key_env"})
+        if self.extra_body:
+            kwargs["extra_body"] = self.extra_body
+        if self.api_key_env:
+            if self.api_key_env not in os.environ:
+                raise StudyError(f"model_settings.api_key_env names {self.api_key_env}, which is not set")
+            kwargs["api_key"] = os.environ[self.api_key_env]
+        return kwargs
+
+    def recorded(self) -> dict[str, Any]:
+        """What a run log may keep: no key, and a base URL without credentials or query."""
+        data = self.model_dump(exclude_none=True)
+        if self.base_url:
+            data["base_url"] = public_url(self.base_url)
+        return data
+
+
+def public_url(url: str) -> str:
+    """`url` without user info, query or fragment: what may be recorded."""
+    parts = urlsplit(url)
+    netloc = f"{parts.hostname or ''}:{parts.port}" if parts.port else parts.hostname or ""
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
 class Gates(BaseModel):
     model_config = ConfigDict(extra="forbid")
     fail_under: dict[str, float] = Field(default_factory=dict)
     max_unsafe_pass: float | None = None
+    max_error_rate: float = Field(
+        default=0.0, ge=0.0, le=1.0, description="share of quality cases allowed to end with no model reply"
+    )
     alpha: float = 0.05
 
 

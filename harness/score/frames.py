@@ -42,6 +42,17 @@ QUALITY_COLUMNS = [
     "harness_cpu_ms",
     "cached",
 ]
+QUALITY_BOOLS = [
+    "scored",
+    "verdict_correct",
+    "model_verdict_correct",
+    "unsafe_eligible",
+    "unsafe_pass",
+    "invalid",
+    "guard_intervened",
+    "cached",
+]
+CLAIM_BOOLS = ["critical", "correct", "scored"]
 CLAIM_COLUMNS = [
     "case_id",
     "variant",
@@ -100,7 +111,8 @@ def quality_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
                 "cached": r.cached,
             }
         )
-    return pd.DataFrame(rows, columns=QUALITY_COLUMNS)
+    # explicit dtypes: an empty frame must still mask as booleans (a policy-only run has no rows)
+    return pd.DataFrame(rows, columns=QUALITY_COLUMNS).astype(dict.fromkeys(QUALITY_BOOLS, bool))
 
 
 def claims_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
@@ -127,4 +139,4 @@ def claims_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
                     "scored": r.error is None,
                 }
             )
-    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS).astype(dict.fromkeys(CLAIM_BOOLS, bool))

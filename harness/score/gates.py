@@ -34,7 +34,7 @@ def parse_gate(text: str) -> tuple[str, float]:
 
 
 def threshold_gates(
-    summary: dict[str, Any], fail_under: dict[str, float], max_unsafe_pass: float | None
+    summary: dict[str, Any], fail_under: dict[str, float], max_unsafe_pass: float | None, max_error_rate: float = 0.0
 ) -> list[dict[str, Any]]:
     """Each threshold applied to each variant; a missing figure fails its gate."""
     gates: list[dict[str, Any]] = []
@@ -72,6 +72,18 @@ def threshold_gates(
                     "threshold": max_unsafe_pass,
                     "passed": value is not None and value <= max_unsafe_pass,
                     "detail": f"unsafe_pass_rate = {_fmt(value)}",
+                }
+            )
+        if variant["quality_cases"]:
+            rate = variant["errors"] / variant["quality_cases"]
+            gates.append(
+                {
+                    "gate": f"error_rate<={max_error_rate}",
+                    "variant": variant["name"],
+                    "value": rate,
+                    "threshold": max_error_rate,
+                    "passed": rate <= max_error_rate,
+                    "detail": f"{variant['errors']} of {variant['quality_cases']} quality cases got no model reply (an incomplete measurement)",
                 }
             )
     return gates

@@ -23,6 +23,7 @@ class GateSettings:
     max_unsafe_pass: float | None = None
     baseline: Path | None = None
     alpha: float = 0.05
+    max_error_rate: float = 0.0
 
 
 def load_run_cases(run_dir: Path) -> dict[str, Case]:
@@ -35,7 +36,7 @@ def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
     records = read_results(run_dir)
     outcomes = outcomes_frame(records)
     summary = build_summary(manifest, records, load_run_cases(run_dir), outcomes)
-    gate_rows = threshold_gates(summary, gates.fail_under, gates.max_unsafe_pass)
+    gate_rows = threshold_gates(summary, gates.fail_under, gates.max_unsafe_pass, gates.max_error_rate)
     if gates.baseline is not None:
         gate_rows += baseline_gates(outcomes, load_outcomes(gates.baseline), gates.alpha)
         summary["baseline"] = {"path": str(gates.baseline)}

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from harness.cli import main
-from harness.llm.local_server import LocalOpenAIServer
+from harness.llm.local_server import Fault, LocalOpenAIServer
 from harness.run.log import read_results
 from tests.run.corpus_builder import quality_case, write_corpus
 
@@ -248,7 +248,7 @@ def test_study_file_and_flags(tmp_path: Path, openai_server: LocalOpenAIServer, 
     assert [b["max_tokens"] for b in openai_server.requests] == [900, 900]
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert [v["name"] for v in summary["variants"]] == ["reference", "openai:local-model@strict-evidence"]
-    assert {g["gate"] for g in summary["gates"]} == {"policy_conformance", "claim_accuracy>=0.0"}
+    assert {g["gate"] for g in summary["gates"]} == {"policy_conformance", "claim_accuracy>=0.0", "error_rate<=0.0"}
     bad = tmp_path / "bad.yaml"
     bad.write_text("models: [reference]\nepochz: 3\n")
     assert main(["run", "--study", str(bad), "--out", str(tmp_path / "r2")]) == 2
@@ -296,3 +296,134 @@ def test_compare_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert rows[0]["a"] == rows[0]["b"] == "reference" and rows[0]["cases"] == 7
     assert "McNemar" in capsys.readouterr().out
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "nope")]) == 2
+
+
+def test_a_policy_only_run_scores_and_exits_0(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "cases", ["q1"])
+    assert (
+        main(["run", "--cases", str(corpus), "--filter", "kind:policy", "--out", str(tmp_path / "r"), "--no-report"])
+        == 0
+    )
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["conformance"]["policy_passed"] == 1
+    assert summary["variants"][0]["quality_cases"] == 0 and summary["variants"][0]["verdict_accuracy"] is None
+    assert (tmp_path / "r" / "junit.xml").exists()
+
+
+def test_a_run_where_every_call_failed_exits_1(tmp_path: Path, api_key: str) -> None:
+    corpus = write_corpus(tmp_path / "cases", ["q1", "q2"], with_policy=False)
+    with LocalOpenAIServer() as server:
+        dead = server.base_url
+    args = [
+        "run",
+        "--cases",
+        str(corpus),
+        "--model",
+        "openai:m",
+        "--base-url",
+        dead,
+        "--max-attempts",
+        "1",
+        "--no-cache",
+        "--no-report",
+    ]
+    assert main([*args, "--out", str(tmp_path / "dead")]) == 1
+    summary = json.loads((tmp_path / "dead" / "summary.json").read_text())
+    assert summary["variants"][0]["errors"] == 2
+    assert [g["gate"] for g in summary["gates"] if not g["passed"]] == ["error_rate<=0.0"]
+    assert main([*args, "--out", str(tmp_path / "allowed"), "--max-error-rate", "1"]) == 0
+
+
+def test_resume_retries_the_cases_that_got_no_reply(tmp_path: Path, api_key: str) -> None:
+    corpus = write_corpus(tmp_path / "cases", ["q1", "q2", "q3"], with_policy=False)
+    out = tmp_path / "r"
+    with LocalOpenAIServer() as server:
+        server.script(*[Fault(kind="server_error", status=503)] * 1)
+        args = [
+            "run",
+            "--cases",
+            str(corpus),
+            "--model",
+            "openai:m",
+            "--base-url",
+            server.base_url,
+            "--max-attempts",
+            "1",
+            "--no-cache",
+            "--no-report",
+            "--concurrency",
+            "1",
+            "--out",
+            str(out),
+        ]
+        assert main(args) == 1  # one case got no reply
+        assert sum(r.error is not None for r in read_results(out)) == 1
+        server.reset()
+        assert main([*args, "--resume"]) == 0
+        assert server.request_count == 1  # only the failed case is sent again
+    records = read_results(out)
+    assert len(records) == 3 and all(r.error is None for r in records)
+
+
+def test_credentials_in_a_base_url_are_never_recorded(
+    tmp_path: Path, openai_server: LocalOpenAIServer, api_key: str
+) -> None:
+    corpus = write_corpus(tmp_path / "cases", ["q1"])
+    url = openai_server.base_url.replace("http://", "http://alice:hunter2pw@")
+    assert (
+        main(
+            [
+                "run",
+                "--cases",
+                str(corpus),
+                "--model",
+                "openai:local-model",
+                "--base-url",
+                url,
+                "--out",
+                str(tmp_path / "r"),
+                "--no-cache",
+                "--no-report",
+            ]
+        )
+        == 0
+    )
+    for path in (tmp_path / "r").iterdir():
+        text = path.read_text(errors="replace")
+        assert "hunter2pw" not in text and api_key not in text, path.name
+    assert (
+        json.loads((tmp_path / "r" / "manifest.json").read_text())["variants"][0]["settings"]["base_url"]
+        == openai_server.base_url
+    )
+
+
+def test_a_study_file_names_the_key_variable(
+    tmp_path: Path, openai_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MY_ENDPOINT_KEY", "sk-from-named-variable-0000")
+    corpus = write_corpus(tmp_path / "cases", ["q1"])
+    study = tmp_path / "study.toml"
+    study.write_text(
+        f'cases = ["{corpus}"]\nmodels = ["openai:local-model"]\ncache = "{tmp_path / "cache"}"\n'
+        f'[model_settings."openai:local-model"]\nbase_url = "{openai_server.base_url}"\napi_key_env = "MY_ENDPOINT_KEY"\n'
+    )
+    assert main(["run", "--study", str(study), "--out", str(tmp_path / "r"), "--no-report"]) == 0
+    assert openai_server.authorizations == ["Bearer sk-from-named-variable-0000"]
+    assert "sk-from-named-variable" not in (tmp_path / "r" / "manifest.json").read_text()
+    monkeypatch.delenv("MY_ENDPOINT_KEY")
+    assert main(["run", "--study", str(study), "--out", str(tmp_path / "r2"), "--no-report"]) == 2
+
+
+def test_the_shipped_study_file_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.run.study import build_study, load_study_file
+
+    root = Path(__file__).resolve().parents[2]
+    for name in ("compare-models.toml", "prompt-regression.yaml"):
+        study = build_study(load_study_file(root / "studies" / name), {})
+        assert study.models
+
+
+@pytest.mark.parametrize("extra", [["--model", "openai:m", "--prompt", "no-such-prompt"]])
+def test_exit_2_on_an_unknown_prompt(tmp_path: Path, extra: list[str], api_key: str) -> None:
+    corpus = write_corpus(tmp_path / "cases", ["q1"])
+    assert main(["run", "--cases", str(corpus), "--out", str(tmp_path / "r"), "--no-report", *extra]) == 2

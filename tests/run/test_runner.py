@@ -63,7 +63,9 @@ def test_summary_figures_match_hand_computation(tmp_path: Path) -> None:
     assert v["per_tag"]["demo"]["cases"] == 6
     conf = summary["conformance"]
     assert (conf["policy_cases"], conf["policy_passed"], conf["invariant_violations"]) == (1, 1, 0)
-    assert summary["passed"] is True
+    # q7 got no reply: an incomplete measurement fails the default error-rate gate, and only that
+    assert [g["gate"] for g in summary["gates"] if not g["passed"]] == ["error_rate<=0.0"]
+    assert summary["passed"] is False
 
 
 def test_records_carry_the_contract_keys(tmp_path: Path) -> None:
@@ -135,8 +137,8 @@ def test_resume_skips_finished_work_and_refuses_other_settings(tmp_path: Path) -
 
     study = Study(cases=[corpus], models=["openai:fake"], prompts=["p1"], cache=None, resume=True)
     result = run_study(study, load_cases([corpus]), out, factory)
-    assert result.skipped == 8
-    assert sum(v.calls for v in again) == 0
+    assert result.skipped == 7  # q7 had no reply: it is tried again, the rest is not redone
+    assert sum(v.calls for v in again) == 1
     assert score_run(out, GateSettings())["variants"][0]["claim_accuracy"] == summary["variants"][0]["claim_accuracy"]
     other = Study(cases=[corpus], models=["openai:fake"], prompts=["p1"], cache=None, resume=True, epochs=2)
     with pytest.raises(ResumeError):

@@ -1,0 +1,45 @@
+"""The run log: every record is on disk once written, and a torn tail never corrupts what follows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.run.log import RESULTS_FILE, Gold, ResultRecord, ResultWriter, read_results
+
+
+def record(case_id: str, error: str | None = None, verdict: str = "PASS") -> ResultRecord:
+    gold = Gold(parse_status="valid", gatekeeper={}, claims=None, verdict=["PASS"], model_verdict=None)
+    return ResultRecord(
+        case_id=case_id, case_hash="h", kind="quality", variant="v", epoch=1, dataset="d", tags=[], spec=[],
+        parse_status="valid", gatekeeper=None, claims={}, model_verdict=None, verdict=verdict, error=error, gold=gold,
+    )  # fmt: skip
+
+
+def test_a_written_record_is_on_disk_before_the_writer_closes(tmp_path: Path) -> None:
+    writer = ResultWriter(tmp_path)
+    writer.write(record("a"))
+    # read through another handle while the writer is still open, as after a kill -9
+    assert [r.case_id for r in read_results(tmp_path)] == ["a"]
+    writer.close()
+
+
+def test_a_torn_tail_is_cut_before_appending(tmp_path: Path) -> None:
+    with ResultWriter(tmp_path) as writer:
+        writer.write(record("a"))
+    path = tmp_path / RESULTS_FILE
+    with path.open("a") as fh:
+        fh.write(record("b").model_dump_json()[:40])  # a kill in the middle of a line
+    assert [r.case_id for r in read_results(tmp_path)] == ["a"]
+    with ResultWriter(tmp_path) as writer:
+        writer.write(record("c"))
+    assert [r.case_id for r in read_results(tmp_path)] == ["a", "c"]
+    assert path.read_text().count("\n") == 2
+
+
+def test_the_last_record_of_a_key_wins(tmp_path: Path) -> None:
+    with ResultWriter(tmp_path) as writer:
+        writer.write(record("a", error="timeout", verdict="LOW_CONFID"))
+        writer.write(record("b"))
+        writer.write(record("a"))  # a resumed run redid it
+    records = read_results(tmp_path)
+    assert [(r.case_id, r.error) for r in records] == [("b", None), ("a", None)]
