@@ -28,6 +28,9 @@ def harness_imports(path: Path) -> set[str]:
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module == "harness" and not node.level:
+            # from harness import report (a subpackage); __version__ and the like are the top level
+            names = [f"harness.{alias.name}" for alias in node.names if (PACKAGE / alias.name).is_dir()]
         elif isinstance(node, ast.ImportFrom) and node.module:
             if node.level:
                 names = [
@@ -63,5 +66,7 @@ def test_layer_imports_only_lower_layers(layer: str, path: Path) -> None:
 
 def test_the_checker_sees_an_illegal_import(tmp_path: Path) -> None:
     module = tmp_path / "probe.py"
-    module.write_text("from harness.score import conformance\nimport harness.report\nfrom harness.llm import x\n")
-    assert harness_imports(module) == {"score", "report", "llm"}
+    module.write_text(
+        "from harness.score import conformance\nimport harness.report\nfrom harness.llm import x\nfrom harness import cli\n"
+    )
+    assert harness_imports(module) == {"score", "report", "llm", "cli"}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections import Counter
@@ -16,17 +15,9 @@ from harness.corpus.catalogue import load_catalogue
 from harness.corpus.export import claim_rows, write_export
 from harness.corpus.generator import DEFAULT_COUNT, DEFAULT_RANDOM_SEED, generate, write_cases
 from harness.corpus.loader import CorpusError, load_cases
-from harness.corpus.schema import Case, case_json_schema
+from harness.corpus.schema import case_json_schema
 from harness.corpus.stats import ORIGINS, CorpusStats, KindCount, corpus_stats
-from harness.run.execute import run_case, scripted_verifier_for
-from harness.score.conformance import (
-    deterministic_mismatches,
-    invariant_violations,
-    label_consistency_problems,
-    policy_case_mismatches,
-)
-from harness.system.models import VerifierCall
-from harness.system.pipeline import conclude, prepare
+from harness.score.conformance import case_check_problems, quality_case_problems
 
 DEFAULT_CASES = Path("cases")
 DEFAULT_SCHEMA = DEFAULT_CASES / "case.schema.json"
@@ -102,11 +93,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 2
     failures = 0
     for case in cases:
-        if case.kind == "policy":
-            evaluation, persisted = asyncio.run(run_case(case, scripted_verifier_for(case)))
-            problems = policy_case_mismatches(case, evaluation) + invariant_violations(case, persisted)
-        else:
-            problems = quality_case_problems(case)
+        problems = case_check_problems(case)
         if problems:
             failures += 1
             console.print(f"[red]FAIL[/red] {case.id} ({case.kind})", highlight=False)
@@ -114,18 +101,6 @@ def cmd_check(args: argparse.Namespace) -> int:
                 console.print(f"    {problem}", markup=False, highlight=False)
     console.print(f"{len(cases) - failures} of {len(cases)} cases agree with their deterministic expectations")
     return 1 if failures else 0
-
-
-def quality_case_problems(case: Case) -> list[str]:
-    """A quality case's parse status and gatekeeper (run without a model) and its label consistency."""
-    prepared = prepare(
-        case.session.question,
-        case.executor.emission(),
-        case.session.tool_invocations,
-        case.session.tool_trace_summary,
-    )
-    evaluation = conclude(prepared, VerifierCall(raw_reply=None, model="none", error="not called"))
-    return deterministic_mismatches(case, evaluation) + label_consistency_problems(case)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:

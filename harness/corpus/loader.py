@@ -94,6 +94,12 @@ def load_case_file(path: Path, catalogue: dict[str, Scenario]) -> tuple[Case | N
         for i, sid in enumerate(case.spec)
         if sid not in catalogue
     ]
+    seen = {case.session_id}
+    for i, other in enumerate(case.session.other_sessions):
+        if other.id in seen:
+            what = "this case's own session id" if other.id == case.session_id else "an earlier other session's id"
+            errors.append(CaseError(name, f"session.other_sessions[{i}].id", f"{other.id!r} is {what}"))
+        seen.add(other.id)
     return (None if errors else case), errors
 
 

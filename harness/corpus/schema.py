@@ -33,9 +33,19 @@ class Contract(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+def _repeated(ids: list[str]) -> list[str]:
+    return sorted({i for i in ids if ids.count(i) > 1})
+
+
 class OtherSession(Contract):
     id: str = Field(min_length=1)
     tool_invocations: list[ToolInvocation] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_invocation_ids(self) -> OtherSession:
+        if dupes := _repeated([inv.id for inv in self.tool_invocations]):
+            raise ValueError(f"tool_invocations repeat ids {dupes}")
+        return self
 
 
 class CaseSession(Contract):
@@ -47,10 +57,8 @@ class CaseSession(Contract):
     self_evaluation: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _unique_invocation_ids(self) -> CaseSession:
-        ids = [inv.id for inv in self.tool_invocations]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        if dupes:
+    def _unique_ids(self) -> CaseSession:
+        if dupes := _repeated([inv.id for inv in self.tool_invocations]):
             raise ValueError(f"tool_invocations repeat ids {dupes}")
         return self
 

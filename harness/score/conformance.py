@@ -169,3 +169,27 @@ def label_consistency_problems(case: Case) -> list[str]:
         if cid not in claimed
     ]
     return problems
+
+
+def quality_case_problems(case: Case) -> list[str]:
+    """A quality case's parse status and gatekeeper (run without a model) and its label consistency."""
+    from harness.system.models import VerifierCall
+    from harness.system.pipeline import conclude, prepare
+
+    prepared = prepare(
+        case.session.question, case.executor.emission(), case.session.tool_invocations, case.session.tool_trace_summary
+    )
+    evaluation = conclude(prepared, VerifierCall(raw_reply=None, model="none", error="not called"))
+    return deterministic_mismatches(case, evaluation) + label_consistency_problems(case)
+
+
+def case_check_problems(case: Case) -> list[str]:
+    """Everything a case pins down without a model: a policy case whole, a quality case's deterministic parts."""
+    if case.kind == "quality":
+        return quality_case_problems(case)
+    import asyncio
+
+    from harness.run.execute import run_case, scripted_verifier_for
+
+    evaluation, persisted = asyncio.run(run_case(case, scripted_verifier_for(case)))
+    return policy_case_mismatches(case, evaluation) + invariant_violations(case, persisted)

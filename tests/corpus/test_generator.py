@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.cli.cases import quality_case_problems
+from harness.score.conformance import quality_case_problems
 from harness.corpus.generator import (
     GENERATOR_VERSION,
     all_mutations,

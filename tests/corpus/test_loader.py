@@ -116,3 +116,27 @@ def test_every_broken_file_is_reported_and_nothing_loads(tmp_path: Path) -> None
     assert {e.file for e in errors} == {str(bad_a), str(bad_b)}
     assert str(good) not in str(CorpusError(errors))
     assert f"{bad_b}: extra_key: unknown key" in str(CorpusError(errors))
+
+
+def test_other_sessions_must_be_other_and_unique(tmp_path: Path) -> None:
+    """A case whose other sessions collide with its own session or each other would break the store."""
+    import yaml
+
+    from harness.corpus.loader import CorpusError, load_cases
+
+    base = yaml.safe_load((Path(__file__).parent / "data" / "example-redis-quality.yaml").read_text())
+    variants = {
+        "same-as-case": [{"id": base["id"], "tool_invocations": []}],
+        "repeated": [{"id": "s-0"}, {"id": "s-0"}],
+        "repeated-invocations": [
+            {"id": "s-0", "tool_invocations": [{"id": "a", "tool_name": "t"}, {"id": "a", "tool_name": "t"}]}
+        ],
+    }
+    for name, others in variants.items():
+        case = {**base, "session": {**base["session"], "other_sessions": others}}
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "case.yaml").write_text(yaml.safe_dump(case))
+        with pytest.raises(CorpusError) as info:
+            load_cases([folder])
+        assert "case.yaml: session.other_sessions" in str(info.value), (name, str(info.value))

@@ -1,0 +1,84 @@
+"""The conformance checker itself: each invariant must catch an evaluation that breaks it."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from pathlib import Path
+
+import pytest
+
+from harness.corpus.loader import load_cases
+from harness.run.execute import run_case, scripted_verifier_for
+from harness.score.conformance import invariant_violations, policy_case_mismatches
+from harness.system.models import Verdict
+from tests.run.corpus_builder import write_corpus
+
+
+@pytest.fixture
+def policy_case_and_store(tmp_path: Path):
+    case = next(c for c in load_cases([write_corpus(tmp_path / "c", ["q1"])]) if c.kind == "policy")
+    case = case.model_copy(
+        update={"session": case.session.model_copy(update={"self_evaluation": {"executor_self_check": {"ok": True}}})}
+    )
+    evaluation, persisted = asyncio.run(run_case(case, scripted_verifier_for(case)))
+    return case, evaluation, persisted
+
+
+def test_a_conforming_case_has_no_violation(policy_case_and_store) -> None:
+    case, evaluation, persisted = policy_case_and_store
+    assert policy_case_mismatches(case, evaluation) == []
+    assert invariant_violations(case, persisted) == []
+
+
+def broken(persisted: dict, edit) -> dict:
+    out = copy.deepcopy(persisted)
+    edit(out)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda p: p.pop("executor_self_check"), "sibling key 'executor_self_check' of self_evaluation was lost"),
+        (
+            lambda p: p["verifier_evaluation"].pop("gatekeeper_result"),
+            "persisted verifier_evaluation lacks ['gatekeeper_result']",
+        ),
+        (
+            lambda p: p["verifier_evaluation"]["facts_checked"][0].update(verification="direct_evidence"),
+            "facts_checked is not the fixed mapping of the claim checks",
+        ),
+        (
+            lambda p: p["verifier_evaluation"].update(
+                verdict="PASS", executor_output_parse_status={"status": "malformed", "reason": "x"}
+            ),
+            "a parse status other than valid ended in PASS",
+        ),
+        (
+            lambda p: p["verifier_evaluation"]["claim_checks"][1]["evidence_refs"][0].update(tool_name=None),
+            "claims.C2: evidence ref",
+        ),
+        (
+            lambda p: p["verifier_evaluation"]["claim_checks"][1]["evidence_refs"][0].update(trace_ref=None),
+            "claims.C2: evidence ref",
+        ),
+        (
+            lambda p: p["verifier_evaluation"]["claim_checks"].append(
+                {**p["verifier_evaluation"]["claim_checks"][0], "claim_id": "C9"}
+            ),
+            "claim check for C9, which the executor never claimed",
+        ),
+        (lambda p: p.pop("verifier_evaluation"), "no verifier_evaluation persisted"),
+    ],
+)
+def test_each_invariant_catches_its_violation(policy_case_and_store, edit, message: str) -> None:
+    case, _, persisted = policy_case_and_store
+    problems = invariant_violations(case, broken(persisted, edit))
+    assert any(p.startswith(message) for p in problems), problems
+
+
+def test_expectation_mismatches_name_the_field(policy_case_and_store) -> None:
+    case, evaluation, _ = policy_case_and_store
+    wrong = evaluation.model_copy(update={"verdict": Verdict.PASS})
+    assert policy_case_mismatches(case, wrong) == ["verdict: expected ['REJECT'], got PASS"]
