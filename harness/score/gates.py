@@ -83,7 +83,8 @@ def threshold_gates(
                     "value": rate,
                     "threshold": max_error_rate,
                     "passed": rate <= max_error_rate,
-                    "detail": f"{variant['errors']} of {variant['quality_cases']} quality cases got no model reply (an incomplete measurement)",
+                    "detail": f"{variant['errors']} of {variant['quality_cases']} quality cases got no model reply"
+                    + (" (an incomplete measurement)" if variant["errors"] else ""),
                 }
             )
     return gates
