@@ -6,24 +6,29 @@ from harness.corpus.schema import Case
 from harness.system.models import VerifierEvaluation
 from harness.system.pipeline import PipelineRun, run_pipeline
 from harness.system.policy import PolicySettings
-from harness.system.store import Store
+from harness.system.store import NewSession, Store
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 from harness.system.verifiers.base import Verifier
 from harness.system.verifiers.scripted import ScriptedVerifier
 
 
-def load_case_into_store(case: Case, store: Store) -> None:
-    """The case's session, its other sessions, and their tool_invocation rows."""
-    for other in case.session.other_sessions:
-        store.add_session(other.id, invocations=other.tool_invocations)
-    store.add_session(
-        case.session_id,
-        question=case.session.question,
-        invocations=case.session.tool_invocations,
-        self_evaluation=case.session.self_evaluation,
-        final_answer=case.executor.final_answer,
-        structured_output_raw=case.executor.emission().structured_output_raw,
+def load_case_into_store(case: Case, store: Store, clear: bool = False) -> None:
+    """The case's session, its other sessions, and their tool_invocation rows (one transaction).
+
+    With `clear`, every row already in the store is deleted first, in the same transaction.
+    """
+    sessions = [NewSession(other.id, invocations=other.tool_invocations) for other in case.session.other_sessions]
+    sessions.append(
+        NewSession(
+            case.session_id,
+            question=case.session.question,
+            invocations=case.session.tool_invocations,
+            self_evaluation=case.session.self_evaluation,
+            final_answer=case.executor.final_answer,
+            structured_output_raw=case.executor.emission().structured_output_raw,
+        )
     )
+    store.add_sessions(sessions, clear=clear)
 
 
 def scripted_verifier_for(case: Case) -> ScriptedVerifier:
@@ -48,9 +53,7 @@ async def execute_case(
     own = store is None
     store = store or Store()
     try:
-        if not own:
-            store.clear()
-        load_case_into_store(case, store)
+        load_case_into_store(case, store, clear=not own)
         return await run_pipeline(
             store,
             case.session_id,

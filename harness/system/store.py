@@ -10,7 +10,8 @@ parameters, so SQLAlchemy compiles and caches each one once, not per case.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -81,6 +82,18 @@ _UPDATE_EVALUATION = update(diagnosis_session).where(diagnosis_session.c.id == b
 _DELETE_INVOCATIONS, _DELETE_SESSIONS = delete(tool_invocation), delete(diagnosis_session)
 
 
+@dataclass(frozen=True)
+class NewSession:
+    """A diagnosis_session row to insert, with its tool_invocation rows in call order."""
+
+    id: str
+    question: str = ""
+    invocations: Sequence[ToolInvocation] = ()
+    self_evaluation: dict[str, Any] | None = None
+    final_answer: str = ""
+    structured_output_raw: str | None = None
+
+
 class Store:
     """A diagnosis store. `Store()` is a fresh in-memory SQLite database."""
 
@@ -101,31 +114,48 @@ class Store:
         structured_output_raw: str | None = None,
     ) -> None:
         """Insert a session and its tool_invocation rows, in call order."""
-        rows = [
-            {
-                "session_id": session_id,
-                "invocation_id": inv.id,
-                "seq": seq,
-                "tool_name": inv.tool_name,
-                "arguments": inv.arguments,
-                "status": inv.status,
-                "result": inv.result,
-            }
-            for seq, inv in enumerate(invocations)
-        ]
-        with self.engine.begin() as conn:
-            conn.execute(
-                _INSERT_SESSION,
+        self.add_sessions(
+            [NewSession(session_id, question, tuple(invocations), self_evaluation, final_answer, structured_output_raw)]
+        )
+
+    def add_sessions(self, sessions: Iterable[NewSession], clear: bool = False) -> None:
+        """Insert sessions and their tool_invocation rows in one transaction; with `clear`, delete every row first.
+
+        One transaction and one statement per table, not one per session: loading a case's sessions is on
+        every case's path.
+        """
+        session_rows: list[dict[str, Any]] = []
+        invocation_rows: list[dict[str, Any]] = []
+        for new in sessions:
+            session_rows.append(
                 {
-                    "id": session_id,
-                    "question": question,
-                    "final_answer": final_answer,
-                    "structured_output_raw": structured_output_raw,
-                    "self_evaluation": dict(self_evaluation or {}),
-                },
+                    "id": new.id,
+                    "question": new.question,
+                    "final_answer": new.final_answer,
+                    "structured_output_raw": new.structured_output_raw,
+                    "self_evaluation": dict(new.self_evaluation or {}),
+                }
             )
-            if rows:
-                conn.execute(_INSERT_INVOCATIONS, rows)
+            invocation_rows.extend(
+                {
+                    "session_id": new.id,
+                    "invocation_id": inv.id,
+                    "seq": seq,
+                    "tool_name": inv.tool_name,
+                    "arguments": inv.arguments,
+                    "status": inv.status,
+                    "result": inv.result,
+                }
+                for seq, inv in enumerate(new.invocations)
+            )
+        with self.engine.begin() as conn:
+            if clear:
+                conn.execute(_DELETE_INVOCATIONS)
+                conn.execute(_DELETE_SESSIONS)
+            if session_rows:
+                conn.execute(_INSERT_SESSION, session_rows)
+            if invocation_rows:
+                conn.execute(_INSERT_INVOCATIONS, invocation_rows)
 
     def invocations(self, session_id: str) -> list[ToolInvocation]:
         """The session's own tool_invocation rows, in call order."""
