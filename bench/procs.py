@@ -53,13 +53,17 @@ class ServerProcess:
         self.stop()
 
 
-def run_worker(kind: str, *args: str, timeout: float = 900.0) -> dict[str, Any]:
-    """Run `python -m bench.workers KIND ...` and return its JSON line (or {"error": ...})."""
+def run_worker(kind: str, *args: str, timeout: float = 900.0, live: bool = False) -> dict[str, Any]:
+    """Run `python -m bench.workers KIND ...` and return its JSON line (or {"error": ...}).
+
+    `live`: the worker's stderr (its progress) goes straight to ours instead of into the error message.
+    """
     cmd = [sys.executable, "-m", "bench.workers", kind, *args]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False)
+    stderr = None if live else subprocess.PIPE
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=timeout, cwd=ROOT, check=False)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+        tail = (done.stderr or done.stdout or "(stderr above)").strip().splitlines()[-5:]
         return {"error": f"worker {kind} exited {done.returncode}: " + " | ".join(tail)[-800:]}
     result: dict[str, Any] = json.loads(lines[-1])
     return result

@@ -41,8 +41,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--n", type=int, default=1000, help="requests / cases per measurement")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latencies", default="200,50,0", help="server latencies in ms; the first is the headline")
-    parser.add_argument("--reps", type=int, default=5, help="repetitions of (a), (a') and (b) per latency")
-    parser.add_argument("--peer-reps", default="2,1,1", help="repetitions of (d) per latency (it is slow)")
+    parser.add_argument(
+        "--reps", default="5,3,3", help="repetitions of (a), (a') and (b) per latency (fewer off the headline)"
+    )
+    parser.add_argument("--peer-reps", default="1,0,0", help="repetitions of (d) per latency (~1 min each)")
     parser.add_argument("--render-sizes", default="10000,100000")
     parser.add_argument("--corpus", type=Path, default=ROOT / "cases", help="corpus for (e)")
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench")
@@ -50,14 +52,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--keep-work", action="store_true", help="keep the temporary work folder")
     args = parser.parse_args(argv)
     if args.quick:
-        args.n, args.reps, args.peer_reps, args.latencies = min(args.n, 24), 1, "1,0", "20,0"
+        args.n, args.reps, args.peer_reps, args.latencies = min(args.n, 24), "1", "1,0", "20,0"
         args.render_sizes = "300"
         args.corpus = ROOT / "cases" / "policy"
     args.latencies = [float(x) for x in str(args.latencies).split(",") if x.strip()]
-    peer = [int(x) for x in str(args.peer_reps).split(",") if x.strip()]
-    args.peer_reps = (peer + [peer[-1] if peer else 0] * len(args.latencies))[: len(args.latencies)]
+    args.reps = _per_latency(args.reps, len(args.latencies))
+    args.peer_reps = _per_latency(args.peer_reps, len(args.latencies))
     args.render_sizes = [int(x) for x in str(args.render_sizes).split(",") if x.strip()]
     return args
+
+
+def _per_latency(spec: object, count: int) -> list[int]:
+    """'5,3,3' -> [5, 3, 3]; a short list repeats its last value."""
+    values = [int(x) for x in str(spec).split(",") if x.strip()] or [0]
+    return (values + [values[-1]] * count)[:count]
 
 
 def machine() -> dict[str, Any]:
@@ -86,23 +94,28 @@ def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def measure_latency(args: argparse.Namespace, work: Path, latency: float, peer_reps: int) -> dict[str, Any]:
-    """(a), (a'), (b) `reps` times and (d) `peer_reps` times at one latency, interleaved; one server for all."""
+def measure_latency(args: argparse.Namespace, work: Path, latency: float, reps: int, peer_reps: int) -> dict[str, Any]:
+    """(a), (a'), (b) `reps` times, interleaved in one process, then (d) `peer_reps` times; one server for all."""
     common = ["--work", str(work), "--concurrency", str(args.concurrency), "--n", str(args.n)]
     runs: dict[str, list[dict[str, Any]]] = {"raw": [], "lean": [], "harness": [], "peer": []}
     with ServerProcess(latency) as server:
-        for rep in range(max(args.reps, peer_reps)):
-            kinds = [k for k in ("raw", "lean", "harness") if rep < args.reps] + (["peer"] if rep < peer_reps else [])
-            kinds = kinds[rep % len(kinds) :] + kinds[: rep % len(kinds)]
-            for kind in kinds:
-                before = server.cpu_seconds()
-                extra = ["--out", str(work / f"out-{kind}")]
-                result = run_worker(kind, "--url", server.url, *common, *extra)
-                result["server_cpu_s"] = server.cpu_seconds() - before
-                runs[kind].append(result)
-                log(f"{latency:g} ms rep {rep + 1} {kind}: {_brief(result)}")
-                if kind == "peer" and "error" in result and "not installed" in result["error"]:
-                    peer_reps = 0
+        log(f"{latency:g} ms: (a), (a'), (b) x {reps}, interleaved")
+        suite = run_worker(
+            "suite",
+            *("--url", server.url, *common, "--reps", str(reps), "--out", str(work / "out-suite")),
+            *("--server-pid", str(server.proc.pid if server.proc else 0)),
+            live=True,
+        )
+        for kind in ("raw", "lean", "harness"):
+            runs[kind] = suite.get(kind) or [{"error": suite.get("error", "no result")}]
+        for rep in range(peer_reps):
+            before = server.cpu_seconds()
+            result = run_worker("peer", "--url", server.url, *common, "--out", str(work / "out-peer"))
+            result["server_cpu_s"] = server.cpu_seconds() - before
+            runs["peer"].append(result)
+            log(f"{latency:g} ms: (d) Inspect AI run {rep + 1}: {_brief(result)}")
+            if "error" in result:
+                break
     ideal = args.n * latency / 1000.0 / args.concurrency
     return {"latency_ms": latency, "ideal_s": ideal, "kinds": {k: summarise(v, ideal, args.n) for k, v in runs.items()}}
 
@@ -159,7 +172,14 @@ def cli_run(args: argparse.Namespace, work: Path, latency: float) -> dict[str, A
         wall = time.perf_counter() - start
     if done.returncode not in (0, 1):  # 1: a gate failed, which is not our concern here
         return {"error": f"vbench run exited {done.returncode}: {done.stderr.strip()[-500:]}"}
-    return {"wall_s": wall, "latency_ms": latency, "run_dir": str(out)}
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8")) if (out / "summary.json").exists() else {}
+    variants = summary.get("variants") or [{}]
+    return {
+        "wall_s": wall,
+        "latency_ms": latency,
+        "run_dir": str(out),
+        "summary_harness_cpu_ms": variants[0].get("harness_cpu_ms"),
+    }
 
 
 def warm_cache(args: argparse.Namespace, work: Path, latency: float) -> dict[str, Any]:
@@ -214,8 +234,8 @@ def main(argv: list[str] | None = None) -> int:
         cases = write_case_lines(work / "cases", work / "cases.jsonl")
         (work / "bodies.json").write_text(json.dumps(request_bodies(cases)), encoding="utf-8")
         figures["latencies"] = []
-        for latency, peer_reps in zip(args.latencies, args.peer_reps, strict=True):
-            row = measure_latency(args, work, latency, peer_reps)
+        for latency, reps, peer_reps in zip(args.latencies, args.reps, args.peer_reps, strict=True):
+            row = measure_latency(args, work, latency, reps, peer_reps)
             row["ratios"] = ratios(row)
             figures["latencies"].append(row)
         headline = args.latencies[0]

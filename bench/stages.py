@@ -44,6 +44,7 @@ def stage_breakdown(cases_jsonl: Path, n: int | None = None, passes: int = 2) ->
     cases = read_case_lines(cases_jsonl)[: n or None]
     verifier = LLMVerifier(_Named(f"openai:{MODEL}"), load_prompt(PROMPT))
     replies = [_server_reply(verifier, case) for case in cases]  # the server's work: never counted
+    hashes = {case.id: case.content_hash() for case in cases}  # once per run, as run_study does
     store = Store()
     sink = io.StringIO()
     spent: Counter[str] = Counter()
@@ -53,8 +54,7 @@ def stage_breakdown(cases_jsonl: Path, n: int | None = None, passes: int = 2) ->
         sink.truncate()
         for case, reply_text in zip(cases, replies, strict=True):
             marks = [time.thread_time()]
-            store.clear()
-            load_case_into_store(case, store)
+            load_case_into_store(case, store, clear=True)
             marks.append(time.thread_time())
             invocations = store.invocations(case.session_id)
             marks.append(time.thread_time())
@@ -71,7 +71,7 @@ def stage_breakdown(cases_jsonl: Path, n: int | None = None, passes: int = 2) ->
             persisted = store.write_verifier_evaluation(case.session_id, evaluation)
             marks.append(time.thread_time())
             run = PipelineRun(evaluation=evaluation, reply=reply, call=call, self_evaluation=persisted, cpu_ms=0.0)
-            record = record_from_run(case, f"openai:{MODEL}@{PROMPT}", 1, run)
+            record = record_from_run(case, f"openai:{MODEL}@{PROMPT}", 1, run, hashes[case.id])
             marks.append(time.thread_time())
             sink.write(record.model_dump_json() + "\n")
             marks.append(time.thread_time())

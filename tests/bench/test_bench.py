@@ -1,0 +1,127 @@
+"""The benchmark script cannot rot: a tiny run end to end, and the pieces that make its comparison fair.
+
+No timing is asserted here: speed is measured by `nox -s bench`, not by tests.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench import run_bench
+from bench.data import read_case_lines, request_bodies, synth_cases, synth_run, write_case_lines
+from bench.table import build_targets
+from bench.workers import factory_for
+from harness.cli.run import default_factory
+from harness.llm.local_server import LocalOpenAIServer
+from harness.run.log import iter_results, read_manifest
+from harness.run.runner import build_variants, run_study
+from harness.run.study import ModelSettings, Study
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def bench_cases(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
+    work = tmp_path_factory.mktemp("bench")
+    synth_cases(ROOT / "cases" / "quality", 6, work / "cases")
+    cases = write_case_lines(work / "cases", work / "cases.jsonl")
+    return work, cases
+
+
+def test_synthetic_cases_are_distinct_quality_cases(bench_cases: tuple[Path, list]) -> None:
+    work, cases = bench_cases
+    assert len(cases) == 6 and all(c.kind == "quality" for c in cases)
+    assert len({c.id for c in cases}) == 6
+    assert len({c.session.question for c in cases}) == 6  # distinct requests, distinct cache keys
+    assert [c.id for c in read_case_lines(work / "cases.jsonl")] == [c.id for c in cases]
+
+
+def test_raw_client_sends_the_bodies_the_harness_sends(
+    bench_cases: tuple[Path, list], tmp_path: Path, openai_server: LocalOpenAIServer
+) -> None:
+    """(a) is only a fair limit for (b) if both send the same bytes' worth of request."""
+    work, cases = bench_cases
+    model = "openai:local-model"
+    study = Study(
+        cases=[work / "cases"],
+        models=[model],
+        cache=None,
+        model_settings={model: ModelSettings(base_url=openai_server.base_url)},
+        report=False,
+    )
+    run_study(study, cases, tmp_path / "run", factory_for(study))
+    sent = sorted(openai_server.requests, key=lambda b: b["messages"][1]["content"])
+    bodies = [{**b["params"], **b["extra_body"]} for b in request_bodies(cases)]
+    assert sent == sorted(bodies, key=lambda b: b["messages"][1]["content"])
+
+
+def test_bench_factory_builds_the_cli_verifiers(tmp_path: Path) -> None:
+    model = "openai:local-model"
+    study = Study(
+        models=[model],
+        cache=tmp_path / "cache",
+        model_settings={model: ModelSettings(base_url="http://127.0.0.1:9/v1", max_tokens=99)},
+    )
+    for variant in build_variants(study):
+        ours, cli = factory_for(study)(variant, 2), default_factory(study)(variant, 2)
+        assert type(ours) is type(cli)
+        assert ours.describe() == cli.describe()
+
+
+def test_synthetic_run_folder_holds_valid_records(tmp_path: Path, openai_server: LocalOpenAIServer) -> None:
+    synth_cases(ROOT / "cases" / "quality", 4, tmp_path / "cases")
+    cases = write_case_lines(tmp_path / "cases", tmp_path / "cases.jsonl")
+    model = "openai:local-model"
+    study = Study(models=[model], cache=None, model_settings={model: ModelSettings(base_url=openai_server.base_url)})
+    run_study(study, cases, tmp_path / "template", factory_for(study))
+    written = synth_run(tmp_path / "template", tmp_path / "big", 50, models=3, prompts=2)
+    records = list(iter_results(tmp_path / "big" / "results.jsonl"))  # validates every line
+    assert written == len(records) == 50
+    manifest = read_manifest(tmp_path / "big")
+    assert len(manifest.variants) == 6 and manifest.epochs == 3  # 4 cases x 6 variants = 24 per epoch
+    assert {r.variant for r in records} == {v.name for v in manifest.variants}
+
+
+def _figures(ratio: float, peer_ratio: float, stages_ms: float, warm: float, render_s: float, rss: float) -> dict:
+    kinds = {"harness": {"runs": [{"harness_cpu_ms_p50": 1.0}]}, "peer": {"reps": 1}}
+    ratios = {"harness/raw": ratio, "harness/raw_paired": ratio, "harness/peer": peer_ratio}
+    return {
+        "config": {"concurrency": 32, "n": 1000},
+        "latencies": [{"latency_ms": 200.0, "ratios": ratios, "kinds": kinds}],
+        "stages": {"total_ms_per_case": stages_ms},
+        "warm_cache": {"latency_ms": 200.0, "ratio": warm, "warm": {"wall_s": 1.0}, "cold": {"wall_s": 10.0}},
+        "report": [{"results": 100_000, "render": {"wall_s": render_s, "peak_rss_mib": rss}}],
+    }
+
+
+def test_targets_pass_and_miss_at_the_issue_thresholds() -> None:
+    passing = build_targets(_figures(1.10, 0.5, 4.9, 0.10, 29.0, 1500))
+    assert [r["result"] for r in passing] == ["PASS"] * 7
+    missing = build_targets(_figures(1.11, 1.01, 5.0, 0.11, 30.0, 1536))
+    assert [r["result"] for r in missing] == ["MISS", "MISS", "MISS", "PASS", "MISS", "MISS", "MISS"]
+
+
+@pytest.mark.slow
+def test_quick_bench_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every section runs at tiny N and lands in the JSON and the markdown table."""
+    assert run_bench.main(["--quick", "--out", str(tmp_path)]) == 0
+    (json_file,) = tmp_path.glob("*-quick.json")
+    figures = json.loads(json_file.read_text())
+    assert figures["machine"]["nproc"] and figures["machine"]["packages"]["openai"]
+    for row in figures["latencies"]:
+        for kind in ("raw", "lean", "harness"):
+            assert row["kinds"][kind]["reps"] == 1 and row["kinds"][kind]["failures"] == 0, (row["latency_ms"], kind)
+        assert "harness/raw" in row["ratios"]
+    assert figures["warm_cache"]["warm"]["cached"] == figures["config"]["n"]
+    assert figures["warm_cache"]["cold"]["cached"] == 0
+    assert figures["stages"]["cases"] == figures["config"]["n"] and figures["stages"]["total_ms_per_case"] > 0
+    assert figures["reference"]["tasks"] == figures["reference"]["cases"] > 0
+    assert figures["cli"]["wall_s"] > 0
+    (size,) = figures["report"]
+    assert size["results"] == 300 and "wall_s" in size["score"]
+    table = (tmp_path / json_file.name.replace(".json", ".md")).read_text()
+    assert "| (b)/(a) at 20 ms" in table and "harness CPU per case" in table
+    assert table in capsys.readouterr().out
