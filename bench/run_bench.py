@@ -197,6 +197,15 @@ def warm_cache(args: argparse.Namespace, work: Path, latency: float) -> dict[str
     return out
 
 
+def profile_run(args: argparse.Namespace, work: Path, text_path: Path) -> dict[str, Any]:
+    """One (b) run at 0 ms under pyinstrument (the stage figures, checked by a profiler); text profile kept."""
+    with ServerProcess(0.0) as server:
+        common = ["--work", str(work), "--concurrency", str(args.concurrency), "--n", str(args.n)]
+        return run_worker(
+            "profile", "--url", server.url, *common, "--out", str(work / "out-prof"), "--profile-text", str(text_path)
+        )
+
+
 def report_sizes(args: argparse.Namespace, work: Path, template: Path) -> list[dict[str, Any]]:
     """(f) Score and render synthetic run folders of each size, each in a fresh process (peak RSS is its own)."""
     rows = []
@@ -228,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         },
     }
     work = Path(tempfile.mkdtemp(prefix="vbench-bench-"))
+    profile_text: str | None = None
     try:
         log(f"work folder {work}; {args.n} cases")
         synth_cases(ROOT / "cases" / "quality", args.n, work / "cases")
@@ -245,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         log(f"warm/cold: {figures['warm_cache'].get('ratio')}")
         figures["stages"] = run_worker("stages", "--work", str(work), "--n", str(args.n))
         log(f"stages: {figures['stages'].get('total_ms_per_case')} ms per case")
+        figures["profile"] = profile_run(args, work, work / "profile.txt")
+        log(f"profile: {figures['profile'].get('self_time_share') or figures['profile'].get('error')}")
         figures["reference"] = run_worker("reference", "--corpus", str(args.corpus), "--out", str(work / "out-ref"))
         log(f"reference: {_brief(figures['reference'])}")
         template = Path(figures["cli"].get("run_dir", ""))
@@ -252,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
             figures["report"] = report_sizes(args, work, template)
         else:
             figures["report"] = [{"error": "no template run folder (the CLI run failed)"}]
+        profile_file = work / "profile.txt"
+        profile_text = profile_file.read_text(encoding="utf-8") if profile_file.exists() else None
     finally:
         if args.keep_work:
             log(f"kept {work}")
@@ -265,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     stem = figures["date"] + ("-quick" if args.quick else "")
     (args.out / f"{stem}.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     (args.out / f"{stem}.md").write_text(table, encoding="utf-8")
+    if profile_text is not None:
+        (args.out / f"{stem}-profile.txt").write_text(profile_text, encoding="utf-8")
     print(table)
     return 0
 

@@ -200,6 +200,16 @@ def markdown(figures: dict[str, Any]) -> str:
         ]
         lines += [f"| {name} | {ms:.3f} |" for name, ms in stages["ms_per_case"].items()]
         lines.append(f"| **total** | **{stages['total_ms_per_case']:.3f}** |")
+    prof = figures.get("profile", {})
+    if "self_time_share" in prof:
+        lines += [
+            "",
+            f"## Profile of one (b) run at 0 ms (pyinstrument, self time by part, {prof['sampled_s']:.1f} s sampled)",
+            "",
+            "| part | share |",
+            "| --- | --- |",
+        ]
+        lines += [f"| {name} | {100 * share:.1f}% |" for name, share in list(prof["self_time_share"].items())[:12]]
     lines += ["", "## Other figures", ""]
     cli = figures.get("cli", {})
     if "wall_s" in cli:

@@ -13,6 +13,7 @@ another process, so its CPU is never charged to the client measured here.
   render     `harness.report.render.render_run` on a run folder                               (f)
   stages     harness CPU per case by stage, no network (render, gatekeeper, policy, store, log)
   suite      raw, lean and harness interleaved `--reps` times in one process
+  profile    one harness run under pyinstrument: self time by package
 """
 
 from __future__ import annotations
@@ -276,6 +277,58 @@ def render(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def profile(args: argparse.Namespace) -> dict[str, Any]:
+    """One harness run under pyinstrument: self time of run_study by part, and the text profile."""
+    try:
+        from pyinstrument import Profiler
+    except ImportError as exc:
+        return {"error": f"pyinstrument is not installed here ({exc}); run the bench through `nox -s bench`"}
+    profiler = Profiler(interval=0.001, async_mode="disabled")
+    profiler.start()
+    result = harness(args)
+    profiler.stop()
+    groups: dict[str, float] = {}
+
+    def walk(frame: Any, parent: str) -> None:
+        path = frame.file_path or ""
+        # "[self]" and built-in frames have no file of their own: they count for their caller's part
+        group = parent if not path or path.startswith("<") else _group(path, frame.function or "")
+        own = frame.time - sum(child.time for child in frame.children)
+        groups[group] = groups.get(group, 0.0) + max(0.0, own)
+        for child in frame.children:
+            walk(child, group)
+
+    def find(frame: Any) -> Any:
+        if frame.function == "run_study":
+            return frame
+        return next((hit for child in frame.children if (hit := find(child)) is not None), None)
+
+    session = profiler.last_session
+    root = session.root_frame() if session is not None else None
+    run = find(root) if root is not None else None
+    if run is not None:
+        walk(run, "harness.run")  # only the run itself: not the imports, the case loading or the reading of results
+    total = sum(groups.values()) or 1.0
+    if args.profile_text:
+        args.profile_text.write_text(profiler.output_text(unicode=False, color=False), encoding="utf-8")
+    shares = {k: round(v / total, 4) for k, v in sorted(groups.items(), key=lambda kv: -kv[1])}
+    return {**result, "sampled_s": total, "self_time_share": shares}
+
+
+def _group(path: str, function: str) -> str:
+    """Which part of the stack a frame belongs to, for the profile's self-time shares."""
+    if "/harness/" in path:
+        return "harness." + path.split("/harness/", 1)[1].split("/", 1)[0]
+    if "site-packages/" in path:
+        package = path.split("site-packages/", 1)[1].split("/", 1)[0]
+        if package in ("openai", "httpx", "httpx2", "httpcore", "httpcore2", "h11", "anyio", "sniffio"):
+            return "openai client (openai, httpx, httpcore, h11, anyio)"
+        return package
+    if "asyncio" in path or "selectors" in path or function in ("select", "poll"):
+        return "asyncio event loop (incl. waiting in select)"
+    return "other (stdlib, builtins)"
+
+
 def suite(args: argparse.Namespace) -> dict[str, Any]:
     """(a), (a') and (b) `--reps` times each in this one process, interleaved, the order rotating per repetition.
 
@@ -334,6 +387,7 @@ KINDS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "render": render,
     "stages": stages,
     "suite": suite,
+    "profile": profile,
 }
 
 
@@ -352,6 +406,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--kinds", default="raw,lean,harness", help="suite: the kinds to interleave")
     parser.add_argument("--reps", type=int, default=1, help="suite: repetitions of each kind")
     parser.add_argument("--server-pid", type=int, default=0, help="suite: the server, to read its CPU time")
+    parser.add_argument("--profile-text", type=Path, default=None, help="profile: write the text profile here")
     args = parser.parse_args(argv)
     result = KINDS[args.kind](args)
     sys.stdout.write(json.dumps(result) + "\n")
