@@ -21,7 +21,7 @@ from harness.system.prompts import load_prompt
 from harness.system.reply import parse_verifier_reply
 from harness.system.verifiers.base import Verifier
 from harness.system.verifiers.factory import ModelSpecError, make_verifier
-from harness.system.verifiers.llm import LLMVerifier
+from harness.system.verifiers.llm import LLMVerifier, reply_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-SECRET-verifier-91b2"
@@ -58,7 +58,11 @@ async def test_the_request_carries_the_variant_and_the_reply_schema(case: Case) 
     call = await verifier.verify(inputs)
     sent = fake.requests[0]
     assert sent.messages == variant.render(inputs)
-    assert sent.response_schema == VerifierReply.model_json_schema()
+    assert sent.response_schema == reply_schema()
+    # the sent schema is the contract, closed: same required fields, no extra keys anywhere
+    assert sent.response_schema["required"] == VerifierReply.model_json_schema()["required"]
+    assert sent.response_schema["additionalProperties"] is False
+    assert sent.response_schema["$defs"]["LegacyFact"]["additionalProperties"] is False
     assert (sent.temperature, sent.seed, sent.max_tokens) == (variant.temperature, variant.seed, variant.max_tokens)
     assert (call.model, call.prompt_name, call.prompt_hash) == ("fake-model", "strict-evidence", variant.content_hash)
     assert call.raw_reply == '{"verdict": "PASS"}'
@@ -99,7 +103,7 @@ async def test_a_case_runs_end_to_end_over_http_and_records_the_prompt(
     assert (info.prompt_version, info.prompt_hash) == ("1", load_prompt("strict-evidence").content_hash)
     assert info.usage.total_tokens > 0 and info.attempts == 1
     assert openai_server.response_formats() == ["json_schema"]
-    assert openai_server.requests[0]["response_format"]["json_schema"]["schema"] == VerifierReply.model_json_schema()
+    assert openai_server.requests[0]["response_format"]["json_schema"]["schema"] == reply_schema()
     assert KEY not in json.dumps(persisted) and KEY not in json.dumps(verifier.describe())
 
 

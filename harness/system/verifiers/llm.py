@@ -6,6 +6,7 @@ It does not judge the reply: `harness.system.reply` parses and classifies it
 
 from __future__ import annotations
 
+import copy
 import functools
 from typing import Any
 
@@ -18,8 +19,28 @@ SCHEMA_NAME = "verifier_reply"
 
 @functools.cache
 def reply_schema() -> dict[str, Any]:
-    """The JSON schema of the reply contract, sent as the structured-output constraint."""
-    return VerifierReply.model_json_schema()
+    """The JSON schema of the reply contract, sent as the structured-output constraint.
+
+    Tighter than validation: every object is closed (no extra keys) and a
+    `facts_checked` item has the legacy fields only. A grammar-constrained
+    small model otherwise loops on open objects until max_tokens (seen with
+    llama.cpp and SmolLM2); the reply is still validated leniently.
+    """
+    schema = copy.deepcopy(VerifierReply.model_json_schema())
+    schema["$defs"]["LegacyFact"] = {
+        "type": "object",
+        "properties": {
+            "claim_id": {"type": "string"},
+            "fact": {"type": "string"},
+            "verification": {"$ref": "#/$defs/LegacyVerification"},
+            "detail": {"type": "string"},
+        },
+        "required": ["claim_id", "verification"],
+    }
+    for node in [schema, *schema["$defs"].values()]:
+        if node.get("type") == "object":
+            node["additionalProperties"] = False
+    return schema
 
 
 class LLMVerifier:
