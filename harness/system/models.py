@@ -108,13 +108,20 @@ class ParsedExecutorOutput(Strict):
     structured: dict[str, Any] | None = None
 
 
-class EvidenceBinding(BaseModel):
-    """A conforming binding, as the policy reads it after the gatekeeper ran."""
+class EvidenceRef(BaseModel):
+    """A pointer at tool evidence: the executor's evidence binding and the verifier's evidence ref alike.
+
+    Every available field is kept (INTERPRETATION §7); unknown keys a model adds are ignored.
+    """
 
     model_config = ConfigDict(extra="ignore")
     trace_ref: str | None = None
     tool_name: str | None = None
     source_invocation_ids: list[str] = Field(default_factory=list)
+
+
+EvidenceBinding = EvidenceRef
+"""An executor's evidence binding, as the policy reads it after the gatekeeper ran (same fields as a ref)."""
 
 
 class Claim(BaseModel):
@@ -150,18 +157,6 @@ class GatekeeperResult(Strict):
 
 
 # --- verifier reply (the model's contract) -----------------------------------------
-
-
-class EvidenceRef(BaseModel):
-    """An evidence reference; every available field is kept (INTERPRETATION §7).
-
-    Unknown keys a model adds are ignored, as at the reply's top level.
-    """
-
-    model_config = ConfigDict(extra="ignore")
-    trace_ref: str | None = None
-    tool_name: str | None = None
-    source_invocation_ids: list[str] = Field(default_factory=list)
 
 
 class ClaimCheck(BaseModel):
