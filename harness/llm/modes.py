@@ -11,10 +11,20 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
+from urllib.parse import urlsplit, urlunsplit
 
 from harness.llm.types import STRUCTURED_MODES, StructuredMode
 
 Endpoint = tuple[str, str]
+
+
+def public_url(url: str) -> str:
+    """`url` without user info, query or fragment: what may be logged and recorded."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
 
 _lock = threading.Lock()
 _modes: dict[Endpoint, StructuredMode] = {}

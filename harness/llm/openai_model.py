@@ -17,12 +17,12 @@ import logging
 import os
 import time
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.llm import modes
+from harness.llm.modes import public_url
 from harness.llm.retry import backoff_delay, parse_retry_after
 from harness.llm.types import ChatRequest, ChatResponse, ErrorReason, StructuredMode, TokenUsage
 
@@ -79,14 +79,6 @@ def _http() -> Any:
 def _shared_ssl_context() -> Any:
     """One TLS context for every client: loading the CA bundle costs ~0.1 s per client otherwise."""
     return _http().create_ssl_context()
-
-
-def public_url(url: str) -> str:
-    """`url` without user info, query or fragment: what may be logged and recorded."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
 class OpenAIChatModel:

@@ -6,11 +6,11 @@ import os
 import tomllib
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from harness.llm.modes import public_url
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 REFERENCE = "reference"
@@ -48,13 +48,6 @@ class ModelSettings(BaseModel):
         if self.base_url:
             data["base_url"] = public_url(self.base_url)
         return data
-
-
-def public_url(url: str) -> str:
-    """`url` without user info, query or fragment: what may be recorded."""
-    parts = urlsplit(url)
-    netloc = f"{parts.hostname or ''}:{parts.port}" if parts.port else parts.hostname or ""
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
 class Gates(BaseModel):

@@ -129,7 +129,7 @@ def verdicts_implied_by_labels(case: Case) -> set[Verdict] | None:
     from itertools import product
 
     from harness.system.models import ClaimCheck
-    from harness.system.policy import derive_verdict, structured_claims
+    from harness.system.policy import derive_verdict, gatekeeper_downgrade, structured_claims
 
     if case.expected.parse_status != "valid":
         return {Verdict.LOW_CONFID}
@@ -142,13 +142,8 @@ def verdicts_implied_by_labels(case: Case) -> set[Verdict] | None:
     for combo in product(*(sorted(labels[i]) for i in ids)):
         checks = [ClaimCheck(claim_id=cid, verification=cls) for cid, cls in zip(ids, combo, strict=True)]
         derived = derive_verdict(checks, claims, 1.0)
-        if derived == Verdict.PASS and case.expected.gatekeeper.status == "fail":
-            derived = (
-                Verdict.REJECT
-                if "evidence.invocation_ref" in case.expected.gatekeeper.failed_rules
-                else Verdict.LOW_CONFID
-            )
-        out.add(derived)
+        gatekeeper = case.expected.gatekeeper
+        out.add(gatekeeper_downgrade(derived, gatekeeper.status, gatekeeper.failed_rules))
     return out
 
 

@@ -196,7 +196,7 @@ def _has_resolving_evidence(
 def complete_refs(refs: Sequence[EvidenceRef], claim: Claim, trace: Sequence[TraceEntry]) -> list[EvidenceRef]:
     """Empty refs come from the claim's bindings; partial ones are filled (§7)."""
     if not refs:
-        refs = [EvidenceRef(**b.model_dump()) for b in claim.evidence_bindings]
+        refs = list(claim.evidence_bindings)  # a binding is an EvidenceRef
     return [_complete_one(ref, claim, trace) for ref in refs]
 
 
@@ -251,6 +251,13 @@ def legacy_facts(checks: Sequence[ClaimCheck], claims: Sequence[Claim]) -> list[
     ]
 
 
+def gatekeeper_downgrade(verdict: Verdict, gatekeeper_status: str, failed_rules: Sequence[str]) -> Verdict:
+    """Policy step 4: a gatekeeper fail turns a PASS into REJECT (with evidence.invocation_ref) or LOW_CONFID."""
+    if gatekeeper_status != "fail" or verdict != Verdict.PASS:
+        return verdict
+    return Verdict.REJECT if INVOCATION_REF in failed_rules else Verdict.LOW_CONFID
+
+
 def apply_policy(
     parsed: ParsedExecutorOutput,
     gatekeeper: GatekeeperResult,
@@ -279,8 +286,8 @@ def apply_policy(
         )
     else:
         verdict = reply.verdict
-        if gatekeeper.status == "fail" and verdict == Verdict.PASS:
-            downgraded = Verdict.REJECT if INVOCATION_REF in gatekeeper.failed_rules else Verdict.LOW_CONFID
+        downgraded = gatekeeper_downgrade(verdict, gatekeeper.status, gatekeeper.failed_rules)
+        if downgraded != verdict:
             adjustments.append(
                 _change(
                     "policy.gatekeeper_fail",
