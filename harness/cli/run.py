@@ -43,6 +43,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     cache.add_argument("--cache", type=Path, help="response cache folder (default: .cache/responses)")
     cache.add_argument("--no-cache", action="store_true", help="send every request")
     run.add_argument(
+        "--no-replay",
+        action="store_true",
+        help="run the system on every case even where an identical earlier result is cached (replies stay cached)",
+    )
+    run.add_argument(
         "--resume", action="store_true", help="finish an interrupted run in --out without redoing finished work"
     )
     run.add_argument(
@@ -78,6 +83,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="where the structured-output ladder starts",
     )
     client.add_argument("--extra-body", help="extra request body fields as a JSON object")
+    client.add_argument(
+        "--transport", choices=["aiohttp", "httpx"], help="the openai client's HTTP transport (default: aiohttp)"
+    )
     run.set_defaults(handler=cmd_run)
 
     comp = sub.add_parser("compare", help="paired comparison of two finished runs")
@@ -110,6 +118,7 @@ def study_from_args(args: argparse.Namespace) -> Study:
         "excerpt_chars": args.excerpt_chars,
         "claim_guard": False if args.no_claim_guard else None,
         "report": False if args.no_report else None,
+        "replay": False if args.no_replay else None,
         "gates": gates or None,
     }
     if args.no_cache:
@@ -127,6 +136,7 @@ def _apply_client_flags(study: Study, args: argparse.Namespace) -> Study:
         "timeout": args.timeout,
         "max_attempts": args.max_attempts,
         "structured_mode": args.structured_mode,
+        "transport": args.transport,
     }
     if args.extra_body:
         try:

@@ -22,7 +22,7 @@ from harness.llm.types import ChatModel, ChatRequest, ChatResponse
 
 KEY_VERSION = 1
 _TRANSPORT_ONLY = {"max_attempts", "timeout", "backoff_base", "backoff_max", "max_retry_after"}
-_VOLATILE = {"structured_mode_in_use", "structured_mode_refusals"}
+_VOLATILE = {"structured_mode_in_use", "structured_mode_refusals", "transport_in_use"}
 
 
 def model_identity(model: ChatModel) -> dict[str, Any]:
@@ -63,6 +63,10 @@ class CachingChatModel:
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "cache": {"dir": str(self.cache_dir), "epoch": self.epoch}}
+
+    def identity(self) -> dict[str, Any]:
+        """What decides this cache's replies: the model's identity, the resolved folder and the epoch."""
+        return {"model": model_identity(self.inner), "cache_dir": str(self.cache_dir.resolve()), "epoch": self.epoch}
 
     def key(self, request: ChatRequest) -> str:
         if self._identity is None:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib.util
 import json
 import logging
 import os
 import time
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field
@@ -53,6 +55,9 @@ class OpenAISettings(BaseModel):
     token_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Extra request-body fields for every call (the request's own win on a clash)."""
+    transport: Literal["aiohttp", "httpx"] = "aiohttp"
+    """The openai client's HTTP transport: `aiohttp` (openai's DefaultAioHttpClient, ~0.35 ms less CPU per
+    request here) or httpx (the client's default). Changes no reply, so it is not part of the cache key."""
 
 
 class _Failure(Exception):
@@ -73,6 +78,23 @@ def _http() -> Any:
     except ImportError:  # older openai releases are built on httpx
         import httpx as http  # type: ignore[no-redef]
     return http
+
+
+def transport_for(requested: str, base_url: str) -> str:
+    """The transport a client really uses: aiohttp when asked for and available, else httpx.
+
+    aiohttp refuses credentials in the URL next to the client's Authorization header, so such a URL keeps httpx.
+    """
+    parts = urlsplit(base_url)
+    usable = getattr(openai, "DefaultAioHttpClient", None) is not None and importlib.util.find_spec("aiohttp")
+    return "aiohttp" if requested == "aiohttp" and usable and not (parts.username or parts.password) else "httpx"
+
+
+def http_client_for(transport: str) -> Any:
+    """The `http_client` for `openai.AsyncOpenAI` on `transport` (see `transport_for`), sharing one TLS context."""
+    if transport == "aiohttp":
+        return openai.DefaultAioHttpClient(verify=_shared_ssl_context())
+    return openai.DefaultAsyncHttpxClient(verify=_shared_ssl_context())
 
 
 @functools.cache
@@ -99,6 +121,7 @@ class OpenAIChatModel:
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
         self.endpoint: modes.Endpoint = (public_url(self.base_url), model)
+        self.transport = transport_for(self.settings.transport, self.base_url)
         self._client: openai.AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
@@ -112,7 +135,7 @@ class OpenAIChatModel:
                 api_key=self._api_key,
                 max_retries=0,
                 timeout=self.settings.timeout,
-                http_client=openai.DefaultAsyncHttpxClient(verify=_shared_ssl_context()),
+                http_client=http_client_for(self.transport),
             )
             self._client_loop = loop
         return self._client
@@ -136,6 +159,7 @@ class OpenAIChatModel:
             "model": self.model,
             "base_url": public_url(self.base_url),
             "settings": self.settings.model_dump(mode="json"),
+            "transport_in_use": self.transport,
             "structured_mode_in_use": modes.current_mode(self.endpoint, self.settings.structured_mode),
             "structured_mode_refusals": modes.refusals(self.endpoint),
         }
@@ -182,8 +206,11 @@ class OpenAIChatModel:
                     mode = modes.step_down(self.endpoint, mode) if refusal == "explicit" else modes.weaker(mode)
                     continue
                 failure = self._status_failure(exc)
-            except openai.APITimeoutError:
-                failure = _Failure("timeout", f"no reply within {request.timeout or settings.timeout:g} s")
+            except openai.APITimeoutError as exc:
+                if _dropped_not_timed_out(exc):
+                    failure = _Failure("connection", self._redact(f"connection lost: {exc.__cause__ or exc}"))
+                else:
+                    failure = _Failure("timeout", f"no reply within {request.timeout or settings.timeout:g} s")
             except openai.APIConnectionError as exc:
                 failure = _Failure("connection", self._redact(f"{type(exc).__name__}: {exc}"))
             except _Failure as exc:
@@ -326,6 +353,23 @@ def _response_format(mode: StructuredMode, schema: dict[str, Any] | None, name: 
     if mode == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
     return {"type": "json_object", "schema": schema}
+
+
+def _dropped_not_timed_out(exc: BaseException) -> bool:
+    """A 'timeout' that was a lost connection: the aiohttp transport maps every aiohttp connection error
+    (a server that closed the socket included) to httpx's ConnectTimeout; the original error is its cause."""
+    try:
+        from aiohttp import ClientConnectionError
+    except ImportError:
+        return False
+    seen: BaseException | None = exc
+    for _ in range(8):  # the chain is openai -> httpx -> aiohttp; a cycle cannot keep us here
+        seen = seen.__cause__ or seen.__context__ if seen is not None else None
+        if seen is None or isinstance(seen, TimeoutError):
+            return False
+        if isinstance(seen, ClientConnectionError):
+            return True
+    return False
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -30,6 +30,9 @@ class ModelSettings(BaseModel):
         default=None, description="json_schema | json_object | plain: where the ladder starts"
     )
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    transport: Literal["aiohttp", "httpx"] | None = Field(
+        default=None, description="the openai client's HTTP transport (default aiohttp; httpx as the client ships)"
+    )
 
     def client_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for the verifier factory. The key is read from its variable here, never stored."""
@@ -71,6 +74,8 @@ class Study(BaseModel):
     concurrency: int = Field(default=8, ge=1, le=1024)
     out: Path | None = None
     cache: Path | None = Path(".cache/responses")
+    replay: bool = True
+    """Replay whole quality results kept beside the response cache when code, case and variant are unchanged."""
     resume: bool = False
     baseline: Path | None = None
     filters: list[str] = Field(default_factory=list)

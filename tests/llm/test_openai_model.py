@@ -10,7 +10,30 @@ import pytest
 
 from harness.llm.local_server import REFUSAL_TEXT, Fault, LocalOpenAIServer
 from harness.llm.openai_model import OpenAIChatModel, OpenAISettings, public_url
-from tests.llm.helpers import SCHEMA, SECRET_KEY, claims_message, model_for, request
+from tests.llm.helpers import FAST, SCHEMA, SECRET_KEY, claims_message, model_for, request
+
+
+@pytest.fixture(params=["aiohttp", "httpx"], autouse=True)
+def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs on both transports of the openai client: the default (aiohttp) and httpx."""
+    monkeypatch.setitem(FAST, "transport", request.param)
+    return str(request.param)
+
+
+async def test_the_transport_asked_for_is_used_unless_the_url_carries_credentials(
+    openai_server: LocalOpenAIServer, transport: str
+) -> None:
+    assert OpenAIChatModel("m", base_url=openai_server.base_url).transport == "aiohttp"  # the default
+    async with model_for(openai_server) as model:
+        reply = await model.generate(request())
+        assert model.describe()["transport_in_use"] == transport
+        http_client = type(model._get_client()._client).__name__.lower()
+        assert ("aiohttp" in http_client) == (transport == "aiohttp"), http_client
+    assert reply.error is None and reply.text
+    with_credentials = openai_server.base_url.replace("http://", "http://alice:pw@")
+    async with OpenAIChatModel("m", base_url=with_credentials, transport=transport) as model:
+        assert model.transport == "httpx"  # aiohttp refuses URL credentials beside the Authorization header
+        assert (await model.generate(request())).error is None
 
 
 async def test_a_plain_call_sends_the_parameters_and_keeps_usage_latency_and_raw(

@@ -427,3 +427,15 @@ def test_the_shipped_study_file_is_valid(tmp_path: Path, monkeypatch: pytest.Mon
 def test_exit_2_on_an_unknown_prompt(tmp_path: Path, extra: list[str], api_key: str) -> None:
     corpus = write_corpus(tmp_path / "cases", ["q1"])
     assert main(["run", "--cases", str(corpus), "--out", str(tmp_path / "r"), "--no-report", *extra]) == 2
+
+
+def test_the_transport_flag_reaches_the_client_and_the_manifest(
+    tmp_path: Path, openai_server: LocalOpenAIServer, api_key: str
+) -> None:
+    corpus = write_corpus(tmp_path / "cases", ["q1"])
+    out = tmp_path / "r"
+    assert main(llm_args(openai_server, corpus, out, "--transport", "httpx", "--no-cache")) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["variants"][0]["settings"]["transport"] == "httpx"
+    assert openai_server.authorizations == [f"Bearer {api_key}"]
+    assert main(llm_args(openai_server, corpus, tmp_path / "bad", "--transport", "curl")) == 2
