@@ -75,6 +75,8 @@ class ResultRecord(LogModel):
     usage: Usage = Field(default_factory=Usage)
     attempts: int = 0
     cached: bool = False
+    replayed: bool = False
+    """The whole result was replayed from an earlier run (same code, case, variant, epoch: `harness.run.replay`)."""
     harness_cpu_ms: float = 0.0
     finished_at: str = ""
 
@@ -129,7 +131,11 @@ class ResultWriter:
         self._fh = self.path.open("a", encoding="utf-8")
 
     def write(self, record: ResultRecord) -> None:
-        self._fh.write(record.model_dump_json() + "\n")
+        self.write_line(record.model_dump_json())
+
+    def write_line(self, line: str) -> None:
+        """One record already serialised by `ResultRecord.model_dump_json` (the runner reuses the line)."""
+        self._fh.write(line + "\n")
         self._fh.flush()
 
     def close(self) -> None:

@@ -14,11 +14,11 @@ import platform
 import subprocess
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from harness import __version__
 from harness.corpus.schema import Case
@@ -35,6 +35,7 @@ from harness.run.log import (
     write_manifest,
 )
 from harness.run.records import record_from_crash, record_from_run
+from harness.run.replay import ResultReplay, code_fingerprint, replayable, task_key, variant_digest
 from harness.run.study import REFERENCE, Study
 from harness.system.policy import PolicySettings
 from harness.system.store import Store
@@ -177,6 +178,8 @@ def make_manifest(
         settings={
             "claim_guard": study.claim_guard,
             "cache": str(study.cache) if study.cache else None,
+            "replay": bool(study.cache and study.replay),
+            "code_fingerprint": code_fingerprint(),
             "gates": study.gates.model_dump(),
         },
         python=sys.version.split()[0],
@@ -199,6 +202,9 @@ def check_resumable(old: Manifest, new: Manifest) -> None:
         )
 
 
+ReplayKey = Callable[[Task], str | None]
+
+
 async def run_tasks(
     tasks: Sequence[Task],
     verifier_for: Callable[[Task], Verifier],
@@ -206,8 +212,14 @@ async def run_tasks(
     concurrency: int,
     excerpt_chars: int,
     progress: Progress,
+    replay: ResultReplay | None = None,
+    replay_key: ReplayKey | None = None,
 ) -> list[ResultRecord]:
-    """Run every task with at most `concurrency` in flight; write each record as it finishes."""
+    """Run every task with at most `concurrency` in flight; write each record as it finishes.
+
+    With `replay`, a task whose `replay_key` names a kept result is answered from it, and every replayable
+    new result is kept under its key.
+    """
     queue: asyncio.Queue[Task] = asyncio.Queue()
     for task in tasks:
         queue.put_nowait(task)
@@ -221,8 +233,16 @@ async def run_tasks(
                     task = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                record = await run_one(task, verifier_for, excerpt_chars, store)
-                writer.write(record)
+                key = replay_key(task) if replay is not None and replay_key is not None else None
+                record = replay.get(key, task.case.id, task.variant_name, task.epoch) if replay and key else None
+                if record is None:
+                    record = await run_one(task, verifier_for, excerpt_chars, store)
+                    line = record.model_dump_json()
+                    if replay is not None and key is not None and replayable(record):
+                        replay.put(key, line)
+                else:
+                    line = record.model_dump_json()
+                writer.write_line(line)
                 finished.append(record)
                 progress.advance(record)
         finally:
@@ -293,18 +313,47 @@ def run_study(
             verifiers[key] = factory(by_name[task.variant.name], task.epoch)
         return verifiers[key]
 
+    replay = ResultReplay(study.cache) if study.cache is not None and study.replay else None
+    shared_keys: dict[tuple[str, int], str | None] = {}
+
+    def replay_key(task: Task) -> str | None:
+        """None for policy cases and for verifiers without a response cache (nothing to replay against)."""
+        if task.variant is None:
+            return None
+        slot = (task.variant.name, task.epoch)
+        if slot not in shared_keys:
+            identity = getattr(verifier_for(task), "replay_identity", None)
+            reply = identity() if callable(identity) else None
+            shared_keys[slot] = (
+                None
+                if reply is None
+                else variant_digest(task.variant, reply, task.epoch, study.excerpt_chars, code_fingerprint())
+            )
+        shared = shared_keys[slot]
+        return None if shared is None else task_key(shared, task.case.id, task.case_hash or task.case.content_hash())
+
     progress = progress or SilentProgress()
     progress.start(len(tasks) + len(done), len(done))
     try:
         with ResultWriter(run_dir) as writer:
             with fewer_collections():
                 new = asyncio.run(
-                    run_tasks(tasks, verifier_for, writer, study.concurrency, study.excerpt_chars, progress)
+                    _closing(
+                        run_tasks(
+                            tasks,
+                            verifier_for,
+                            writer,
+                            study.concurrency,
+                            study.excerpt_chars,
+                            progress,
+                            replay,
+                            replay_key,
+                        ),
+                        verifiers,
+                    )
                 )
     finally:
         progress.stop()
-        for verifier in verifiers.values():
-            _close(verifier)
     merged = {r.key: r for r in existing}
     merged.update((r.key, r) for r in new)
     return RunResult(run_dir=run_dir, manifest=manifest, records=list(merged.values()), skipped=len(done))
@@ -329,15 +378,27 @@ def fewer_collections(young: int = 20_000) -> Iterator[None]:
         gc.unfreeze()
 
 
-def _close(verifier: Verifier) -> None:
-    close = getattr(verifier, "close", None)
-    if callable(close):
-        try:
-            result = close()
-            if asyncio.iscoroutine(result):
-                result.close()
-        except Exception:  # noqa: S110 - closing is best effort
-            pass
+async def _closing(
+    work: Coroutine[Any, Any, list[ResultRecord]], verifiers: Mapping[Any, Verifier]
+) -> list[ResultRecord]:
+    """Run `work`, then close every verifier's connections in the loop that opened them."""
+    try:
+        return await work
+    finally:
+        for verifier in list(verifiers.values()):
+            await _aclose(verifier)
+
+
+async def _aclose(verifier: Verifier) -> None:
+    closer = getattr(verifier, "aclose", None) or getattr(verifier, "close", None)
+    if not callable(closer):
+        return
+    try:
+        result = closer()
+        if asyncio.iscoroutine(result):
+            await result
+    except Exception:  # noqa: S110 - closing is best effort
+        pass
 
 
 def _str_or_none(value: object) -> str | None:

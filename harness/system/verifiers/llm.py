@@ -10,6 +10,7 @@ import copy
 import functools
 from typing import Any
 
+from harness.llm.cache import CachingChatModel
 from harness.llm.types import ChatModel, ChatRequest, ChatResponse
 from harness.system.models import Usage, VerifierCall, VerifierInput, VerifierReply
 from harness.system.prompts import PromptVariant
@@ -90,6 +91,15 @@ class LLMVerifier:
 
     def describe(self) -> dict[str, object]:
         return {"name": self.name, "model": self.model.describe(), "prompt": self.prompt.describe()}
+
+    def replay_identity(self) -> dict[str, Any] | None:
+        """What decides this verifier's replies when they come through a response cache; None without one.
+
+        A runner may replay a whole earlier result only under the same identity (`harness.run.replay`).
+        """
+        if not isinstance(self.model, CachingChatModel):
+            return None
+        return {"cache": self.model.identity(), "prompt": self.prompt.describe(), "timeout": self.timeout}
 
     async def aclose(self) -> None:
         """Close the model's connections, if it holds any."""

@@ -1,0 +1,125 @@
+"""Result replay: a warm rerun reuses a finished quality result instead of running the system again.
+
+The response cache spares the model call; the system still costs ~1-3 ms a case to run on the cached reply,
+a floor no cache of replies can go under. A result is deterministic given what went into it, so a quality
+result whose reply came through the response cache is also kept, beside that cache, and a later run replays
+it when all of these are unchanged:
+
+- the *code*: every file of the `harness` package and the versions of Python and the libraries it uses;
+- the case's content hash, the variant (model, prompt and its hash, claim guard, recorded settings), the epoch;
+- the verifier's reply identity (model name, base URL, the settings that change replies, the cache folder
+  and its epoch, the prompt's hash: `LLMVerifier.replay_identity`), and the trace excerpt size.
+
+Change any of them and the system runs again (on cached replies where the requests did not change). Policy
+cases, results without a reply cache (`--no-cache`, the reference verifier) and error records are never
+replayed, so conformance is always executed. `--no-replay` turns it off; a replayed record says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from harness.run.log import ResultRecord, VariantInfo
+
+REPLAY_VERSION = 1
+REPLAY_DIR = "results"
+"""Entries live in this folder of the response cache (deleting the cache deletes them too)."""
+_LIBRARIES = ("pydantic", "pydantic-core", "sqlalchemy", "jinja2", "openai", "pyyaml")
+_SOURCE_SUFFIXES = {".py", ".j2", ".jinja", ".toml", ".json", ".html", ".css", ".js", ".yaml", ".yml", ".txt"}
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """The fingerprint of this installed `harness` package (computed once per process, ~10 ms)."""
+    return fingerprint_of(Path(__file__).resolve().parents[1])
+
+
+def fingerprint_of(root: Path) -> str:
+    """sha256 over every source file under `root` (relative path and bytes) and the library versions."""
+    digest = hashlib.sha256(f"replay-v{REPLAY_VERSION}\npython {sys.version}\n".encode())
+    for name in _LIBRARIES:
+        try:
+            digest.update(f"{name} {metadata.version(name)}\n".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{name} -\n".encode())
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in _SOURCE_SUFFIXES)
+    for path in files:
+        if "__pycache__" in path.parts:
+            continue
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:32]
+
+
+def variant_digest(
+    variant: VariantInfo, reply_identity: dict[str, Any], epoch: int, excerpt_chars: int, fingerprint: str
+) -> str:
+    """What every result of one variant × epoch shares; a task's key adds its case id and content hash."""
+    payload = {
+        "v": REPLAY_VERSION,
+        "code": fingerprint,
+        "variant": variant.model_dump(mode="json"),
+        "reply": reply_identity,
+        "epoch": epoch,
+        "excerpt_chars": excerpt_chars,
+    }
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def task_key(shared: str, case_id: str, case_hash: str) -> str:
+    return hashlib.sha256(f"{shared}\0{case_id}\0{case_hash}".encode()).hexdigest()
+
+
+def replayable(record: ResultRecord) -> bool:
+    """Only quality results that got a reply (valid or not) and did not crash are kept for replay."""
+    return record.kind == "quality" and record.error is None and record.verdict is not None
+
+
+class ResultReplay:
+    """Result entries under `<cache>/results/`, one JSON file per task key, written atomically."""
+
+    def __init__(self, cache_dir: str | Path) -> None:
+        self.root = Path(cache_dir) / REPLAY_DIR
+        self.hits = 0
+        self.stored = 0
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str, case_id: str, variant: str, epoch: int) -> ResultRecord | None:
+        """The stored result, marked replayed, or None (absent, unreadable, or for another task)."""
+        try:
+            record = ResultRecord.model_validate_json(self._path(key).read_bytes())
+        except (OSError, ValueError, ValidationError):
+            return None
+        if (record.case_id, record.variant, record.epoch) != (case_id, variant, epoch):
+            return None  # a hash collision or a hand-edited entry: run the system
+        self.hits += 1
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        return record.model_copy(update={"cached": True, "replayed": True, "finished_at": stamp})
+
+    def put(self, key: str, line: str) -> None:
+        """Keep one result (its results.jsonl line, already serialised)."""
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(line)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self.stored += 1

@@ -1,0 +1,170 @@
+"""Result replay on a warm rerun: the real client against the local server, the reply cache, and `run_study`.
+
+Replay must give the very records the system gave, and must step aside for anything that could change them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.cli.run import default_factory
+from harness.corpus.loader import load_cases
+from harness.llm.local_server import Fault, LocalOpenAIServer
+from harness.run import replay as replay_module
+from harness.run import runner as runner_module
+from harness.run.log import ResultRecord, read_manifest, read_results
+from harness.run.replay import REPLAY_DIR, fingerprint_of
+from harness.run.runner import run_study
+from harness.run.study import ModelSettings, Study
+from tests.run.corpus_builder import write_corpus
+
+MODEL = "openai:local-model"
+VOLATILE = {"cached", "replayed", "finished_at", "latency_ms", "harness_cpu_ms"}
+
+
+def study_for(corpus: Path, cache: Path | None, server: LocalOpenAIServer, **kwargs) -> Study:
+    return Study(
+        cases=[corpus],
+        models=[MODEL],
+        cache=cache,
+        concurrency=3,
+        model_settings={MODEL: ModelSettings(base_url=server.base_url, max_attempts=1)},
+        report=False,
+        **kwargs,
+    )
+
+
+def run(study: Study, out: Path) -> list[ResultRecord]:
+    run_study(study, load_cases(study.cases), out, default_factory(study))
+    return sorted(read_results(out), key=lambda r: (r.case_id, r.variant))
+
+
+def stable(records: list[ResultRecord]) -> list[dict]:
+    return [r.model_dump(exclude=VOLATILE) for r in records]
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return write_corpus(tmp_path / "cases")
+
+
+def test_a_warm_rerun_replays_every_quality_result_unchanged(
+    tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer
+) -> None:
+    study = study_for(corpus, tmp_path / "cache", openai_server)
+    cold = run(study, tmp_path / "cold")
+    sent = openai_server.request_count
+    warm = run(study, tmp_path / "warm")
+    assert openai_server.request_count == sent  # no request
+    quality = [r for r in warm if r.kind == "quality"]
+    assert len(quality) == 7 and all(r.replayed and r.cached for r in quality)
+    assert not any(r.replayed for r in warm if r.kind == "policy")  # conformance always runs
+    assert not any(r.replayed for r in cold)
+    assert stable(warm) == stable(cold)
+    assert read_manifest(tmp_path / "warm").settings["replay"] is True
+
+
+def test_no_replay_runs_the_system_on_the_cached_replies(
+    tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer
+) -> None:
+    cold = run(study_for(corpus, tmp_path / "cache", openai_server), tmp_path / "cold")
+    sent = openai_server.request_count
+    rerun = run(study_for(corpus, tmp_path / "cache", openai_server, replay=False), tmp_path / "rerun")
+    assert openai_server.request_count == sent
+    quality = [r for r in rerun if r.kind == "quality"]
+    assert all(r.cached and not r.replayed for r in quality)
+    assert stable(rerun) == stable(cold)
+    assert read_manifest(tmp_path / "rerun").settings["replay"] is False
+
+
+def test_without_a_reply_cache_nothing_is_kept_or_replayed(
+    tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer
+) -> None:
+    run(study_for(corpus, None, openai_server), tmp_path / "a")
+    again = run(study_for(corpus, None, openai_server), tmp_path / "b")
+    assert openai_server.request_count == 14
+    assert not any(r.replayed or r.cached for r in again)
+
+
+def test_changed_code_reruns_the_system_but_not_the_model(
+    tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    study = study_for(corpus, tmp_path / "cache", openai_server)
+    run(study, tmp_path / "cold")
+    sent = openai_server.request_count
+    monkeypatch.setattr(runner_module, "code_fingerprint", lambda: "another-build")
+    rerun = run(study, tmp_path / "rerun")
+    assert openai_server.request_count == sent  # replies still cached
+    assert not any(r.replayed for r in rerun)
+    assert all(r.cached for r in rerun if r.kind == "quality")
+
+
+def test_a_changed_case_or_setting_is_run_again(tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer) -> None:
+    study = study_for(corpus, tmp_path / "cache", openai_server)
+    run(study, tmp_path / "cold")
+    path = corpus / "q2.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["session"]["question"] += " (edited)"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    edited = run(study, tmp_path / "edited")
+    replayed = {r.case_id for r in edited if r.replayed}
+    assert "q2" not in replayed and len(replayed) == 6
+    guard_off = run(study_for(corpus, tmp_path / "cache", openai_server, claim_guard=False), tmp_path / "guard")
+    assert not any(r.replayed for r in guard_off)
+    excerpt = run(study_for(corpus, tmp_path / "cache", openai_server, excerpt_chars=99), tmp_path / "excerpt")
+    assert not any(r.replayed for r in excerpt)
+    other_epoch = run(study_for(corpus, tmp_path / "cache", openai_server, epochs=2), tmp_path / "epochs")
+    assert {r.epoch for r in other_epoch if r.replayed} == {1}  # epoch 2 has its own replies and results
+
+
+def test_transport_errors_are_not_kept_and_a_broken_entry_is_a_miss(
+    tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer
+) -> None:
+    openai_server.script(*[Fault(kind="server_error", status=500)] * 7)
+    failed = run(study_for(corpus, tmp_path / "cache", openai_server), tmp_path / "failed")
+    assert all(r.error for r in failed if r.kind == "quality")
+    assert not (tmp_path / "cache" / REPLAY_DIR).exists()
+    run(study_for(corpus, tmp_path / "cache", openai_server), tmp_path / "ok")
+    entries = sorted((tmp_path / "cache" / REPLAY_DIR).rglob("*.json"))
+    assert len(entries) == 7
+    entries[0].write_text("{not json")
+    entries[1].write_text(entries[2].read_text())  # another task's result under this key
+    rerun = run(study_for(corpus, tmp_path / "cache", openai_server), tmp_path / "rerun")
+    assert sum(r.replayed for r in rerun) == 5
+    assert {r.case_id for r in rerun if r.kind == "quality"} == {f"q{i}" for i in range(1, 8)}
+
+
+def test_the_fingerprint_follows_every_source_byte(tmp_path: Path) -> None:
+    pkg = tmp_path / "harness"
+    (pkg / "system").mkdir(parents=True)
+    (pkg / "system" / "policy.py").write_text("RULE = 1\n")
+    (pkg / "prompt.j2").write_text("{{ question }}\n")
+    first = fingerprint_of(pkg)
+    assert fingerprint_of(pkg) == first
+    (pkg / "system" / "policy.py").write_text("RULE = 2\n")
+    second = fingerprint_of(pkg)
+    assert second != first
+    (pkg / "prompt.j2").write_text("{{ question }}!\n")
+    assert fingerprint_of(pkg) not in (first, second)
+    (pkg / "system" / "__pycache__").mkdir()
+    before = fingerprint_of(pkg)
+    (pkg / "system" / "__pycache__" / "policy.cpython-311.pyc").write_bytes(b"\0")
+    assert fingerprint_of(pkg) == before  # compiled files are not source
+    assert len(replay_module.code_fingerprint()) == 32
+
+
+def test_the_run_closes_every_client_it_opened(tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer) -> None:
+    study = study_for(corpus, None, openai_server, prompts=["baseline", "strict-evidence"], epochs=2)
+    made = []
+
+    def factory(variant, epoch):
+        made.append(default_factory(study)(variant, epoch))
+        return made[-1]
+
+    run_study(study, load_cases(study.cases), tmp_path / "run", factory)
+    models = [verifier.model for verifier in made]
+    assert len(models) == 4 and all(m.transport == "aiohttp" for m in models)
+    assert all(m._client is None for m in models)  # aclose() ran in the run's loop: no unclosed aiohttp session
