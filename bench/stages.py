@@ -54,13 +54,12 @@ def stage_breakdown(cases_jsonl: Path, n: int | None = None, passes: int = 2) ->
         sink.truncate()
         for case, reply_text in zip(cases, replies, strict=True):
             marks = [time.thread_time()]
-            load_case_into_store(case, store, clear=True)
+            emission = case.executor.emission()
+            load_case_into_store(case, store, clear=True, emission=emission)
             marks.append(time.thread_time())
             invocations = store.invocations(case.session_id)
             marks.append(time.thread_time())
-            prepared = prepare(
-                case.session.question, case.executor.emission(), invocations, case.session.tool_trace_summary
-            )
+            prepared = prepare(case.session.question, emission, invocations, case.session.tool_trace_summary)
             marks.append(time.thread_time())
             verifier.request_for(prepared.inputs)
             marks.append(time.thread_time())
@@ -70,7 +69,14 @@ def stage_breakdown(cases_jsonl: Path, n: int | None = None, passes: int = 2) ->
             marks.append(time.thread_time())
             persisted = store.write_verifier_evaluation(case.session_id, evaluation)
             marks.append(time.thread_time())
-            run = PipelineRun(evaluation=evaluation, reply=reply, call=call, self_evaluation=persisted, cpu_ms=0.0)
+            run = PipelineRun(
+                evaluation=evaluation,
+                reply=reply,
+                call=call,
+                self_evaluation=persisted,
+                cpu_ms=0.0,
+                parsed=prepared.parsed,
+            )
             record = record_from_run(case, f"openai:{MODEL}@{PROMPT}", 1, run, hashes[case.id])
             marks.append(time.thread_time())
             sink.write(record.model_dump_json() + "\n")

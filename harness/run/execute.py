@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.corpus.schema import Case
-from harness.system.models import VerifierEvaluation
+from harness.system.models import ExecutorEmission, VerifierEvaluation
 from harness.system.pipeline import PipelineRun, run_pipeline
 from harness.system.policy import PolicySettings
 from harness.system.store import NewSession, Store
@@ -12,10 +12,13 @@ from harness.system.verifiers.base import Verifier
 from harness.system.verifiers.scripted import ScriptedVerifier
 
 
-def load_case_into_store(case: Case, store: Store, clear: bool = False) -> None:
+def load_case_into_store(
+    case: Case, store: Store, clear: bool = False, emission: ExecutorEmission | None = None
+) -> None:
     """The case's session, its other sessions, and their tool_invocation rows (one transaction).
 
-    With `clear`, every row already in the store is deleted first, in the same transaction.
+    With `clear`, every row already in the store is deleted first, in the same transaction. `emission`: the
+    case's executor emission when the caller already built it.
     """
     sessions = [NewSession(other.id, invocations=other.tool_invocations) for other in case.session.other_sessions]
     sessions.append(
@@ -25,7 +28,7 @@ def load_case_into_store(case: Case, store: Store, clear: bool = False) -> None:
             invocations=case.session.tool_invocations,
             self_evaluation=case.session.self_evaluation,
             final_answer=case.executor.final_answer,
-            structured_output_raw=case.executor.emission().structured_output_raw,
+            structured_output_raw=(emission or case.executor.emission()).structured_output_raw,
         )
     )
     store.add_sessions(sessions, clear=clear)
@@ -52,13 +55,14 @@ async def execute_case(
     """
     own = store is None
     store = store or Store()
+    emission = case.executor.emission()  # built once: it serialises the structured output
     try:
-        load_case_into_store(case, store, clear=not own)
+        load_case_into_store(case, store, clear=not own, emission=emission)
         return await run_pipeline(
             store,
             case.session_id,
             case.session.question,
-            case.executor.emission(),
+            emission,
             verifier,
             settings,
             trace=case.session.tool_trace_summary,

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from harness.corpus.schema import Case
 from harness.run.log import GatekeeperOutcome, Gold, ResultRecord
+from harness.system.models import ParsedExecutorOutput
 from harness.system.parser import parse_structured_output
 from harness.system.pipeline import PipelineRun
 from harness.system.policy import structured_claims
@@ -35,9 +36,12 @@ def dataset_of(case: Case) -> str:
     return value if isinstance(value, str) and value else DEFAULT_DATASET
 
 
-def base_record(case: Case, variant: str, epoch: int, case_hash: str | None = None) -> dict[str, object]:
-    """The fields every record has; `case_hash` when the caller already has it (hashing a case is not free)."""
-    claims = structured_claims(parse_structured_output(case.executor.emission().structured_output_raw))
+def base_record(
+    case: Case, variant: str, epoch: int, case_hash: str | None = None, parsed: ParsedExecutorOutput | None = None
+) -> dict[str, object]:
+    """The fields every record has; `case_hash` and `parsed` when the caller already has them (neither is free)."""
+    parsed = parsed or parse_structured_output(case.executor.emission().structured_output_raw)
+    claims = structured_claims(parsed)
     return {
         "case_id": case.id,
         "case_hash": case_hash or case.content_hash(),
@@ -62,7 +66,7 @@ def record_from_run(
     ev, call = run.evaluation, run.call
     transport_error = call.error if call.raw_reply is None and call.error else None
     return ResultRecord(
-        **base_record(case, variant, epoch, case_hash),  # type: ignore[arg-type]
+        **base_record(case, variant, epoch, case_hash, run.parsed),  # type: ignore[arg-type]
         parse_status=ev.executor_output_parse_status.status,
         gatekeeper=GatekeeperOutcome(
             status=ev.gatekeeper_result.status,

@@ -118,6 +118,8 @@ class PipelineRun:
     call: VerifierCall
     self_evaluation: dict[str, object]
     cpu_ms: float
+    parsed: ParsedExecutorOutput | None = None
+    """The executor output as the pipeline parsed it (a result record reads its claims from here)."""
 
 
 async def run_pipeline(
@@ -139,7 +141,9 @@ async def run_pipeline(
     evaluation, reply = conclude_with_reply(prepared, call, settings)
     persisted = store.write_verifier_evaluation(session_id, evaluation)
     cpu_ms = (before_call - start + time.thread_time() - after_call) * 1000
-    return PipelineRun(evaluation=evaluation, reply=reply, call=call, self_evaluation=persisted, cpu_ms=cpu_ms)
+    return PipelineRun(
+        evaluation=evaluation, reply=reply, call=call, self_evaluation=persisted, cpu_ms=cpu_ms, parsed=prepared.parsed
+    )
 
 
 async def verify_session(

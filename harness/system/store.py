@@ -10,13 +10,15 @@ parameters, so SQLAlchemy compiles and caches each one once, not per case.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     Column,
+    Connection,
     ForeignKey,
     Integer,
     MetaData,
@@ -103,6 +105,19 @@ class Store:
             kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
         self.engine = create_engine(url, **kwargs)
         metadata.create_all(self.engine)
+        self._conn: Connection | None = None
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[Connection]:
+        """One transaction on the store's own connection, opened once and held until `close`.
+
+        Checking a pooled connection out and back in (and the reset on return) cost more than the statements
+        of a case: this store is on every case's path.
+        """
+        if self._conn is None or self._conn.closed:
+            self._conn = self.engine.connect()
+        with self._conn.begin():
+            yield self._conn
 
     def add_session(
         self,
@@ -148,7 +163,7 @@ class Store:
                 }
                 for seq, inv in enumerate(new.invocations)
             )
-        with self.engine.begin() as conn:
+        with self._transaction() as conn:
             if clear:
                 conn.execute(_DELETE_INVOCATIONS)
                 conn.execute(_DELETE_SESSIONS)
@@ -159,7 +174,7 @@ class Store:
 
     def invocations(self, session_id: str) -> list[ToolInvocation]:
         """The session's own tool_invocation rows, in call order."""
-        with self.engine.connect() as conn:
+        with self._transaction() as conn:
             return [
                 ToolInvocation.model_construct(
                     id=r.invocation_id,
@@ -172,7 +187,7 @@ class Store:
             ]
 
     def self_evaluation(self, session_id: str) -> dict[str, Any]:
-        with self.engine.connect() as conn:
+        with self._transaction() as conn:
             value = conn.execute(_SELECT_EVALUATION, {"b_session": session_id}).scalar_one_or_none()
         if value is None:
             raise KeyError(f"no diagnosis_session {session_id!r}")
@@ -180,7 +195,7 @@ class Store:
 
     def write_verifier_evaluation(self, session_id: str, evaluation: VerifierEvaluation) -> dict[str, Any]:
         """Merge the evaluation into `self_evaluation`, keeping sibling keys; return the result."""
-        with self.engine.begin() as conn:
+        with self._transaction() as conn:
             current = conn.execute(_SELECT_EVALUATION, {"b_session": session_id}).scalar_one_or_none()
             if current is None:
                 raise KeyError(f"no diagnosis_session {session_id!r}")
@@ -190,9 +205,12 @@ class Store:
 
     def clear(self) -> None:
         """Delete every row: the store is then as fresh as a new one (the runner reuses one per worker)."""
-        with self.engine.begin() as conn:
+        with self._transaction() as conn:
             conn.execute(_DELETE_INVOCATIONS)
             conn.execute(_DELETE_SESSIONS)
 
     def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
         self.engine.dispose()
