@@ -234,6 +234,7 @@ def operations_rows(
                 "invalid_reply_rate": v.get("invalid_reply_rate"),
                 "invalid_reasons": v.get("invalid_reasons") or {},
                 "cached_results": v.get("cached_results", 0),
+                "replayed_results": v.get("replayed_results", 0),
                 "samples": samples,
             }
         )

@@ -193,6 +193,7 @@ def record_payload(
         "latency_ms": record.get("latency_ms"),
         "tokens": usage.get("total_tokens"),
         "cached": record.get("cached"),
+        "replayed": record.get("replayed"),
     }
 
 

@@ -41,6 +41,7 @@ QUALITY_COLUMNS = [
     "latency_ms",
     "harness_cpu_ms",
     "cached",
+    "replayed",
 ]
 QUALITY_BOOLS = [
     "scored",
@@ -51,6 +52,7 @@ QUALITY_BOOLS = [
     "invalid",
     "guard_intervened",
     "cached",
+    "replayed",
 ]
 CLAIM_BOOLS = ["critical", "correct", "scored"]
 CLAIM_COLUMNS = [
@@ -109,6 +111,7 @@ def quality_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
                 "latency_ms": r.latency_ms,
                 "harness_cpu_ms": r.harness_cpu_ms,
                 "cached": r.cached,
+                "replayed": r.replayed,
             }
         )
     # explicit dtypes: an empty frame must still mask as booleans (a policy-only run has no rows)

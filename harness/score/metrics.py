@@ -132,6 +132,7 @@ def operations_metrics(quality: pd.DataFrame) -> dict[str, Any]:
         "latency_ms": _quantiles(latency),
         "harness_cpu_ms": _quantiles(quality["harness_cpu_ms"]),
         "cached_results": int(quality["cached"].sum()),
+        "replayed_results": int(quality["replayed"].sum()),
     }
 
 

@@ -153,7 +153,7 @@
       ["parse status", (r.parse_status || "—") + "   (expected " + r.gold_parse_status + ")"],
       ["reply", (r.reply_status || "—") + (r.invalid_reason ? " (" + r.invalid_reason + ")" : "")],
       ["groundedness score", r.groundedness === null || r.groundedness === undefined ? "—" : String(r.groundedness)],
-      ["latency · tokens", Math.round(r.latency_ms || 0) + " ms · " + (r.tokens || 0) + " tokens" + (r.cached ? " (cached)" : "")],
+      ["latency · tokens", Math.round(r.latency_ms || 0) + " ms · " + (r.tokens || 0) + " tokens" + (r.replayed ? " (result replayed)" : r.cached ? " (cached)" : "")],
       ["tags", list(r.tags)],
       ["scenarios", list(r.spec)]
     ]));
