@@ -4,15 +4,16 @@ Each kind times only its own part (after imports and data loading): wall time
 (perf_counter) and this process's CPU (process_time). The local server runs in
 another process, so its CPU is never charged to the client measured here.
 
-  raw        the raw `openai.AsyncOpenAI` client: chat.completions.create(...) per request  (a)
-  lean       the same client's leanest documented path: client.post(..., cast_to=Response)  (a', for reference)
+  raw          the raw `openai.AsyncOpenAI` client: chat.completions.create(...) per request   (a)
+  raw-aiohttp  the same on openai's aiohttp transport (DefaultAioHttpClient), as the harness   (a*)
+  lean         the harness's client path bare: client.post(..., cast_to=Response) on aiohttp   (a', reference)
   harness    `run_study` on the same cases (one model, one prompt, no cache unless --cache)  (b)
   peer       Inspect AI's OpenAI provider (chat completions) on the same requests             (d)
   reference  `run_study` with the offline reference verifier over a corpus folder             (e)
   score      `score_run` on a run folder                                                      (f)
   render     `harness.report.render.render_run` on a run folder                               (f)
   stages     harness CPU per case by stage, no network (render, gatekeeper, policy, store, log)
-  suite      raw, lean and harness interleaved `--reps` times in one process
+  suite      raw, raw-aiohttp, lean and harness interleaved `--reps` times in one process
   profile    one harness run under pyinstrument: self time by package
 """
 
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 CASES_JSONL, BODIES_JSON = "cases.jsonl", "bodies.json"
+SUITE_KINDS = ("raw", "raw-aiohttp", "lean", "harness")
 
 
 def _peak_rss_mib() -> float:
@@ -86,33 +88,43 @@ def factory_for(study: Any) -> Callable[[Any, int], Any]:
     return factory
 
 
-def raw(args: argparse.Namespace) -> dict[str, Any]:
-    """(a) The raw client as a user writes it: one create() per request, typed response parsed."""
+def _client(args: argparse.Namespace, transport: str) -> Any:
+    """`openai.AsyncOpenAI` as a user builds it: the client's default transport, or openai's aiohttp one."""
     import openai
 
-    bodies = _load_bodies(args.work, args.n)
+    http = {"http_client": openai.DefaultAioHttpClient()} if transport == "aiohttp" else {}
+    return openai.AsyncOpenAI(base_url=args.url, api_key="no-key", max_retries=0, timeout=120.0, **http)
 
-    async def main() -> int:
-        client = openai.AsyncOpenAI(base_url=args.url, api_key="no-key", max_retries=0, timeout=120.0)
-        bad = 0
 
-        async def send(body: dict[str, Any]) -> None:
-            nonlocal bad
-            completion = await client.chat.completions.create(**body["params"], extra_body=body["extra_body"])
-            bad += not completion.choices[0].message.content
+def _raw_on(transport: str) -> Callable[[argparse.Namespace], dict[str, Any]]:
+    def raw(args: argparse.Namespace) -> dict[str, Any]:
+        """(a) The raw client as a user writes it: one create() per request, typed response parsed."""
+        bodies = _load_bodies(args.work, args.n)
 
-        failures = await _drain(bodies, args.concurrency, send)
-        await client.close()
-        return failures + bad
+        async def main() -> int:
+            client = _client(args, transport)
+            bad = 0
 
-    failures, timing = _timed(lambda: asyncio.run(main()))
-    return {"requests": len(bodies), "failures": failures, **timing}
+            async def send(body: dict[str, Any]) -> None:
+                nonlocal bad
+                completion = await client.chat.completions.create(**body["params"], extra_body=body["extra_body"])
+                bad += not completion.choices[0].message.content
+
+            failures = await _drain(bodies, args.concurrency, send)
+            await client.close()
+            return failures + bad
+
+        failures, timing = _timed(lambda: asyncio.run(main()))
+        return {"requests": len(bodies), "failures": failures, "transport": transport, **timing}
+
+    return raw
+
+
+raw, raw_aiohttp = _raw_on("httpx"), _raw_on("aiohttp")
 
 
 def lean(args: argparse.Namespace) -> dict[str, Any]:
-    """(a') The same client's documented raw path: client.post(..., cast_to=Response), body decoded as JSON."""
-    import openai
-
+    """(a') The harness's own path with nothing around it: client.post(..., cast_to=Response) on aiohttp."""
     try:
         import httpx2 as http
     except ImportError:  # openai releases built on httpx
@@ -121,7 +133,7 @@ def lean(args: argparse.Namespace) -> dict[str, Any]:
     bodies = _load_bodies(args.work, args.n)
 
     async def main() -> int:
-        client = openai.AsyncOpenAI(base_url=args.url, api_key="no-key", max_retries=0, timeout=120.0)
+        client = _client(args, "aiohttp")
         bad = 0
 
         async def send(body: dict[str, Any]) -> None:
@@ -136,7 +148,7 @@ def lean(args: argparse.Namespace) -> dict[str, Any]:
         return failures + bad
 
     failures, timing = _timed(lambda: asyncio.run(main()))
-    return {"requests": len(bodies), "failures": failures, **timing}
+    return {"requests": len(bodies), "failures": failures, "transport": "aiohttp", **timing}
 
 
 def harness(args: argparse.Namespace) -> dict[str, Any]:
@@ -154,6 +166,7 @@ def harness(args: argparse.Namespace) -> dict[str, Any]:
         prompts=[PROMPT],
         concurrency=args.concurrency,
         cache=args.cache,
+        replay=not args.no_replay,
         model_settings={model: ModelSettings(base_url=args.url)},
         report=False,
     )
@@ -166,6 +179,7 @@ def harness(args: argparse.Namespace) -> dict[str, Any]:
     out |= {
         "failures": sum(1 for r in records if r.error or r.reply_status != "valid"),
         "cached": sum(1 for r in records if r.cached),
+        "replayed": sum(1 for r in records if r.replayed),
         "harness_cpu_ms_p50": statistics.median(cpu),
         "harness_cpu_ms_p95": cpu[int(0.95 * (len(cpu) - 1))],
         "harness_cpu_ms_mean": statistics.fmean(cpu),
@@ -379,6 +393,7 @@ def stages(args: argparse.Namespace) -> dict[str, Any]:
 
 KINDS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "raw": raw,
+    "raw-aiohttp": raw_aiohttp,
     "lean": lean,
     "harness": harness,
     "peer": peer,
@@ -403,7 +418,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--corpus", type=Path, default=Path("cases"))
     parser.add_argument("--score", action="store_true", help="harness: also time score_run")
     parser.add_argument("--keep", action="store_true", help="harness: keep the run folder")
-    parser.add_argument("--kinds", default="raw,lean,harness", help="suite: the kinds to interleave")
+    parser.add_argument("--kinds", default=",".join(SUITE_KINDS), help="suite: the kinds to interleave")
+    parser.add_argument("--no-replay", action="store_true", help="harness: run the system on cached replies")
     parser.add_argument("--reps", type=int, default=1, help="suite: repetitions of each kind")
     parser.add_argument("--server-pid", type=int, default=0, help="suite: the server, to read its CPU time")
     parser.add_argument("--profile-text", type=Path, default=None, help="profile: write the text profile here")

@@ -85,23 +85,51 @@ def test_synthetic_run_folder_holds_valid_records(tmp_path: Path, openai_server:
     assert {r.variant for r in records} == {v.name for v in manifest.variants}
 
 
-def _figures(ratio: float, peer_ratio: float, stages_ms: float, warm: float, render_s: float, rss: float) -> dict:
-    kinds = {"harness": {"runs": [{"harness_cpu_ms_p50": 1.0}]}, "peer": {"reps": 1}}
-    ratios = {"harness/raw": ratio, "harness/raw_paired": ratio, "harness/peer": peer_ratio}
+def _figures(
+    ratio: float, peer_ratio: float, stages_ms: float, warm: float, render_s: float, rss: float, same: float = 0
+) -> dict:
+    """Figures as the bench writes them; `same`: (b)/(a*) on the harness's transport (default: as `ratio`)."""
+    kinds = {"harness": {"runs": [{"harness_cpu_ms_p50": 1.0}]}, "peer": {"reps": 5}}
+    same = same or ratio
+    ratios = {
+        "harness/raw": ratio,
+        "harness/raw_paired": ratio,
+        "harness/raw-aiohttp": same,
+        "harness/raw-aiohttp_paired": same,
+        "harness/peer": peer_ratio,
+    }
+    warm_cache = {
+        "latency_ms": 200.0,
+        "ratio": warm,
+        "warm": {"wall_s": 1.0},
+        "cold": {"wall_s": 10.0},
+        "ratio_no_replay": 0.2,
+        "warm_no_replay": {"wall_s": 2.0},
+    }
     return {
         "config": {"concurrency": 32, "n": 1000},
         "latencies": [{"latency_ms": 200.0, "ratios": ratios, "kinds": kinds}],
         "stages": {"total_ms_per_case": stages_ms},
-        "warm_cache": {"latency_ms": 200.0, "ratio": warm, "warm": {"wall_s": 1.0}, "cold": {"wall_s": 10.0}},
+        "warm_cache": warm_cache,
         "report": [{"results": 100_000, "render": {"wall_s": render_s, "peak_rss_mib": rss}}],
     }
 
 
 def test_targets_pass_and_miss_at_the_issue_thresholds() -> None:
     passing = build_targets(_figures(1.10, 0.5, 4.9, 0.10, 29.0, 1500))
-    assert [r["result"] for r in passing] == ["PASS"] * 7
+    assert [r["result"] for r in passing] == ["PASS"] * 6 + ["INFO"] + ["PASS"] * 2
+    assert "(5 peer runs)" in passing[2]["figure"]
     missing = build_targets(_figures(1.11, 1.01, 5.0, 0.11, 30.0, 1536))
-    assert [r["result"] for r in missing] == ["MISS", "MISS", "MISS", "PASS", "MISS", "MISS", "MISS"]
+    assert [r["result"] for r in missing] == ["MISS", "MISS", "MISS", "MISS", "PASS", "MISS", "INFO", "MISS", "MISS"]
+
+
+def test_the_ratio_target_holds_against_the_raw_client_on_the_harness_transport_too() -> None:
+    """Switching the harness to a faster transport must not pass the target by itself: (a*) is judged as well."""
+    rows = build_targets(_figures(1.05, 0.5, 1.0, 0.05, 1.0, 100, same=1.12))
+    assert [(r["figure"].split(" at ")[0], r["result"]) for r in rows[:2]] == [
+        ("(b)/(a)", "PASS"),
+        ("(b)/(a*) same transport,", "MISS"),
+    ]
 
 
 @pytest.mark.slow
@@ -112,11 +140,14 @@ def test_quick_bench_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
     figures = json.loads(json_file.read_text())
     assert figures["machine"]["nproc"] and figures["machine"]["packages"]["openai"]
     for row in figures["latencies"]:
-        for kind in ("raw", "lean", "harness"):
+        for kind in ("raw", "raw-aiohttp", "lean", "harness"):
             assert row["kinds"][kind]["reps"] == 1 and row["kinds"][kind]["failures"] == 0, (row["latency_ms"], kind)
-        assert "harness/raw" in row["ratios"]
-    assert figures["warm_cache"]["warm"]["cached"] == figures["config"]["n"]
-    assert figures["warm_cache"]["cold"]["cached"] == 0
+        assert {"harness/raw", "harness/raw-aiohttp", "harness/best-raw"} <= set(row["ratios"])
+    n, warm = figures["config"]["n"], figures["warm_cache"]
+    assert (warm["cold"]["cached"], warm["cold"]["replayed"]) == (0, 0)
+    assert (warm["warm"]["cached"], warm["warm"]["replayed"]) == (n, n)
+    assert (warm["warm_no_replay"]["cached"], warm["warm_no_replay"]["replayed"]) == (n, 0)
+    assert warm["ratio"] > 0 and warm["ratio_no_replay"] > 0
     assert figures["stages"]["cases"] == figures["config"]["n"] and figures["stages"]["total_ms_per_case"] > 0
     assert figures["reference"]["tasks"] == figures["reference"]["cases"] > 0
     assert figures["cli"]["wall_s"] > 0
