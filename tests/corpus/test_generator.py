@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.score.conformance import quality_case_problems
 from harness.corpus.generator import (
     GENERATOR_VERSION,
     all_mutations,
@@ -21,6 +20,7 @@ from harness.corpus.generator import (
 )
 from harness.corpus.loader import load_cases
 from harness.corpus.schema import Case
+from harness.score.conformance import quality_case_problems
 from tests.corpus.helpers import REPO, case, example, quality, write
 
 
