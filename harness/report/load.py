@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
 from harness.report.signoff import results_frame
 from harness.run.log import CASES_FILE, MANIFEST_FILE, RESULTS_FILE, Manifest
-from harness.run.runner import POLICY_VARIANT
+from harness.run.schedule import POLICY_VARIANT
 from harness.score.scoring import SUMMARY_FILE, GateSettings, score_run
 
 CHUNK = 5000

@@ -13,16 +13,15 @@ import hashlib
 import platform
 import subprocess
 import sys
-import traceback
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from harness import __version__
 from harness.corpus.schema import Case
-from harness.run.execute import execute_case, scripted_verifier_for
+from harness.run.execute import scripted_verifier_for
 from harness.run.log import (
     MANIFEST_FILE,
     Manifest,
@@ -34,44 +33,12 @@ from harness.run.log import (
     write_cases,
     write_manifest,
 )
-from harness.run.records import record_from_crash, record_from_run
-from harness.run.replay import ResultReplay, code_fingerprint, replayable, task_key, variant_digest
+from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
+from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
 from harness.run.study import REFERENCE, Study
-from harness.system.policy import PolicySettings
-from harness.system.store import Store
 from harness.system.verifiers.base import Verifier
 
-POLICY_VARIANT = "policy"
-
 VerifierFactory = Callable[[VariantInfo, int], Verifier]
-
-
-class Progress(Protocol):
-    def start(self, total: int, done: int) -> None: ...
-    def advance(self, record: ResultRecord) -> None: ...
-    def stop(self) -> None: ...
-
-
-class SilentProgress:
-    def start(self, total: int, done: int) -> None: ...
-    def advance(self, record: ResultRecord) -> None: ...
-    def stop(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class Task:
-    case: Case
-    variant: VariantInfo | None  # None: a policy case with its scripted reply
-    epoch: int
-    case_hash: str = ""  # the case's content hash, computed once per case (hashing a case is not free)
-
-    @property
-    def variant_name(self) -> str:
-        return self.variant.name if self.variant else POLICY_VARIANT
-
-    @property
-    def key(self) -> tuple[str, str, str, int]:
-        return (self.case.id, self.case_hash or self.case.content_hash(), self.variant_name, self.epoch)
 
 
 @dataclass
@@ -200,72 +167,6 @@ def check_resumable(old: Manifest, new: Manifest) -> None:
         raise ResumeError(
             "--resume: this folder holds a run of other cases, variants, prompts or settings; use a new --out"
         )
-
-
-ReplayKey = Callable[[Task], str | None]
-
-
-async def run_tasks(
-    tasks: Sequence[Task],
-    verifier_for: Callable[[Task], Verifier],
-    writer: ResultWriter,
-    concurrency: int,
-    excerpt_chars: int,
-    progress: Progress,
-    replay: ResultReplay | None = None,
-    replay_key: ReplayKey | None = None,
-) -> list[ResultRecord]:
-    """Run every task with at most `concurrency` in flight; write each record as it finishes.
-
-    With `replay`, a task whose `replay_key` names a kept result is answered from it, and every replayable
-    new result is kept under its key.
-    """
-    queue: asyncio.Queue[Task] = asyncio.Queue()
-    for task in tasks:
-        queue.put_nowait(task)
-    finished: list[ResultRecord] = []
-
-    async def worker() -> None:
-        store = Store()  # one per worker, emptied before each case: a fresh store without the set-up cost
-        try:
-            while True:
-                try:
-                    task = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
-                key = replay_key(task) if replay is not None and replay_key is not None else None
-                record = replay.get(key, task.case.id, task.variant_name, task.epoch) if replay and key else None
-                if record is None:
-                    record = await run_one(task, verifier_for, excerpt_chars, store)
-                    line = record.model_dump_json()
-                    if replay is not None and key is not None and replayable(record):
-                        replay.put(key, line)
-                else:
-                    line = record.model_dump_json()
-                writer.write_line(line)
-                finished.append(record)
-                progress.advance(record)
-        finally:
-            store.close()
-
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(tasks))))]
-    await asyncio.gather(*workers)
-    return finished
-
-
-async def run_one(
-    task: Task, verifier_for: Callable[[Task], Verifier], excerpt_chars: int, store: Store | None = None
-) -> ResultRecord:
-    """One task; an unexpected exception becomes an error record, never a lost run."""
-    try:
-        verifier = verifier_for(task)
-        settings = PolicySettings(claim_guard=task.variant.claim_guard if task.variant else True)
-        run = await execute_case(task.case, verifier, settings, excerpt_chars, store)
-        return record_from_run(task.case, task.variant_name, task.epoch, run, task.case_hash or None)
-    except Exception as exc:
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        error = f"harness_error: {detail[:500]}"
-        return record_from_crash(task.case, task.variant_name, task.epoch, error, task.case_hash or None)
 
 
 def run_study(
