@@ -5,14 +5,18 @@ a floor no cache of replies can go under. A result is deterministic given what w
 result whose reply came through the response cache is also kept, beside that cache, and a later run replays
 it when all of these are unchanged:
 
-- the *code*: every file of the `harness` package and the versions of Python and the libraries it uses;
+- the *code*: every source file of the layers that make a record (`harness/llm`, `system`, `corpus`, `run`
+  and the package version; score, report and cli sit above them and cannot change one) and the versions of
+  Python and the libraries they use;
 - the case's content hash, the variant (model, prompt and its hash, claim guard, recorded settings), the epoch;
 - the verifier's reply identity (model name, base URL, the settings that change replies, the cache folder
   and its epoch, the prompt's hash: `LLMVerifier.replay_identity`), and the trace excerpt size.
 
 Change any of them and the system runs again (on cached replies where the requests did not change). Policy
 cases, results without a reply cache (`--no-cache`, the reference verifier) and error records are never
-replayed, so conformance is always executed. `--no-replay` turns it off; a replayed record says so.
+replayed, so conformance is always executed. `--no-replay` runs the system on every case and refreshes the kept
+results; a replayed record says so. Entries are kept per code fingerprint (`results/<fingerprint>/`), so the
+sets of older builds can be deleted in one go.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -32,30 +37,37 @@ from pydantic import ValidationError
 
 from harness.run.log import ResultRecord, VariantInfo
 
+log = logging.getLogger(__name__)
+
 REPLAY_VERSION = 1
 REPLAY_DIR = "results"
 """Entries live in this folder of the response cache (deleting the cache deletes them too)."""
 _LIBRARIES = ("pydantic", "pydantic-core", "sqlalchemy", "jinja2", "openai", "pyyaml")
+FINGERPRINT_PARTS = ("__init__.py", "llm", "system", "corpus", "run")
+"""What decides a result record: the layers up to run/ (tests/test_layering.py keeps them from importing above)."""
 _SOURCE_SUFFIXES = {".py", ".j2", ".jinja", ".toml", ".json", ".html", ".css", ".js", ".yaml", ".yml", ".txt"}
 
 
 @functools.cache
 def code_fingerprint() -> str:
-    """The fingerprint of this installed `harness` package (computed once per process, ~10 ms)."""
+    """The fingerprint of this installed `harness` package (computed once per process, a few ms)."""
     return fingerprint_of(Path(__file__).resolve().parents[1])
 
 
-def fingerprint_of(root: Path) -> str:
-    """sha256 over every source file under `root` (relative path and bytes) and the library versions."""
+def fingerprint_of(root: Path, parts: tuple[str, ...] = FINGERPRINT_PARTS) -> str:
+    """sha256 over the source files of `parts` under `root` (relative path and bytes) and the library versions."""
     digest = hashlib.sha256(f"replay-v{REPLAY_VERSION}\npython {sys.version}\n".encode())
     for name in _LIBRARIES:
         try:
             digest.update(f"{name} {metadata.version(name)}\n".encode())
         except metadata.PackageNotFoundError:
             digest.update(f"{name} -\n".encode())
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in _SOURCE_SUFFIXES)
-    for path in files:
-        if "__pycache__" in path.parts:
+    files: list[Path] = []
+    for part in parts:
+        path = root / part
+        files.extend([path] if path.is_file() else (p for p in path.rglob("*") if p.is_file()))
+    for path in sorted(files):
+        if "__pycache__" in path.parts or path.suffix not in _SOURCE_SUFFIXES:
             continue
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
@@ -88,18 +100,26 @@ def replayable(record: ResultRecord) -> bool:
 
 
 class ResultReplay:
-    """Result entries under `<cache>/results/`, one JSON file per task key, written atomically."""
+    """Result entries under `<cache>/results/<fingerprint>/`, one JSON file per task key, written atomically.
 
-    def __init__(self, cache_dir: str | Path) -> None:
-        self.root = Path(cache_dir) / REPLAY_DIR
+    `read=False` (--no-replay): nothing is replayed, every new result is still kept (refreshing old entries).
+    A cache that cannot be written is reported once and left alone: the run and its log go on.
+    """
+
+    def __init__(self, cache_dir: str | Path, fingerprint: str, read: bool = True) -> None:
+        self.root = Path(cache_dir) / REPLAY_DIR / fingerprint[:16]
+        self.read = read
         self.hits = 0
         self.stored = 0
+        self.write_error: str | None = None
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str, case_id: str, variant: str, epoch: int) -> ResultRecord | None:
         """The stored result, marked replayed, or None (absent, unreadable, or for another task)."""
+        if not self.read:
+            return None
         try:
             record = ResultRecord.model_validate_json(self._path(key).read_bytes())
         except (OSError, ValueError, ValidationError):
@@ -111,15 +131,21 @@ class ResultReplay:
         return record.model_copy(update={"cached": True, "replayed": True, "finished_at": stamp})
 
     def put(self, key: str, line: str) -> None:
-        """Keep one result (its results.jsonl line, already serialised)."""
+        """Keep one result (its results.jsonl line, already serialised); never raises."""
+        if self.write_error is not None:
+            return
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=".tmp", dir=path.parent)
+        tmp: str | None = None
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=".tmp", dir=path.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(line)
             os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        except OSError as exc:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
+            self.write_error = f"{type(exc).__name__}: {exc}"
+            log.warning("result replay: cannot write under %s (%s); results are not kept for replay", self.root, exc)
+            return
         self.stored += 1

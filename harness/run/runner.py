@@ -214,7 +214,8 @@ def run_study(
             verifiers[key] = factory(by_name[task.variant.name], task.epoch)
         return verifiers[key]
 
-    replay = ResultReplay(study.cache) if study.cache is not None and study.replay else None
+    # with --no-replay nothing is replayed, but new results are still kept (they refresh the entries)
+    replay = ResultReplay(study.cache, code_fingerprint(), read=study.replay) if study.cache is not None else None
     shared_keys: dict[tuple[str, int], str | None] = {}
 
     def replay_key(task: Task) -> str | None:

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+import harness
+from harness.cli import main
 from harness.cli.run import default_factory
 from harness.corpus.loader import load_cases
 from harness.llm.local_server import Fault, LocalOpenAIServer
@@ -19,6 +21,7 @@ from harness.run.log import ResultRecord, read_manifest, read_results
 from harness.run.replay import REPLAY_DIR, fingerprint_of
 from harness.run.runner import run_study
 from harness.run.study import ModelSettings, Study
+from harness.score.scoring import GateSettings, score_run
 from tests.run.corpus_builder import write_corpus
 
 MODEL = "openai:local-model"
@@ -65,6 +68,9 @@ def test_a_warm_rerun_replays_every_quality_result_unchanged(
     assert not any(r.replayed for r in cold)
     assert stable(warm) == stable(cold)
     assert read_manifest(tmp_path / "warm").settings["replay"] is True
+    variant = score_run(tmp_path / "warm", GateSettings())["variants"][0]
+    assert (variant["cached_results"], variant["replayed_results"]) == (7, 7)
+    assert variant["harness_cpu_ms"]["p50"] is None  # no CPU was spent on a replayed result in this run
 
 
 def test_no_replay_runs_the_system_on_the_cached_replies(
@@ -137,23 +143,28 @@ def test_transport_errors_are_not_kept_and_a_broken_entry_is_a_miss(
     assert {r.case_id for r in rerun if r.kind == "quality"} == {f"q{i}" for i in range(1, 8)}
 
 
-def test_the_fingerprint_follows_every_source_byte(tmp_path: Path) -> None:
+def test_the_fingerprint_follows_every_source_byte_of_the_layers_that_make_a_record(tmp_path: Path) -> None:
     pkg = tmp_path / "harness"
-    (pkg / "system").mkdir(parents=True)
+    (pkg / "system" / "prompts").mkdir(parents=True)
     (pkg / "system" / "policy.py").write_text("RULE = 1\n")
-    (pkg / "prompt.j2").write_text("{{ question }}\n")
+    (pkg / "system" / "prompts" / "user.j2").write_text("{{ question }}\n")
     first = fingerprint_of(pkg)
     assert fingerprint_of(pkg) == first
     (pkg / "system" / "policy.py").write_text("RULE = 2\n")
     second = fingerprint_of(pkg)
     assert second != first
-    (pkg / "prompt.j2").write_text("{{ question }}!\n")
+    (pkg / "system" / "prompts" / "user.j2").write_text("{{ question }}!\n")
     assert fingerprint_of(pkg) not in (first, second)
     (pkg / "system" / "__pycache__").mkdir()
     before = fingerprint_of(pkg)
     (pkg / "system" / "__pycache__" / "policy.cpython-311.pyc").write_bytes(b"\0")
     assert fingerprint_of(pkg) == before  # compiled files are not source
-    assert len(replay_module.code_fingerprint()) == 32
+    (pkg / "report").mkdir()
+    (pkg / "report" / "render.py").write_text("TITLE = 'new'\n")
+    assert fingerprint_of(pkg) == before  # above run/: cannot change a record
+    (pkg / "__init__.py").write_text("__version__ = '9'\n")
+    assert fingerprint_of(pkg) != before
+    assert replay_module.code_fingerprint() == fingerprint_of(Path(harness.__file__).resolve().parent)
 
 
 def test_the_run_closes_every_client_it_opened(tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer) -> None:
@@ -168,3 +179,75 @@ def test_the_run_closes_every_client_it_opened(tmp_path: Path, corpus: Path, ope
     models = [verifier.model for verifier in made]
     assert len(models) == 4 and all(m.transport == "aiohttp" for m in models)
     assert all(m._client is None for m in models)  # aclose() ran in the run's loop: no unclosed aiohttp session
+
+
+def test_a_reply_from_another_endpoint_is_not_a_replay(
+    tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The endpoint can come from the environment alone: it is part of the reply identity, not of the variant."""
+    study = Study(cases=[corpus], models=[MODEL], cache=tmp_path / "cache", concurrency=3, report=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+    run(study, tmp_path / "first")
+    with LocalOpenAIServer() as other:
+        monkeypatch.setenv("OPENAI_BASE_URL", other.base_url)
+        moved = run(study, tmp_path / "moved")
+        assert other.request_count == 7
+    assert not any(r.replayed or r.cached for r in moved)
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+    assert all(r.replayed for r in run(study, tmp_path / "back") if r.kind == "quality")
+
+
+def test_no_replay_through_the_cli_refreshes_the_kept_results(
+    tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer
+) -> None:
+    args = ["run", "--cases", str(corpus), "--model", MODEL, "--base-url", openai_server.base_url]
+    args += ["--cache", str(tmp_path / "cache"), "--no-report"]
+    assert main([*args, "--out", str(tmp_path / "cold")]) == 0
+    entries = sorted((tmp_path / "cache" / REPLAY_DIR).rglob("*.json"))
+    for entry in entries:
+        entry.write_text("{broken")
+    assert main([*args, "--out", str(tmp_path / "rerun"), "--no-replay"]) == 0
+    assert not any(r.replayed for r in read_results(tmp_path / "rerun"))
+    assert all(ResultRecord.model_validate_json(e.read_text()) for e in entries)  # rewritten
+    assert main([*args, "--out", str(tmp_path / "warm")]) == 0
+    assert sum(r.replayed for r in read_results(tmp_path / "warm")) == 7
+
+
+def test_a_cache_that_cannot_be_written_loses_no_result(
+    tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args, **kwargs):
+        raise PermissionError("read-only cache")
+
+    study = study_for(corpus, tmp_path / "cache", openai_server)
+    run(study, tmp_path / "cold")  # replies and results kept
+    monkeypatch.setattr(replay_module.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(runner_module, "code_fingerprint", lambda: "a-new-build")  # nothing to replay: all put
+    rerun = run(study, tmp_path / "rerun")
+    assert len(rerun) == 8 and not any(r.error for r in rerun)
+    assert len((tmp_path / "rerun" / "results.jsonl").read_text().splitlines()) == 8
+
+
+def test_a_factory_that_fails_later_gives_error_records_not_a_dead_run(
+    tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer
+) -> None:
+    study = study_for(corpus, tmp_path / "cache", openai_server, epochs=2)
+    build = default_factory(study)
+
+    def factory(variant, epoch):
+        if epoch == 2:
+            raise RuntimeError("no second client")
+        return build(variant, epoch)
+
+    run_study(study, load_cases(study.cases), tmp_path / "run", factory)
+    records = read_results(tmp_path / "run")
+    second = [r for r in records if r.epoch == 2]
+    assert len(second) == 7 and all(r.error == "harness_error: RuntimeError: no second client" for r in second)
+    assert all(r.error is None for r in records if r.epoch == 1)
+
+
+def test_the_reference_verifier_is_never_replayed(tmp_path: Path, corpus: Path) -> None:
+    study = Study(cases=[corpus], models=["reference"], cache=tmp_path / "cache", report=False)
+    run(study, tmp_path / "a")
+    again = run(study, tmp_path / "b")
+    assert not any(r.replayed for r in again) and not (tmp_path / "cache" / REPLAY_DIR).exists()
