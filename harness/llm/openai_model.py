@@ -86,8 +86,23 @@ def transport_for(requested: str, base_url: str) -> str:
     aiohttp refuses credentials in the URL next to the client's Authorization header, so such a URL keeps httpx.
     """
     parts = urlsplit(base_url)
-    usable = getattr(openai, "DefaultAioHttpClient", None) is not None and importlib.util.find_spec("aiohttp")
-    return "aiohttp" if requested == "aiohttp" and usable and not (parts.username or parts.password) else "httpx"
+    usable = requested == "aiohttp" and not (parts.username or parts.password) and _aiohttp_usable()
+    return "aiohttp" if usable else "httpx"
+
+
+@functools.cache
+def _aiohttp_usable() -> bool:
+    """openai has DefaultAioHttpClient and can build it: without its aiohttp adapter (openai installed without the
+    `aiohttp` extra, or an aiohttp it cannot use) the class is a placeholder that raises when built."""
+    client_class = getattr(openai, "DefaultAioHttpClient", None)
+    if client_class is None or importlib.util.find_spec("aiohttp") is None:
+        return False
+    try:
+        client_class(verify=_shared_ssl_context())  # opens nothing: aiohttp's session is made at the first request
+    except Exception as exc:
+        log.warning("openai's aiohttp transport is not usable here (%s); using httpx", exc)
+        return False
+    return True
 
 
 def http_client_for(transport: str) -> Any:
@@ -368,7 +383,7 @@ def _dropped_not_timed_out(exc: BaseException) -> bool:
         if seen is None or isinstance(seen, TimeoutError):
             return False
         if isinstance(seen, ClientConnectionError):
-            return True
+            return not isinstance(getattr(seen, "os_error", None), TimeoutError)  # a connect that timed out
     return False
 
 

@@ -112,7 +112,8 @@ class Store:
         """One transaction on the store's own connection, opened once and held until `close`.
 
         Checking a pooled connection out and back in (and the reset on return) cost more than the statements
-        of a case: this store is on every case's path.
+        of a case: this store is on every case's path. One connection means one thread: a store is not shared
+        between threads (the runner gives each worker its own, all on one event loop).
         """
         if self._conn is None or self._conn.closed:
             self._conn = self.engine.connect()

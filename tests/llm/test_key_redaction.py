@@ -11,6 +11,8 @@ from aiohttp import web
 from harness.llm.local_server import LocalOpenAIServer
 from tests.llm.helpers import SECRET_KEY, model_for, request
 
+pytestmark = pytest.mark.usefixtures("transport")  # no key leaks on either transport of the openai client
+
 
 class EchoingServer(LocalOpenAIServer):
     """Answers every chat request with the Authorization header it was sent, in the chosen form."""

@@ -8,16 +8,12 @@ import time
 
 import pytest
 
+from harness.llm import openai_model
 from harness.llm.local_server import REFUSAL_TEXT, Fault, LocalOpenAIServer
 from harness.llm.openai_model import OpenAIChatModel, OpenAISettings, public_url
-from tests.llm.helpers import FAST, SCHEMA, SECRET_KEY, claims_message, model_for, request
+from tests.llm.helpers import SCHEMA, SECRET_KEY, claims_message, model_for, request
 
-
-@pytest.fixture(params=["aiohttp", "httpx"], autouse=True)
-def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test here runs on both transports of the openai client: the default (aiohttp) and httpx."""
-    monkeypatch.setitem(FAST, "transport", request.param)
-    return str(request.param)
+pytestmark = pytest.mark.usefixtures("transport")  # every test here runs on both transports
 
 
 async def test_the_transport_asked_for_is_used_unless_the_url_carries_credentials(
@@ -256,3 +252,22 @@ async def test_concurrent_calls_each_get_their_own_reply(openai_server: LocalOpe
         elapsed = time.perf_counter() - started
     assert [json.loads(r.text or "")["claim_checks"][0]["claim_id"] for r in replies] == [f"C{i}" for i in range(20)]
     assert elapsed < 20 * 0.1 / 2  # concurrent, not one after another (2 s)
+
+
+async def test_an_unusable_aiohttp_adapter_falls_back_to_httpx(
+    openai_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """openai without its aiohttp extra ships a placeholder class that raises when built: use httpx instead."""
+
+    class Placeholder:
+        def __init__(self, **_: object) -> None:
+            raise RuntimeError("To use the aiohttp client you must have installed the package with the `aiohttp` extra")
+
+    monkeypatch.setattr(openai_model.openai, "DefaultAioHttpClient", Placeholder)
+    openai_model._aiohttp_usable.cache_clear()
+    try:
+        async with OpenAIChatModel("m", base_url=openai_server.base_url) as model:
+            assert model.transport == "httpx"
+            assert (await model.generate(request())).error is None
+    finally:
+        openai_model._aiohttp_usable.cache_clear()

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from harness.llm import modes
 from harness.llm.local_server import Fault, LocalOpenAIServer
 from tests.llm.helpers import SCHEMA, claims_message, model_for, request
+
+pytestmark = pytest.mark.usefixtures("transport")  # the ladder on both transports of the openai client
 
 
 async def test_json_schema_is_sent_first_with_the_schema(openai_server: LocalOpenAIServer) -> None:
