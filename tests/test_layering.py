@@ -34,7 +34,7 @@ def harness_imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             if node.level:
                 names = [
-                    ".".join((*path.relative_to(PACKAGE.parent).with_suffix("").parts[:-node.level], node.module))
+                    ".".join((*path.relative_to(PACKAGE.parent).with_suffix("").parts[: -node.level], node.module))
                 ]
             else:
                 names = [node.module]
