@@ -4,13 +4,15 @@ The key is a sha256 over the model's identity (name, base URL, the settings
 that change replies), the whole request except its timeout, and an `epoch`
 (bump it to force fresh replies). One JSON file per key, written to a temp
 file and renamed, so concurrent writers (tasks or processes) never leave a
-torn entry. Only replies are cached, never transport errors.
+torn entry. Only replies are cached, never transport errors. A cache that cannot
+be written is reported once; the replies still reach the run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -19,6 +21,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.llm.types import ChatModel, ChatRequest, ChatResponse
+
+log = logging.getLogger(__name__)
 
 KEY_VERSION = 1
 _TRANSPORT_ONLY = {"max_attempts", "timeout", "backoff_base", "backoff_max", "max_retry_after"}
@@ -59,6 +63,7 @@ class CachingChatModel:
         self.epoch = str(epoch)
         self.hits = 0
         self.misses = 0
+        self.write_error: str | None = None
         self._identity: dict[str, Any] | None = None
 
     def describe(self) -> dict[str, Any]:
@@ -96,17 +101,23 @@ class CachingChatModel:
             return None  # absent or unreadable: a miss, overwritten by the next reply
 
     def _write(self, key: str, response: ChatResponse) -> None:
+        """Keep the reply; a cache that cannot be written is reported once and the reply still returned."""
+        if self.write_error is not None:
+            return
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         entry = {"key_version": KEY_VERSION, "model": self.name, "response": response.model_dump(mode="json")}
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=".tmp", dir=path.parent)
+        tmp: str | None = None
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=".tmp", dir=path.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(entry, fh, ensure_ascii=False)
             os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        except OSError as exc:  # read-only, full, or removed mid-run: the reply was paid for, keep it
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
+            self.write_error = f"{type(exc).__name__}: {exc}"
+            log.warning("response cache: cannot write under %s (%s); replies are not cached", self.cache_dir, exc)
 
     async def aclose(self) -> None:
         closer = getattr(self.inner, "aclose", None)

@@ -5,6 +5,8 @@ Replay must give the very records the system gave, and must step aside for anyth
 
 from __future__ import annotations
 
+import logging
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -161,7 +163,12 @@ def test_the_fingerprint_follows_every_source_byte_of_the_layers_that_make_a_rec
     assert fingerprint_of(pkg) == before  # compiled files are not source
     (pkg / "report").mkdir()
     (pkg / "report" / "render.py").write_text("TITLE = 'new'\n")
-    assert fingerprint_of(pkg) == before  # above run/: cannot change a record
+    (pkg / "cli").mkdir()
+    (pkg / "cli" / "report.py").write_text("HELP = 'new'\n")
+    assert fingerprint_of(pkg) == before  # above run/: they only read records
+    (pkg / "cli" / "run.py").write_text("def default_factory(): ...\n")
+    assert fingerprint_of(pkg) != before  # it builds the verifiers a run uses
+    before = fingerprint_of(pkg)
     (pkg / "__init__.py").write_text("__version__ = '9'\n")
     assert fingerprint_of(pkg) != before
     assert replay_module.code_fingerprint() == fingerprint_of(Path(harness.__file__).resolve().parent)
@@ -197,35 +204,47 @@ def test_a_reply_from_another_endpoint_is_not_a_replay(
     assert all(r.replayed for r in run(study, tmp_path / "back") if r.kind == "quality")
 
 
-def test_no_replay_through_the_cli_refreshes_the_kept_results(
+def test_no_replay_through_the_cli_runs_the_system_and_refreshes_the_kept_results(
     tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer
 ) -> None:
     args = ["run", "--cases", str(corpus), "--model", MODEL, "--base-url", openai_server.base_url]
     args += ["--cache", str(tmp_path / "cache"), "--no-report"]
     assert main([*args, "--out", str(tmp_path / "cold")]) == 0
     entries = sorted((tmp_path / "cache" / REPLAY_DIR).rglob("*.json"))
-    for entry in entries:
-        entry.write_text("{broken")
+    assert len(entries) == 7
+    inodes = {e: e.stat().st_ino for e in entries}
+    entries[0].write_text("{broken")  # one bad entry: --no-replay must rewrite it, not leave it
     assert main([*args, "--out", str(tmp_path / "rerun"), "--no-replay"]) == 0
-    assert not any(r.replayed for r in read_results(tmp_path / "rerun"))
-    assert all(ResultRecord.model_validate_json(e.read_text()) for e in entries)  # rewritten
+    rerun = read_results(tmp_path / "rerun")
+    assert not any(r.replayed for r in rerun) and all(r.cached for r in rerun if r.kind == "quality")
+    assert read_manifest(tmp_path / "rerun").settings["replay"] is False
+    assert all(e.stat().st_ino != inodes[e] for e in entries)  # every entry written again (atomic replace)
+    assert all(ResultRecord.model_validate_json(e.read_text()) for e in entries)
     assert main([*args, "--out", str(tmp_path / "warm")]) == 0
     assert sum(r.replayed for r in read_results(tmp_path / "warm")) == 7
 
 
 def test_a_cache_that_cannot_be_written_loses_no_result(
-    tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    corpus: Path,
+    openai_server: LocalOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """A cold run on a read-only cache: the replies were paid for, so every result is kept; each cache says so once."""
+
     def refuse(*args, **kwargs):
         raise PermissionError("read-only cache")
 
-    study = study_for(corpus, tmp_path / "cache", openai_server)
-    run(study, tmp_path / "cold")  # replies and results kept
-    monkeypatch.setattr(replay_module.tempfile, "mkstemp", refuse)
-    monkeypatch.setattr(runner_module, "code_fingerprint", lambda: "a-new-build")  # nothing to replay: all put
-    rerun = run(study, tmp_path / "rerun")
-    assert len(rerun) == 8 and not any(r.error for r in rerun)
-    assert len((tmp_path / "rerun" / "results.jsonl").read_text().splitlines()) == 8
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)  # both the reply cache and the replay entries
+    with caplog.at_level(logging.WARNING):
+        cold = run(study_for(corpus, tmp_path / "cache", openai_server), tmp_path / "cold")
+    assert len(cold) == 8 and not any(r.error for r in cold) and openai_server.request_count == 7
+    assert all(r.verdict for r in cold)
+    assert len((tmp_path / "cold" / "results.jsonl").read_text().splitlines()) == 8
+    messages = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert sum("response cache: cannot write" in m for m in messages) == 1
+    assert sum("result replay: cannot write" in m for m in messages) == 1
 
 
 def test_a_factory_that_fails_later_gives_error_records_not_a_dead_run(
