@@ -5,9 +5,9 @@ a floor no cache of replies can go under. A result is deterministic given what w
 result whose reply came through the response cache is also kept, beside that cache, and a later run replays
 it when all of these are unchanged:
 
-- the *code*: every source file of the layers that make a record (`harness/llm`, `system`, `corpus`, `run`
-  and the package version; score, report and cli sit above them and cannot change one) and the versions of
-  Python and the libraries they use;
+- the *code*: every source file of the layers that make a record (`harness/llm`, `system`, `corpus`, `run`,
+  the package version, and `cli/run.py`, which builds the verifiers; score, report and the rest of cli only
+  read records) and the versions of Python and the libraries they use;
 - the case's content hash, the variant (model, prompt and its hash, claim guard, recorded settings), the epoch;
 - the verifier's reply identity (model name, base URL, the settings that change replies, the cache folder
   and its epoch, the prompt's hash: `LLMVerifier.replay_identity`), and the trace excerpt size.
@@ -43,8 +43,9 @@ REPLAY_VERSION = 1
 REPLAY_DIR = "results"
 """Entries live in this folder of the response cache (deleting the cache deletes them too)."""
 _LIBRARIES = ("pydantic", "pydantic-core", "sqlalchemy", "jinja2", "openai", "pyyaml")
-FINGERPRINT_PARTS = ("__init__.py", "llm", "system", "corpus", "run")
-"""What decides a result record: the layers up to run/ (tests/test_layering.py keeps them from importing above)."""
+FINGERPRINT_PARTS = ("__init__.py", "llm", "system", "corpus", "run", "cli/run.py")
+"""What decides a result record: the layers up to run/ (tests/test_layering.py keeps them from importing above),
+and cli/run.py, whose `default_factory` builds the verifiers a run uses."""
 _SOURCE_SUFFIXES = {".py", ".j2", ".jinja", ".toml", ".json", ".html", ".css", ".js", ".yaml", ".yml", ".txt"}
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import time
+from types import SimpleNamespace
 
+import aiohttp
+import openai
 import pytest
 
 from harness.llm import openai_model
@@ -255,7 +259,7 @@ async def test_concurrent_calls_each_get_their_own_reply(openai_server: LocalOpe
 
 
 async def test_an_unusable_aiohttp_adapter_falls_back_to_httpx(
-    openai_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
+    openai_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """openai without its aiohttp extra ships a placeholder class that raises when built: use httpx instead."""
 
@@ -266,8 +270,45 @@ async def test_an_unusable_aiohttp_adapter_falls_back_to_httpx(
     monkeypatch.setattr(openai_model.openai, "DefaultAioHttpClient", Placeholder)
     openai_model._aiohttp_usable.cache_clear()
     try:
-        async with OpenAIChatModel("m", base_url=openai_server.base_url) as model:
-            assert model.transport == "httpx"
-            assert (await model.generate(request())).error is None
+        with caplog.at_level(logging.WARNING):
+            async with OpenAIChatModel("m", base_url=openai_server.base_url) as model:
+                assert model.transport == "httpx"
+                assert (await model.generate(request())).error is None
+        assert any("aiohttp transport is not usable" in r.getMessage() for r in caplog.records)
     finally:
         openai_model._aiohttp_usable.cache_clear()
+
+
+def _timeout_chain(cause: BaseException) -> openai.APITimeoutError:
+    """openai's timeout error as the aiohttp transport raises it: APITimeoutError <- httpx ConnectTimeout <- cause."""
+    http = openai_model._http()
+    try:
+        try:
+            try:
+                raise cause
+            except BaseException as exc:
+                raise http.ConnectTimeout(str(exc)) from exc
+        except BaseException as exc:
+            raise openai.APITimeoutError(request=http.Request("POST", "http://127.0.0.1:9/v1")) from exc
+    except openai.APITimeoutError as exc:
+        return exc
+
+
+def _connector_error(os_error: OSError) -> aiohttp.ClientConnectorError:
+    key = SimpleNamespace(host="127.0.0.1", port=9, ssl=None, is_ssl=False)
+    return aiohttp.ClientConnectorError(key, os_error)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("cause", "dropped"),
+    [
+        (aiohttp.ServerDisconnectedError(), True),  # the server closed the socket: a lost connection
+        (_connector_error(ConnectionRefusedError(errno.ECONNREFUSED, "refused")), True),
+        (_connector_error(TimeoutError(errno.ETIMEDOUT, "timed out")), False),  # the connect timed out
+        (aiohttp.ConnectionTimeoutError(), False),
+        (aiohttp.SocketTimeoutError(), False),  # no reply within the read timeout
+        (ValueError("something else"), False),
+    ],
+)
+def test_a_timeout_error_is_told_from_a_lost_connection_by_its_cause(cause: BaseException, dropped: bool) -> None:
+    assert openai_model._dropped_not_timed_out(_timeout_chain(cause)) is dropped
