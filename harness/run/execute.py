@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.corpus.schema import Case
 from harness.system.models import ExecutorEmission, VerifierEvaluation
-from harness.system.pipeline import PipelineRun, Started, finish_pipeline, start_pipeline
+from harness.system.pipeline import PipelineRun, run_pipeline
 from harness.system.policy import PolicySettings
 from harness.system.store import NewSession, Store
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
@@ -41,20 +41,6 @@ def scripted_verifier_for(case: Case) -> ScriptedVerifier:
     return ScriptedVerifier(reply_json=case.verifier_response.json_, reply_raw=case.verifier_response.raw)
 
 
-def start_case(case: Case, store: Store, excerpt_chars: int = DEFAULT_EXCERPT_CHARS, clear: bool = True) -> Started:
-    """Load the case into the store (emptied first with `clear`) and run the pipeline up to the verifier call."""
-    emission = case.executor.emission()  # built once: it serialises the structured output
-    load_case_into_store(case, store, clear=clear, emission=emission)
-    return start_pipeline(
-        store,
-        case.session_id,
-        case.session.question,
-        emission,
-        trace=case.session.tool_trace_summary,
-        excerpt_chars=excerpt_chars,
-    )
-
-
 async def execute_case(
     case: Case,
     verifier: Verifier,
@@ -70,9 +56,18 @@ async def execute_case(
     own = store is None
     store = store or Store()
     try:
-        started = start_case(case, store, excerpt_chars, clear=not own)
-        call = await verifier.verify(started.prepared.inputs)
-        return finish_pipeline(store, started, call, settings)
+        emission = case.executor.emission()  # built once: it serialises the structured output
+        load_case_into_store(case, store, clear=not own, emission=emission)
+        return await run_pipeline(
+            store,
+            case.session_id,
+            case.session.question,
+            emission,
+            verifier,
+            settings,
+            trace=case.session.tool_trace_summary,
+            excerpt_chars=excerpt_chars,
+        )
     finally:
         if own:
             store.close()

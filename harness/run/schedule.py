@@ -1,10 +1,8 @@
-"""Running tasks: `concurrency` workers on one queue, each with its own store, each case split at its call.
+"""Running tasks: `concurrency` workers on one queue, each with its own store, each finishing a case before the next.
 
-A case's first half (load the store, parse, gatekeep, render, send) runs up to the verifier's reply, its
-second half (policy, persist, result record) after it. Handing the second half to a task of its own, so that
-it ran while the worker's next request was in flight, was measured (`nox -s bench`, 1,000 cases, c=32): at
-200 ms it gained 1% (within noise) and it cost 0.15-0.3 ms more CPU per case, so a worker finishes each case
-before it takes the next.
+Handing a case's second half (policy, persist, result record) to a task of its own, so that it ran while the
+worker's next request was in flight, was measured (`nox -s bench`, 1,000 cases, c=32): at 200 ms it gained 1%
+(within noise) and it cost 0.15-0.3 ms more CPU per case, so it is not done.
 """
 
 from __future__ import annotations
@@ -16,12 +14,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from harness.corpus.schema import Case
-from harness.run.execute import start_case
+from harness.run.execute import execute_case
 from harness.run.log import ResultRecord, ResultWriter, VariantInfo
 from harness.run.records import record_from_crash, record_from_run
 from harness.run.replay import ResultReplay, replayable
-from harness.system.models import VerifierCall
-from harness.system.pipeline import Started, finish_pipeline
 from harness.system.policy import PolicySettings
 from harness.system.store import Store
 from harness.system.verifiers.base import Verifier
@@ -61,54 +57,19 @@ ReplayKey = Callable[[Task], str | None]
 VerifierFor = Callable[[Task], Verifier]
 
 
-@dataclass(frozen=True)
-class Called:
-    """A case up to its verifier's reply: the first half's output, waiting for its second half."""
-
-    started: Started
-    call: VerifierCall
-    settings: PolicySettings
-
-
-def _crash(task: Task, exc: Exception) -> ResultRecord:
-    """An unexpected exception becomes an error record, never a lost run."""
-    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    error = f"harness_error: {detail[:500]}"
-    return record_from_crash(task.case, task.variant_name, task.epoch, error, task.case_hash or None)
-
-
-async def call_one(task: Task, verifier_for: VerifierFor, excerpt_chars: int, store: Store) -> Called | ResultRecord:
-    """The first half of a task, up to and including the verifier call (or the record of its crash)."""
-    try:
-        verifier = verifier_for(task)
-        settings = PolicySettings(claim_guard=task.variant.claim_guard if task.variant else True)
-        started = start_case(task.case, store, excerpt_chars)
-        call = await verifier.verify(started.prepared.inputs)
-        return Called(started=started, call=call, settings=settings)
-    except Exception as exc:
-        return _crash(task, exc)
-
-
-def finish_one(task: Task, called: Called, store: Store) -> ResultRecord:
-    """The second half: policy, persistence, the result record (or the record of its crash)."""
-    try:
-        run = finish_pipeline(store, called.started, called.call, called.settings)
-        return record_from_run(task.case, task.variant_name, task.epoch, run, task.case_hash or None)
-    except Exception as exc:
-        return _crash(task, exc)
-
-
 async def run_one(
     task: Task, verifier_for: VerifierFor, excerpt_chars: int, store: Store | None = None
 ) -> ResultRecord:
-    """One task, both halves in order, against `store` (or a fresh one)."""
-    own = store or Store()
+    """One task against `store` (or a fresh one); an unexpected exception becomes an error record, never a lost run."""
     try:
-        called = await call_one(task, verifier_for, excerpt_chars, own)
-        return called if isinstance(called, ResultRecord) else finish_one(task, called, own)
-    finally:
-        if store is None:
-            own.close()
+        verifier = verifier_for(task)
+        settings = PolicySettings(claim_guard=task.variant.claim_guard if task.variant else True)
+        run = await execute_case(task.case, verifier, settings, excerpt_chars, store)
+        return record_from_run(task.case, task.variant_name, task.epoch, run, task.case_hash or None)
+    except Exception as exc:
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        error = f"harness_error: {detail[:500]}"
+        return record_from_crash(task.case, task.variant_name, task.epoch, error, task.case_hash or None)
 
 
 async def run_tasks(
@@ -146,7 +107,7 @@ async def run_tasks(
         try:
             return replay_key(task)
         except Exception:
-            return None  # the verifier is built again in call_one, where its failure becomes a record
+            return None  # the verifier is built again in run_one, where its failure becomes a record
 
     async def worker() -> None:
         store = Store()  # one per worker, emptied before each case: a fresh store without the set-up cost
@@ -161,8 +122,7 @@ async def run_tasks(
                 if kept is not None:
                     emit(kept, key)
                     continue
-                called = await call_one(task, verifier_for, excerpt_chars, store)
-                emit(called if isinstance(called, ResultRecord) else finish_one(task, called, store), key)
+                emit(await run_one(task, verifier_for, excerpt_chars, store), key)
         finally:
             store.close()
 

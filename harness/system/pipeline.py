@@ -122,47 +122,6 @@ class PipelineRun:
     """The executor output as the pipeline parsed it (a result record reads its claims from here)."""
 
 
-@dataclass(frozen=True)
-class Started:
-    """The first half of a pipeline run: what the verifier is asked, and the CPU it cost to get there."""
-
-    session_id: str
-    prepared: Prepared
-    cpu_s: float
-
-
-def start_pipeline(
-    store: Store,
-    session_id: str,
-    question: str,
-    emission: ExecutorEmission,
-    trace: Sequence[TraceEntry] | None = None,
-    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
-) -> Started:
-    """Read the session's invocations, parse, build the trace, gatekeep: everything before the verifier call."""
-    start = time.thread_time()
-    prepared = prepare(question, emission, store.invocations(session_id), trace, excerpt_chars)
-    return Started(session_id=session_id, prepared=prepared, cpu_s=time.thread_time() - start)
-
-
-def finish_pipeline(
-    store: Store, started: Started, call: VerifierCall, settings: PolicySettings = PolicySettings()
-) -> PipelineRun:
-    """Apply the policy to the verifier's reply and persist the evaluation: everything after the call."""
-    start = time.thread_time()
-    evaluation, reply = conclude_with_reply(started.prepared, call, settings)
-    persisted = store.write_verifier_evaluation(started.session_id, evaluation)
-    cpu_ms = (started.cpu_s + time.thread_time() - start) * 1000
-    return PipelineRun(
-        evaluation=evaluation,
-        reply=reply,
-        call=call,
-        self_evaluation=persisted,
-        cpu_ms=cpu_ms,
-        parsed=started.prepared.parsed,
-    )
-
-
 async def run_pipeline(
     store: Store,
     session_id: str,
@@ -173,10 +132,18 @@ async def run_pipeline(
     trace: Sequence[TraceEntry] | None = None,
     excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
 ) -> PipelineRun:
-    """Parse, gatekeep, call the verifier, apply the policy, persist; the CPU is timed around the call."""
-    started = start_pipeline(store, session_id, question, emission, trace, excerpt_chars)
-    call = await verifier.verify(started.prepared.inputs)
-    return finish_pipeline(store, started, call, settings)
+    """Parse, gatekeep, call the verifier, apply the policy, persist; time the CPU around the call."""
+    start = time.thread_time()
+    prepared = prepare(question, emission, store.invocations(session_id), trace, excerpt_chars)
+    before_call = time.thread_time()
+    call = await verifier.verify(prepared.inputs)
+    after_call = time.thread_time()
+    evaluation, reply = conclude_with_reply(prepared, call, settings)
+    persisted = store.write_verifier_evaluation(session_id, evaluation)
+    cpu_ms = (before_call - start + time.thread_time() - after_call) * 1000
+    return PipelineRun(
+        evaluation=evaluation, reply=reply, call=call, self_evaluation=persisted, cpu_ms=cpu_ms, parsed=prepared.parsed
+    )
 
 
 async def verify_session(

@@ -12,6 +12,7 @@ from harness.run import schedule
 from harness.run.log import ResultRecord, read_results
 from harness.run.runner import run_study
 from harness.run.study import Study
+from harness.system import pipeline
 from harness.system.models import VerifierCall, VerifierInput
 from tests.run.corpus_builder import write_corpus
 from tests.run.fakes import FakeVerifier
@@ -73,14 +74,14 @@ def test_each_case_is_persisted_in_its_own_store_even_with_one_session_id(tmp_pa
 
 
 def test_a_crash_in_the_second_half_is_recorded_and_the_run_goes_on(tmp_path: Path, monkeypatch) -> None:
-    real = schedule.finish_pipeline
+    real = pipeline.conclude_with_reply
 
-    def finish(store, started, call, settings):
-        if "[q2]" in started.prepared.inputs.question:
+    def conclude(prepared, call, settings):  # the step after the verifier's reply
+        if "[q2]" in prepared.inputs.question:
             raise RuntimeError("disk on fire")
-        return real(store, started, call, settings)
+        return real(prepared, call, settings)
 
-    monkeypatch.setattr(schedule, "finish_pipeline", finish)
+    monkeypatch.setattr(pipeline, "conclude_with_reply", conclude)
     corpus = write_corpus(tmp_path / "cases", QUALITY, with_policy=False)
     records = {r.case_id: r for r in run(tmp_path, corpus, [])}
     assert set(records) == set(QUALITY)
