@@ -29,6 +29,22 @@ _TRANSPORT_ONLY = {"max_attempts", "timeout", "backoff_base", "backoff_max", "ma
 _VOLATILE = {"structured_mode_in_use", "structured_mode_refusals", "transport_in_use"}
 
 
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temp file and a rename, so a concurrent reader never sees a torn file.
+
+    Raises OSError (the temp file is removed first); callers decide what a cache that cannot be written means.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:8]}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def model_identity(model: ChatModel) -> dict[str, Any]:
     """What about a model changes its replies: `cache_identity()` if it has one, else `describe()`."""
     identity = getattr(model, "cache_identity", None)
@@ -104,18 +120,10 @@ class CachingChatModel:
         """Keep the reply; a cache that cannot be written is reported once and the reply still returned."""
         if self.write_error is not None:
             return
-        path = self._path(key)
         entry = {"key_version": KEY_VERSION, "model": self.name, "response": response.model_dump(mode="json")}
-        tmp: str | None = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=".tmp", dir=path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(entry, fh, ensure_ascii=False)
-            os.replace(tmp, path)
+            write_atomic(self._path(key), json.dumps(entry, ensure_ascii=False))
         except OSError as exc:  # read-only, full, or removed mid-run: the reply was paid for, keep it
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
             self.write_error = f"{type(exc).__name__}: {exc}"
             log.warning("response cache: cannot write under %s (%s); replies are not cached", self.cache_dir, exc)
 

@@ -25,9 +25,7 @@ import functools
 import hashlib
 import json
 import logging
-import os
 import sys
-import tempfile
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -35,6 +33,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from harness.llm.cache import write_atomic
 from harness.run.log import ResultRecord, VariantInfo
 
 log = logging.getLogger(__name__)
@@ -110,8 +109,6 @@ class ResultReplay:
     def __init__(self, cache_dir: str | Path, fingerprint: str, read: bool = True) -> None:
         self.root = Path(cache_dir) / REPLAY_DIR / fingerprint[:16]
         self.read = read
-        self.hits = 0
-        self.stored = 0
         self.write_error: str | None = None
 
     def _path(self, key: str) -> Path:
@@ -127,7 +124,6 @@ class ResultReplay:
             return None
         if (record.case_id, record.variant, record.epoch) != (case_id, variant, epoch):
             return None  # a hash collision or a hand-edited entry: run the system
-        self.hits += 1
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         return record.model_copy(update={"cached": True, "replayed": True, "finished_at": stamp})
 
@@ -135,18 +131,8 @@ class ResultReplay:
         """Keep one result (its results.jsonl line, already serialised); never raises."""
         if self.write_error is not None:
             return
-        path = self._path(key)
-        tmp: str | None = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=".tmp", dir=path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(line)
-            os.replace(tmp, path)
+            write_atomic(self._path(key), line)
         except OSError as exc:
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
             self.write_error = f"{type(exc).__name__}: {exc}"
             log.warning("result replay: cannot write under %s (%s); results are not kept for replay", self.root, exc)
-            return
-        self.stored += 1
