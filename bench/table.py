@@ -35,24 +35,17 @@ def build_targets(figures: dict[str, Any]) -> list[dict[str, str]]:
     for index, row in enumerate(latencies):
         ms, r = row["latency_ms"], row["ratios"]
         where = f"{ms:g} ms, c={cfg['concurrency']}, N={cfg['n']}"
-        if "harness/raw" in r:
-            paired = r["harness/raw_paired"]
+        # the headline is judged against both raw clients: the (a) and (a*) on the harness's transport
+        for kind, label in (("raw", "(b)/(a) at"), ("raw-aiohttp", "(b)/(a*) same transport, at")):
+            if f"harness/{kind}" not in r:
+                continue
+            ratio, paired = r[f"harness/{kind}"], r[f"harness/{kind}_paired"]
             rows.append(
                 _row(
-                    f"(b)/(a) at {where}",
-                    f"{r['harness/raw']:.3f} (paired {paired:.3f})",
+                    f"{label} {where}",
+                    f"{ratio:.3f} (paired {paired:.3f})",
                     f"≤ {MAX_RATIO}" if index == 0 else "reported",
-                    r["harness/raw"] <= MAX_RATIO if index == 0 else None,
-                )
-            )
-        if "harness/raw-aiohttp" in r:
-            paired = r["harness/raw-aiohttp_paired"]
-            rows.append(
-                _row(
-                    f"(b)/(a*) same transport, at {where}",
-                    f"{r['harness/raw-aiohttp']:.3f} (paired {paired:.3f})",
-                    f"≤ {MAX_RATIO}" if index == 0 else "reported",
-                    r["harness/raw-aiohttp"] <= MAX_RATIO if index == 0 else None,
+                    ratio <= MAX_RATIO if index == 0 else None,
                 )
             )
         if "harness/lean" in r:
