@@ -232,7 +232,7 @@ def run_study(
                 else variant_digest(task.variant, reply, task.epoch, study.excerpt_chars, code_fingerprint())
             )
         shared = shared_keys[slot]
-        return None if shared is None else task_key(shared, task.case.id, task.case_hash or task.case.content_hash())
+        return None if shared is None else task_key(shared, task.case.id, task.content_hash)
 
     progress = progress or SilentProgress()
     progress.start(len(tasks) + len(done), len(done))

@@ -49,8 +49,12 @@ class Task:
         return self.variant.name if self.variant else POLICY_VARIANT
 
     @property
+    def content_hash(self) -> str:
+        return self.case_hash or self.case.content_hash()
+
+    @property
     def key(self) -> tuple[str, str, str, int]:
-        return (self.case.id, self.case_hash or self.case.content_hash(), self.variant_name, self.epoch)
+        return (self.case.id, self.content_hash, self.variant_name, self.epoch)
 
 
 ReplayKey = Callable[[Task], str | None]
