@@ -11,6 +11,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from harness.cli.console import num as _num
+from harness.cli.console import print_summary
 from harness.corpus.loader import CorpusError, load_cases
 from harness.run.log import VariantInfo
 from harness.run.runner import ResumeError, run_study
@@ -18,6 +20,8 @@ from harness.run.select import FilterError, select_cases
 from harness.run.study import ModelSettings, Study, StudyError, build_study, load_study_file
 from harness.score.gates import GateError, parse_gate
 from harness.score.outcomes import load_outcomes
+from harness.score.pairing import PairingError
+from harness.score.regression import load_control_run, preflight
 from harness.score.scoring import GateSettings, score_run
 from harness.system.prompts import PromptError
 from harness.system.verifiers.base import Verifier
@@ -54,6 +58,21 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--baseline",
         type=Path,
         help="an earlier run folder, or a committed baseline with summary.json + outcomes.jsonl",
+    )
+    run.add_argument(
+        "--control",
+        metavar="VARIANT",
+        help="the control variant (of this run, or of --baseline); every other variant is a candidate against it. "
+        "'@PROMPT' names, per model, its variant with that prompt",
+    )
+    run.add_argument(
+        "--margin",
+        type=float,
+        metavar="PP",
+        help="non-inferiority margin of the ship decision in percentage points (default 5)",
+    )
+    run.add_argument(
+        "--require-ship", action="store_true", help="an inconclusive decision exits 1 too (proof of non-inferiority)"
     )
     run.add_argument(
         "--fail-under", action="append", default=[], metavar="METRIC=VALUE", help="gate, e.g. verdict_accuracy=0.8"
@@ -104,6 +123,10 @@ def study_from_args(args: argparse.Namespace) -> Study:
         gates["max_unsafe_pass"] = args.max_unsafe_pass
     if args.max_error_rate is not None:
         gates["max_error_rate"] = args.max_error_rate
+    if args.margin is not None:
+        gates["margin"] = args.margin
+    if args.require_ship:
+        gates["require_ship"] = True
     overrides: dict[str, Any] = {
         "cases": args.cases,
         "models": args.model,
@@ -114,6 +137,7 @@ def study_from_args(args: argparse.Namespace) -> Study:
         "cache": args.cache,
         "resume": args.resume or None,
         "baseline": args.baseline,
+        "control": args.control,
         "filters": args.filter,
         "excerpt_chars": args.excerpt_chars,
         "claim_guard": False if args.no_claim_guard else None,
@@ -163,7 +187,7 @@ def default_factory(study: Study):  # type: ignore[no-untyped-def]
     def factory(variant: VariantInfo, epoch: int) -> Verifier:
         # the study's settings, not the variant's recorded (redacted) copy
         settings = study.model_settings.get(variant.model, ModelSettings()).client_kwargs()
-        prompt = variant.prompt or "baseline"
+        prompt = variant.prompt_path or variant.prompt or "baseline"
         return make_verifier(variant.model, prompt, cache_dir=study.cache, cache_epoch=epoch, **settings)
 
     return factory
@@ -187,6 +211,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not cases:
         err.print("[red]error:[/red] no case matches the given folders and filters")
         return EXIT_USAGE
+    try:
+        _preflight(study, cases)
+    except (PairingError, StudyError, PromptError) as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        return EXIT_USAGE
     run_dir = study.out or Path("reports") / datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     from harness.cli.progress import RichProgress
 
@@ -204,12 +233,27 @@ def cmd_run(args: argparse.Namespace) -> int:
             baseline=study.baseline,
             alpha=gates.alpha,
             max_error_rate=gates.max_error_rate,
+            control=study.control,
+            margin=gates.margin / 100,
+            require_ship=gates.require_ship,
+            decide_on=tuple(gates.decide_on),
         ),
     )
     if study.report:
         _render_report(run_dir, err)
-    print_summary(console, summary, run_dir, result.skipped)
+    print_summary(console, summary, run_dir, result.skipped, report=study.report)
     return EXIT_OK if summary["passed"] else EXIT_GATE
+
+
+def _preflight(study: Study, cases: list[Any]) -> None:
+    """Every candidate has a control and shares cases with it, before any request is sent (PairingError: exit 2)."""
+    if study.control is None and study.baseline is None:
+        return
+    from harness.run.runner import build_variants
+
+    baseline = load_control_run(study.baseline) if study.baseline is not None else None
+    quality = {c.id: c.content_hash() for c in cases if c.kind == "quality"}
+    preflight(build_variants(study), study.control, baseline, quality)
 
 
 def _render_report(run_dir: Path, err: Console) -> None:
@@ -218,50 +262,6 @@ def _render_report(run_dir: Path, err: Console) -> None:
     except ImportError:
         return
     render_run([run_dir], run_dir)
-
-
-def print_summary(console: Console, summary: dict[str, Any], run_dir: Path, resumed: int = 0) -> None:
-    conf = summary["conformance"]
-    console.print(
-        f"policy conformance: {conf['policy_passed']}/{conf['policy_cases']} · invariant violations: {conf['invariant_violations']}"
-        f" · quality expectation mismatches: {conf['quality_expectation_mismatches']}"
-    )
-    table = Table(title="quality by variant (95% CI)")
-    for col in (
-        "variant",
-        "cases",
-        "errors",
-        "claim acc",
-        "verdict acc",
-        "model verdict acc",
-        "unsafe pass",
-        "macro-F1",
-        "invalid",
-    ):
-        table.add_column(col, overflow="fold")
-    for v in summary["variants"]:
-        table.add_row(
-            v["name"], str(v["quality_cases"]), str(v["errors"]),
-            _ci(v, "claim_accuracy"), _ci(v, "verdict_accuracy"), _ci(v, "model_verdict_accuracy"), _ci(v, "unsafe_pass_rate"),
-            _num(v.get("macro_f1")), _num(v.get("invalid_reply_rate")),
-        )  # fmt: skip
-    console.print(table)
-    for gate in summary["gates"]:
-        if not gate["passed"]:
-            console.print(
-                f"[red]gate failed[/red] {gate['gate']} [{gate['variant'] or 'all'}]: {gate['detail']}", highlight=False
-            )
-    extra = f" (resumed: {resumed} results were already there)" if resumed else ""
-    console.print(f"run folder: {run_dir}{extra}", highlight=False)
-
-
-def _num(value: Any) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _ci(v: dict[str, Any], name: str) -> str:
-    ci = v.get(f"{name}_ci")
-    return _num(v.get(name)) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

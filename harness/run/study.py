@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.llm.modes import public_url
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
@@ -61,6 +61,18 @@ class Gates(BaseModel):
         default=0.0, ge=0.0, le=1.0, description="share of quality cases allowed to end with no model reply"
     )
     alpha: float = 0.05
+    margin: float = Field(
+        default=5.0,
+        ge=0.0,
+        le=100.0,
+        description="non-inferiority margin of the ship decision, in percentage points (see README: the decision)",
+    )
+    require_ship: bool = Field(default=False, description="an inconclusive decision fails the run too")
+    decide_on: list[Literal["verdict_accuracy", "claim_accuracy", "unsafe_pass_rate"]] = Field(
+        default_factory=lambda: ["verdict_accuracy", "unsafe_pass_rate"],
+        min_length=1,
+        description="the metrics a candidate is gated on",
+    )
 
 
 class Study(BaseModel):
@@ -78,6 +90,9 @@ class Study(BaseModel):
     """Replay whole quality results kept beside the response cache when code, case and variant are unchanged."""
     resume: bool = False
     baseline: Path | None = None
+    control: str | None = Field(
+        default=None, description="the control variant (of this run, or of the baseline); '@PROMPT' per model"
+    )
     filters: list[str] = Field(default_factory=list)
     excerpt_chars: int = Field(default=DEFAULT_EXCERPT_CHARS, ge=1)
     claim_guard: bool = True
@@ -95,6 +110,15 @@ class Study(BaseModel):
         if len(set(models)) != len(models):
             raise ValueError("a model is given twice")
         return models
+
+    @model_validator(mode="after")
+    def _prompts_need_a_model_that_takes_one(self) -> Study:
+        if "prompts" in self.model_fields_set and all(m == REFERENCE for m in self.models):
+            raise ValueError(
+                f"a prompt was given, but no model of this run takes one ({', '.join(self.models)}): "
+                "add --model openai:<name>, or drop --prompt"
+            )
+        return self
 
 
 class StudyError(ValueError):

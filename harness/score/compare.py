@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from harness.score.outcomes import case_outcomes
 from harness.score.stats import mcnemar_exact, paired_ratio_diff
 
 
@@ -22,8 +23,8 @@ def variant_pairs(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def compare_outcomes(a: pd.DataFrame, b: pd.DataFrame) -> dict[str, Any]:
-    """McNemar on verdict correctness and a paired bootstrap on claim accuracy, over shared cases."""
-    a, b = a.set_index("case_id"), b.set_index("case_id")
+    """McNemar on verdict correctness and a paired bootstrap on claim accuracy, over shared cases (epoch majority)."""
+    a, b = case_outcomes(a).set_index("case_id"), case_outcomes(b).set_index("case_id")
     common = a.index.intersection(b.index)
     if "case_hash" in a and "case_hash" in b:  # a case whose content changed is not the same case
         common = common[a.loc[common, "case_hash"].to_numpy() == b.loc[common, "case_hash"].to_numpy()]

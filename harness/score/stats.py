@@ -54,3 +54,31 @@ def mcnemar_exact(right_a: np.ndarray, right_b: np.ndarray) -> tuple[int, int, f
     if a_only + b_only == 0:
         return a_only, b_only, 1.0
     return a_only, b_only, float(binomtest(min(a_only, b_only), a_only + b_only, 0.5).pvalue)
+
+
+def mde_paired_binary(n: int, discordant: int, alpha: float = 0.05, power: float = 0.8) -> float | None:
+    """Smallest paired difference in a rate that n pairs detect with this power (McNemar, normal approximation).
+
+    Connor's sample size for paired proportions, n = (z_a·√ψ + z_b·√(ψ−δ²))² / δ², solved for δ, where
+    ψ is the share of discordant pairs. A true difference δ needs at least δ discordance, so ψ is taken
+    as max(observed ψ, δ): two runs that agree on every pair still get an honest, non-zero MDE.
+    None when there is no pair, or when even δ = 1 cannot be detected.
+    """
+    if n <= 0:
+        return None
+    from scipy.stats import norm
+
+    z_a, z_b = float(norm.ppf(1 - alpha / 2)), float(norm.ppf(power))
+    psi = discordant / n
+
+    def needed(delta: float) -> float:
+        eff = max(psi, delta)
+        return (z_a * eff**0.5 + z_b * max(eff - delta**2, 0.0) ** 0.5) ** 2 / delta**2
+
+    if needed(1.0) > n:
+        return None
+    low, high = 1e-6, 1.0
+    for _ in range(60):  # bisection: `needed` falls as delta grows
+        mid = (low + high) / 2
+        low, high = (mid, high) if needed(mid) > n else (low, mid)
+    return high

@@ -284,7 +284,13 @@ def test_baseline_gate_fails_on_a_significant_drop_and_passes_on_equal(tmp_path:
         assert main(llm_args(bad, corpus, tmp_path / "worse", "--no-cache", "--baseline", str(tmp_path / "base"))) == 1
     summary = json.loads((tmp_path / "worse" / "summary.json").read_text())
     failed = {g["gate"] for g in summary["gates"] if not g["passed"]}
-    assert failed == {"baseline_verdict_accuracy", "baseline_claim_accuracy"}
+    assert failed == {"ship_decision"}
+    (decision,) = summary["decisions"]
+    assert decision["decision"] == "block" and decision["metrics"]["verdict_accuracy"]["diff"] == -1.0
+    assert decision["metrics"]["unsafe_pass_rate"]["units"] == 0  # every case's gold is PASS: nothing to measure
+    assert any("unsafe_pass_rate: not measured" in r for r in decision["reasons"])
+    same = json.loads((tmp_path / "same" / "summary.json").read_text())["decisions"][0]
+    assert same["decision"] == "ship" and same["metrics"]["verdict_accuracy"]["diff_ci"] == [0.0, 0.0]
 
 
 def test_compare_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,120 @@
+"""What `vbench run` prints when it ends: conformance, the figures, the decisions, every gate, where the report is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+SHOWN_REGRESSIONS = 5
+SHOWN_POLICY_FAILURES = 10
+DECISION_STYLE = {"ship": "green", "block": "red", "inconclusive": "yellow"}
+
+
+def num(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def pp(value: Any, sign: bool = True) -> str:
+    """A fraction as percentage points (the unit of every difference shown)."""
+    if value is None:
+        return "n/a"
+    return f"{value * 100 + 0.0:+.1f} pp" if sign else f"{value * 100 + 0.0:.1f} pp"
+
+
+def pval(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+def _ci(v: dict[str, Any], name: str) -> str:
+    ci = v.get(f"{name}_ci")
+    return num(v.get(name)) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
+def print_summary(
+    console: Console, summary: dict[str, Any], run_dir: Path, resumed: int = 0, report: bool = False
+) -> None:
+    conf = summary["conformance"]
+    console.print(
+        f"policy conformance: {conf['policy_passed']}/{conf['policy_cases']} · invariant violations: {conf['invariant_violations']}"
+        f" · quality expectation mismatches: {conf['quality_expectation_mismatches']}"
+    )
+    failed_policy = sorted({f["case_id"] for f in conf.get("failures", []) if f["kind"] == "policy"})
+    if failed_policy:
+        shown = ", ".join(failed_policy[:SHOWN_POLICY_FAILURES])
+        more = (
+            f" (+{len(failed_policy) - SHOWN_POLICY_FAILURES} more)"
+            if len(failed_policy) > SHOWN_POLICY_FAILURES
+            else ""
+        )
+        console.print(f"[red]failing policy cases[/red] ({len(failed_policy)}): {escape(shown)}{more}", highlight=False)
+    table = Table(title="quality by variant (95% CI)")
+    for col in (
+        "variant",
+        "cases",
+        "errors",
+        "claim acc",
+        "verdict acc",
+        "model verdict acc",
+        "unsafe pass",
+        "macro-F1",
+        "invalid",
+    ):
+        table.add_column(col, overflow="fold")
+    for v in summary["variants"]:
+        table.add_row(
+            escape(v["name"]), str(v["quality_cases"]), str(v["errors"]),
+            _ci(v, "claim_accuracy"), _ci(v, "verdict_accuracy"), _ci(v, "model_verdict_accuracy"), _ci(v, "unsafe_pass_rate"),
+            num(v.get("macro_f1")), num(v.get("invalid_reply_rate")),
+        )  # fmt: skip
+    console.print(table)
+    for decision in summary.get("decisions", []):
+        print_decision(console, decision)
+    for gate in summary["gates"]:
+        mark = "[green]gate passed[/green]" if gate["passed"] else "[red]gate failed[/red]"
+        console.print(
+            f"{mark} {escape(gate['gate'])} [{escape(gate['variant'] or 'all')}]: {escape(str(gate['detail']))}",
+            highlight=False,
+        )
+    extra = f" (resumed: {resumed} results were already there)" if resumed else ""
+    console.print(f"run folder: {run_dir}{extra}", highlight=False)
+    if report:
+        console.print(f"report: {run_dir / 'report.html'}", highlight=False)
+
+
+def print_decision(console: Console, d: dict[str, Any]) -> None:
+    """The decision with its one line of why, the paired figures in points, and the first regressed cases."""
+    from harness.score.decide import Decision
+    from harness.score.regression import headline
+
+    style = DECISION_STYLE[d["decision"]]
+    why = headline(Decision.model_validate(d))
+    console.print(
+        f"[bold {style}]{d['decision'].upper()}[/bold {style}] {escape(d['candidate'])} against {escape(d['control'])}: {escape(why)}",
+        highlight=False,
+    )
+    table = Table(
+        title=f"paired on {d['paired_cases']} cases ({d['unpaired_cases']} unpaired); margin {pp(d['margin'], False)}"
+    )
+    for col in ("metric", "control", "candidate", "Δ [95% CI]", "p", "detectable (80% power)", "gated"):
+        table.add_column(col, overflow="fold")
+    for name, m in d["metrics"].items():
+        ci = m["diff_ci"]
+        table.add_row(
+            name, num(m["control"]), num(m["candidate"]),
+            pp(m["diff"]) + (f" [{pp(ci[0])}, {pp(ci[1])}]" if ci else ""),
+            pval(m["p"]), pp(m["mde"], False), "yes" if m["gated"] else "no",
+        )  # fmt: skip
+    console.print(table)
+    regressed = d["regressed_cases"]
+    if regressed:
+        shown = ", ".join(regressed[:SHOWN_REGRESSIONS])
+        more = f" … and {len(regressed) - SHOWN_REGRESSIONS} more" if len(regressed) > SHOWN_REGRESSIONS else ""
+        console.print(f"regressed cases ({len(regressed)}): {escape(shown)}{more}", highlight=False)
+    if d["changed"]:
+        console.print("changed: " + escape(", ".join(sorted(d["changed"]))), highlight=False)
