@@ -66,7 +66,9 @@ def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
     )
     write_outcomes(run_dir, outcomes)
     policy_ids = sorted({r.case_id for r in records if r.kind == "policy"})
-    (run_dir / JUNIT_FILE).write_text(junit_xml(summary["conformance"], policy_ids, gate_rows), encoding="utf-8")
+    (run_dir / JUNIT_FILE).write_text(
+        junit_xml(summary["conformance"], policy_ids, gate_rows, summary["decisions"]), encoding="utf-8"
+    )
     return summary
 
 
