@@ -99,6 +99,32 @@ def run_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
     ]
 
 
+DECISION_BADGE = {"ship": "pass", "block": "fail", "inconclusive": "warn"}
+
+
+def decision_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
+    """Each run's ship decisions with their one line of why and the regressions in words."""
+    from harness.score.decide import Decision
+    from harness.score.junit import regression_line
+    from harness.score.regression import headline
+
+    rows = []
+    for run in runs:
+        for d in run.summary.get("decisions", []):
+            rows.append(
+                {
+                    **d,
+                    "run": run.label,
+                    "why": headline(Decision.model_validate(d)),
+                    "badge": DECISION_BADGE[d["decision"]],
+                    "regression_lines": [
+                        {"case_id": r["case_id"], "text": regression_line(r)} for r in d.get("regressions", [])
+                    ],
+                }
+            )
+    return rows
+
+
 def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, Any]:
     """The whole page's data."""
     variants = merged_variants(runs)
@@ -141,6 +167,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         "classes": CLASSES,
         "signoff": signoff,
         "gates": gates,
+        "decisions": decision_rows(runs),
         "passed": passed,
         "selection": {**selection, "complete": selection["embedded"] == selection["results"]},
         "data": data,

@@ -50,6 +50,19 @@ def pval(value: Any) -> str:
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
+def pp(value: Any, sign: bool = True) -> str:
+    """A fraction shown in percentage points, the unit of every difference in the report."""
+    if value is None:
+        return "n/a"
+    return f"{100 * value + 0.0:+.1f} pp" if sign else f"{100 * value + 0.0:.1f} pp"
+
+
+def pp_ci(value: Any) -> str:
+    if not value:
+        return ""
+    return f"[{100 * value[0] + 0.0:+.1f}, {100 * value[1] + 0.0:+.1f}]"
+
+
 def short(value: Any, n: int = 12) -> str:
     text = "" if value is None else str(value)
     return text if len(text) <= n + 3 else text[:n] + "…"
@@ -73,7 +86,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pct=pct, num=num, ci=ci, pval=pval, short=short, md=md)
+    env.filters.update(pct=pct, num=num, ci=ci, pval=pval, short=short, md=md, pp=pp, pp_ci=pp_ci)
     return env
 
 

@@ -43,7 +43,8 @@ def test_a_worse_prompt_is_blocked_with_hand_computed_figures(
     corpus = write_copies(tmp_path / "cases")
     lenient = prompt_dir(tmp_path, "lenient", LENIENT_LINE)
     out = tmp_path / "run"
-    assert run(server, corpus, out, "--prompt", "baseline", "--prompt", str(lenient), "--control", "@baseline") == 1
+    args = ("--prompt", "baseline", "--prompt", str(lenient), "--control", "@baseline")
+    assert run(server, corpus, out, *args, report=True) == 1
     s = summary(out)
     assert [v["name"] for v in s["variants"]] == [CONTROL, f"{MODEL}@lenient"]
     (d,) = s["decisions"]
@@ -63,6 +64,21 @@ def test_a_worse_prompt_is_blocked_with_hand_computed_figures(
     printed = capsys.readouterr().out
     assert f"BLOCK {MODEL}@lenient against {CONTROL}: verdict_accuracy: significantly worse" in printed
     assert "regressed cases (12): q2-1, q2-2, q2-3, q4-1, q4-2 … and 7 more" in printed
+    md = (out / "summary.md").read_text()
+    table_at, regressions_at, headline_at = (
+        md.index("| candidate | control |"),
+        md.index("12 regressed cases"),
+        md.index("| variant | cases |"),
+    )
+    assert table_at < regressions_at < headline_at  # the decision first, then the regressions, then the rest
+    assert "| openai:local-model@lenient | openai:local-model@baseline | -57.1 pp [" in md and "❌ block" in md
+    assert (
+        "`q2-1` epoch 1: control REJECT \\(right\\), candidate PASS \\(wrong\\); C2: contradicted -\\> direct\\_observation"
+        in md
+    )
+    html = (out / "report.html").read_text()
+    assert 'id="decisions-table"' in html and 'id="regressions"' in html and "-57.1 pp" in html
+    assert html.count('data-filter="text" data-value="q') == 12
     junit = ET.parse(out / "junit.xml").getroot()
     failing = [t.get("name") for t in junit.iter("testcase") if t.find("failure") is not None]
     assert [n for n in failing if n.startswith("q")] == [f"{cid} [{MODEL}@lenient vs {CONTROL}]" for cid in WRONG]
