@@ -78,7 +78,7 @@ def print_summary(
     for gate in summary["gates"]:
         mark = "[green]gate passed[/green]" if gate["passed"] else "[red]gate failed[/red]"
         console.print(
-            f"{mark} {escape(gate['gate'])} [{escape(gate['variant'] or 'all')}]: {escape(str(gate['detail']))}",
+            f"{mark} {escape(gate['gate'])} {escape('[' + (gate['variant'] or 'all') + ']')}: {escape(str(gate['detail']))}",
             highlight=False,
         )
     extra = f" (resumed: {resumed} results were already there)" if resumed else ""

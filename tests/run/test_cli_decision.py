@@ -181,3 +181,29 @@ def test_a_prompt_no_model_takes_exits_2_naming_the_models(tmp_path: Path, capsy
     assert main(["run", "--cases", str(corpus), "--prompt", "strict-evidence", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err.replace("\n", " ")
     assert "no model of this run takes one (reference)" in err and not (tmp_path / "r").exists()
+
+
+STUDY = Path(__file__).resolve().parents[2] / "studies" / "prompt-regression.yaml"
+
+
+def test_the_shipped_recipe_blocks_a_worse_prompt_and_ships_an_equivalent(
+    tmp_path: Path, server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = write_copies(tmp_path / "cases")
+    recipe = ["run", "--study", str(STUDY), "--cases", str(corpus), "--model", MODEL, "--base-url", server.base_url]
+    recipe += ["--no-cache", "--no-report", "--prompt", "baseline", "--prompt"]
+    assert main([*recipe, str(prompt_dir(tmp_path, "lenient", LENIENT_LINE)), "--out", str(tmp_path / "a")]) == 1
+    assert main([*recipe, str(prompt_dir(tmp_path, "reworded")), "--out", str(tmp_path / "b")]) == 0
+    assert [d["decision"] for d in summary(tmp_path / "b")["decisions"]] == ["ship"]
+    printed = capsys.readouterr().out
+    assert "SHIP openai:local-model@reworded against openai:local-model@baseline: non-inferior" in printed
+    assert "gate passed ship_decision [openai:local-model@reworded]" in printed
+
+
+def test_the_shipped_recipe_without_a_model_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = write_copies(tmp_path / "cases", copies=1)
+    base = ["run", "--study", str(STUDY), "--cases", str(corpus), "--out", str(tmp_path / "r")]
+    assert main([*base, "--prompt", "strict-evidence"]) == 2  # the reference verifier takes no prompt
+    assert "no model of this run takes one (reference)" in capsys.readouterr().err.replace("\n", " ")
+    assert main(base) == 2  # no prompt given: still no control to pair with
+    assert "no variant with prompt 'baseline' on the model of reference" in capsys.readouterr().err.replace("\n", " ")
