@@ -72,6 +72,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="non-inferiority margin of the ship decision in percentage points (default 5)",
     )
     run.add_argument(
+        "--decide-on",
+        action="append",
+        choices=["verdict_accuracy", "claim_accuracy", "unsafe_pass_rate"],
+        help="a metric the ship decision gates on (repeatable; default verdict_accuracy and unsafe_pass_rate)",
+    )
+    run.add_argument(
         "--require-ship", action="store_true", help="an inconclusive decision exits 1 too (proof of non-inferiority)"
     )
     run.add_argument(
@@ -127,6 +133,8 @@ def study_from_args(args: argparse.Namespace) -> Study:
         gates["margin"] = args.margin
     if args.require_ship:
         gates["require_ship"] = True
+    if args.decide_on:
+        gates["decide_on"] = args.decide_on
     overrides: dict[str, Any] = {
         "cases": args.cases,
         "models": args.model,

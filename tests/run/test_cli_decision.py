@@ -109,6 +109,16 @@ def test_inconclusive_passes_unless_ship_is_required(tmp_path: Path, server: Loc
     # a margin wide enough for a 3-in-21 loss (and 3 in 12 more unsafe PASSes) turns it into a ship
     assert run(server, corpus, tmp_path / "c", *args, "--require-ship", "--margin", "70") == 0
     assert summary(tmp_path / "c")["decisions"][0]["decision"] == "ship"
+    # gated on verdict accuracy alone, a 40-point margin is enough: the unsafe-PASS rise no longer decides
+    assert run(server, corpus, tmp_path / "d", *args, "--require-ship", "--margin", "40") == 1
+    assert (
+        run(
+            server, corpus, tmp_path / "e", *args, "--require-ship", "--margin", "40", "--decide-on", "verdict_accuracy"
+        )
+        == 0
+    )
+    metrics = summary(tmp_path / "e")["decisions"][0]["metrics"]
+    assert [m for m in metrics if metrics[m]["gated"]] == ["verdict_accuracy"]
 
 
 def test_a_finished_run_is_the_control_of_the_same_model(tmp_path: Path, server: LocalOpenAIServer) -> None:
