@@ -77,6 +77,8 @@ class Decision(BaseModel):
 def pair_units(candidate: pd.DataFrame, control: pd.DataFrame) -> pd.DataFrame:
     """Units of both sides joined on case, content hash and epoch (suffixes `_cand` and `_ctl`)."""
     control = control if "epoch" in control else control.assign(epoch=1)  # a baseline kept before epochs
+    missing = [c for c in candidate.columns if c not in control.columns and c not in PAIR_KEY and c != "variant"]
+    control = control.assign(**dict.fromkeys(missing, None))  # a baseline kept before these columns: unknown
     return candidate.merge(control, on=PAIR_KEY, suffixes=("_cand", "_ctl"), how="inner")
 
 
@@ -141,6 +143,9 @@ def _claims(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tupl
     diff, ci, p = paired_ratio_diff(frame["c"].to_numpy(float), frame["k"].to_numpy(float), frame["n"].to_numpy(float))
     discordant = 0
     for row in paired.itertuples(index=False):
+        if not isinstance(row.claims_ctl, dict):  # labels not kept by an older baseline: the count's lower bound
+            discordant += int(abs(row.claims_right_cand - row.claims_right_ctl))
+            continue
         for cid, ok in gold.get(row.case_id, {}).items():
             discordant += (_label(row.claims_cand, cid) in ok) != (_label(row.claims_ctl, cid) in ok)
     return {
@@ -185,7 +190,7 @@ def regressions(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> 
                 "gold": ok,
             }
             for cid, ok in gold.get(row.case_id, {}).items()
-            if _label(row.claims_ctl, cid) != _label(row.claims_cand, cid)
+            if isinstance(row.claims_ctl, dict) and _label(row.claims_ctl, cid) != _label(row.claims_cand, cid)
         ]
         out.append(
             Regression(
@@ -225,12 +230,12 @@ def decide(
     metrics["verdict_accuracy"] = judge_metric(verdict, n_verdict, False, "verdict_accuracy" in gated, margin, alpha)
     claims, n_claims = _claims(paired, gold)
     metrics["claim_accuracy"] = judge_metric(claims, n_claims, False, "claim_accuracy" in gated, margin, alpha)
-    eligible = (
-        paired[paired["unsafe_eligible_cand"].astype(bool)] if "unsafe_eligible_ctl" in paired else paired.iloc[0:0]
-    )
-    unsafe, n_unsafe = _binary(eligible, "unsafe_pass", True) if "unsafe_pass_ctl" in paired else (_missing(), 0)
+    # an older baseline kept no unsafe-PASS flags: that metric is not measured (never read as all-True)
+    control_has_unsafe = "unsafe_pass" in control_units.columns
+    eligible = paired[paired["unsafe_eligible_cand"].astype(bool)] if control_has_unsafe else paired.iloc[0:0]
+    unsafe, n_unsafe = _binary(eligible, "unsafe_pass", True)
     metrics["unsafe_pass_rate"] = judge_metric(unsafe, n_unsafe, True, "unsafe_pass_rate" in gated, margin, alpha)
-    kind, reasons = _outcome(metrics, margin, alpha, control_has_unsafe="unsafe_pass_ctl" in paired)
+    kind, reasons = _outcome(metrics, margin, alpha, control_has_unsafe=control_has_unsafe)
     lost = regressions(paired, gold)
     unpaired = len((cases_cand | cases_ctl) - paired_cases)
     if unpaired:
@@ -254,10 +259,6 @@ def decide(
         regressions=lost,
         changed=changed,
     )
-
-
-def _missing() -> dict[str, Any]:
-    return {"control": None, "candidate": None, "diff": None, "diff_ci": None, "p": None, "test": "none", "mde": None}
 
 
 def _corpus_note(change: dict[str, Any]) -> str:
