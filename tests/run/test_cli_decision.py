@@ -217,3 +217,18 @@ def test_the_shipped_recipe_without_a_model_exits_2(tmp_path: Path, capsys: pyte
     assert "no model of this run takes one (reference)" in capsys.readouterr().err.replace("\n", " ")
     assert main(base) == 2  # no prompt given: still no control to pair with
     assert "no variant with prompt 'baseline' on the model of reference" in capsys.readouterr().err.replace("\n", " ")
+
+
+def test_the_known_model_answers_every_committed_quality_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test model behind the README's try-it-yourself recipe recognises every case of cases/quality."""
+    from harness.corpus.loader import load_cases
+    from tests.run.known_model import KnownModel
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-known")
+    quality = Path(__file__).resolve().parents[2] / "cases" / "quality"
+    with LocalOpenAIServer(KnownModel(load_cases([quality]))) as known:
+        args = ["--cases", str(quality), "--prompt", "baseline", "--concurrency", "16"]
+        assert run(known, quality, tmp_path / "k", *args[2:]) == 0
+    (variant,) = summary(tmp_path / "k")["variants"]
+    assert variant["errors"] == 0 and variant["quality_cases"] == 136
+    assert variant["claim_accuracy"] > 0.95  # the policy may still overrule a right answer on a few cases
