@@ -283,7 +283,7 @@ def _outcome(
             why = " (the control's outcomes predate unsafe-PASS outcomes: regenerate it)" if stale else ""
             reasons.append(f"{name}: not measured, no paired unit{why}")
         elif name in worse:
-            reasons.append(f"{name}: significantly worse, {_pp(m.diff)} (p = {_p(m.p)} < {alpha})")
+            reasons.append(f"{name}: significantly worse, {_pp(m.diff)} (p {_p(m.p)}, alpha {alpha})")
         elif m.non_inferior:
             reasons.append(
                 f"{name}: {_pp(m.diff)}, 95% CI {_ci(m.diff_ci)} within the {_pp(margin, sign=False)} margin"
@@ -316,7 +316,7 @@ def _ci(ci: list[float] | None) -> str:
 def _p(p: float | None) -> str:
     if p is None:
         return "n/a"
-    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+    return "< 0.0001" if p < 1e-4 else f"= {p:.4f}"
 
 
 def what_changed(
