@@ -20,13 +20,14 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from harness.run.log import Manifest, VariantInfo
+from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
 from harness.score.stats import mcnemar_exact, mde_paired_binary, paired_ratio_diff
 
 DecisionKind = Literal["ship", "block", "inconclusive"]
 METRICS = ("verdict_accuracy", "claim_accuracy", "unsafe_pass_rate")
 LOWER_IS_BETTER = {"unsafe_pass_rate"}
-DEFAULT_GATED = ("verdict_accuracy", "unsafe_pass_rate")
-DEFAULT_MARGIN = 0.05
+DEFAULT_GATED: tuple[str, ...] = DEFAULT_DECIDE_ON
+DEFAULT_MARGIN = DEFAULT_MARGIN_PP / 100
 PAIR_KEY = ["case_id", "case_hash", "epoch"]
 
 
