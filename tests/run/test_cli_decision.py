@@ -6,7 +6,9 @@ lenient prompt says PASS with every claim observed, so it is wrong on the 12 cop
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -232,3 +234,40 @@ def test_the_known_model_answers_every_committed_quality_case(tmp_path: Path, mo
     (variant,) = summary(tmp_path / "k")["variants"]
     assert variant["errors"] == 0 and variant["quality_cases"] == 136
     assert variant["claim_accuracy"] > 0.95  # the policy may still overrule a right answer on a few cases
+
+
+@pytest.mark.browser
+def test_the_regressions_view_drills_down_in_a_browser(tmp_path: Path, server: LocalOpenAIServer) -> None:
+    """A click on a regressed case lists that case's results for both variants; a click on a row opens it."""
+    from harness.report.browser import find_chromium
+
+    if find_chromium() is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the browser tests: no chromium binary on PATH")
+        pytest.skip("no chromium binary on PATH")
+    corpus = write_copies(tmp_path / "cases", copies=2)
+    lenient = prompt_dir(tmp_path, "lenient", LENIENT_LINE)
+    out = tmp_path / "run"
+    args = ("--prompt", "baseline", "--prompt", str(lenient), "--control", "@baseline")
+    assert run(server, corpus, out, *args, report=True) == 1
+    asyncio.run(drill_down(out / "report.html"))
+
+
+async def drill_down(report: Path) -> None:
+    from tests.report.cdp import open_page
+
+    async with open_page(report.as_uri()) as page:
+        await page.wait_for("document.body && document.body.dataset.ready === '1'")
+        assert await page.evaluate("document.querySelectorAll('#decisions-table tbody tr').length") == 1
+        assert await page.evaluate("document.querySelector('#decisions-table .badge').textContent") == "block"
+        links = await page.evaluate("document.querySelectorAll('.regressions-table a[data-filter]').length")
+        assert links == 8  # q2, q4, q5, q6 x 2 copies
+        await page.evaluate("document.querySelector('.regressions-table a[data-filter]').click()")
+        visible = "Array.from(document.querySelectorAll('#case-rows tr.row:not([hidden])'))"
+        await page.wait_for(f"{visible}.length === 2")
+        cells = await page.evaluate(
+            f"{visible}.map(function (tr) {{ return tr.cells[0].textContent + '|' + tr.cells[1].textContent; }})"
+        )
+        assert sorted(cells) == [f"q2-1|{CONTROL}", f"q2-1|{MODEL}@lenient"]
+        await page.evaluate(f"{visible}[0].click()")
+        await page.wait_for("document.querySelectorAll('#case-rows tr.detail').length === 1")
