@@ -24,11 +24,10 @@ from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
 from harness.score.stats import mcnemar_exact, mde_paired_binary, paired_ratio_diff
 
 DecisionKind = Literal["ship", "block", "inconclusive"]
-METRICS = ("verdict_accuracy", "claim_accuracy", "unsafe_pass_rate")
-LOWER_IS_BETTER = {"unsafe_pass_rate"}
 DEFAULT_GATED: tuple[str, ...] = DEFAULT_DECIDE_ON
 DEFAULT_MARGIN = DEFAULT_MARGIN_PP / 100
 PAIR_KEY = ["case_id", "case_hash", "epoch"]
+NOT_MEASURED: dict[str, Any] = dict.fromkeys(("control", "candidate", "diff", "diff_ci", "p", "mde")) | {"test": "none"}
 
 
 class MetricComparison(BaseModel):
@@ -83,21 +82,13 @@ def pair_units(candidate: pd.DataFrame, control: pd.DataFrame) -> pd.DataFrame:
     return candidate.merge(control, on=PAIR_KEY, suffixes=("_cand", "_ctl"), how="inner")
 
 
-def _binary(paired: pd.DataFrame, column: str, lower_is_better: bool) -> tuple[dict[str, Any], int]:
+def _binary(paired: pd.DataFrame, column: str) -> tuple[dict[str, Any], int]:
     """Figures of a per-unit yes/no metric: rates, paired difference with its CI, p and MDE."""
     cand = paired[f"{column}_cand"].to_numpy(dtype=bool)
     ctl = paired[f"{column}_ctl"].to_numpy(dtype=bool)
     n = len(paired)
     if n == 0:
-        return {
-            "control": None,
-            "candidate": None,
-            "diff": None,
-            "diff_ci": None,
-            "p": None,
-            "test": "none",
-            "mde": None,
-        }, 0
+        return dict(NOT_MEASURED), 0
     per_case = pd.DataFrame({"case": paired["case_id"].to_numpy(), "c": cand, "k": ctl, "n": 1}).groupby("case").sum()
     diff, ci, boot_p = paired_ratio_diff(
         per_case["c"].to_numpy(float), per_case["k"].to_numpy(float), per_case["n"].to_numpy(float)
@@ -120,15 +111,7 @@ def _claims(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tupl
     """Claim accuracy: the case-cluster bootstrap on claims right; MDE over claims as paired units."""
     total = paired["claims_total_cand"].to_numpy(float)
     if len(paired) == 0 or total.sum() == 0:
-        return {
-            "control": None,
-            "candidate": None,
-            "diff": None,
-            "diff_ci": None,
-            "p": None,
-            "test": "none",
-            "mde": None,
-        }, 0
+        return dict(NOT_MEASURED), 0
     frame = (
         pd.DataFrame(
             {
@@ -227,14 +210,14 @@ def decide(
     cases_cand, cases_ctl = set(candidate_units["case_id"]), set(control_units["case_id"])
     paired_cases = set(paired["case_id"])
     metrics: dict[str, MetricComparison] = {}
-    verdict, n_verdict = _binary(paired, "verdict_correct", False)
+    verdict, n_verdict = _binary(paired, "verdict_correct")
     metrics["verdict_accuracy"] = judge_metric(verdict, n_verdict, False, "verdict_accuracy" in gated, margin, alpha)
     claims, n_claims = _claims(paired, gold)
     metrics["claim_accuracy"] = judge_metric(claims, n_claims, False, "claim_accuracy" in gated, margin, alpha)
     # an older baseline kept no unsafe-PASS flags: that metric is not measured (never read as all-True)
     control_has_unsafe = "unsafe_pass" in control_units.columns
     eligible = paired[paired["unsafe_eligible_cand"].astype(bool)] if control_has_unsafe else paired.iloc[0:0]
-    unsafe, n_unsafe = _binary(eligible, "unsafe_pass", True)
+    unsafe, n_unsafe = _binary(eligible, "unsafe_pass")
     metrics["unsafe_pass_rate"] = judge_metric(unsafe, n_unsafe, True, "unsafe_pass_rate" in gated, margin, alpha)
     kind, reasons = _outcome(metrics, margin, alpha, control_has_unsafe=control_has_unsafe)
     lost = regressions(paired, gold)
