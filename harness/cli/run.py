@@ -97,6 +97,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("--excerpt-chars", type=int, help="tool result excerpt limit in the trace summary")
     run.add_argument("--no-claim-guard", action="store_true", help="measure the bare model verdict (policy step 5 off)")
     run.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    run.add_argument(
+        "--perturb",
+        action="append",
+        metavar="NAME[,NAME]",
+        help="also run every quality case under these perturbations (robustness only; see README): "
+        "claim-order, invocation-order, distractor, evidence-position, format, claim-ids",
+    )
+    run.add_argument("--perturb-seed", type=int, help="the run seed the perturbations derive from")
     client = run.add_argument_group("client settings for openai: models (a study file can set them per model)")
     client.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     client.add_argument("--max-tokens", type=int)
@@ -152,6 +160,8 @@ def study_from_args(args: argparse.Namespace) -> Study:
         "report": False if args.no_report else None,
         "replay": False if args.no_replay else None,
         "gates": gates or None,
+        "perturb": args.perturb,
+        "perturb_seed": args.perturb_seed,
     }
     if args.no_cache:
         overrides["cache"] = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from harness.corpus.perturb import Perturbed
 from harness.corpus.schema import Case
 from harness.run.log import GatekeeperOutcome, Gold, ResultRecord
 from harness.system.models import ParsedExecutorOutput
@@ -36,8 +37,20 @@ def dataset_of(case: Case) -> str:
     return value if isinstance(value, str) and value else DEFAULT_DATASET
 
 
+def perturbation_fields(perturbed: Perturbed | None) -> dict[str, object]:
+    """What a perturbed unit's record carries to be reproduced and read back (nothing for the case as written)."""
+    if perturbed is None:
+        return {}
+    return {"perturbation": perturbed.name, "perturbation_seed": perturbed.seed, "claim_id_map": perturbed.claim_id_map}
+
+
 def base_record(
-    case: Case, variant: str, epoch: int, case_hash: str | None = None, parsed: ParsedExecutorOutput | None = None
+    case: Case,
+    variant: str,
+    epoch: int,
+    case_hash: str | None = None,
+    parsed: ParsedExecutorOutput | None = None,
+    perturbed: Perturbed | None = None,
 ) -> dict[str, object]:
     """The fields every record has; `case_hash` and `parsed` when the caller already has them (neither is free)."""
     parsed = parsed or parse_structured_output(case.executor.emission().structured_output_raw)
@@ -56,17 +69,23 @@ def base_record(
         "critical_claims": [c.claim_id for c in claims if c.critical],
         "sibling_keys": sorted(k for k in case.session.self_evaluation if k != EVALUATION_KEY),
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        **perturbation_fields(perturbed),
     }
 
 
 def record_from_run(
-    case: Case, variant: str, epoch: int, run: PipelineRun, case_hash: str | None = None
+    case: Case,
+    variant: str,
+    epoch: int,
+    run: PipelineRun,
+    case_hash: str | None = None,
+    perturbed: Perturbed | None = None,
 ) -> ResultRecord:
     """Everything the metrics and the report need about one finished case run."""
     ev, call = run.evaluation, run.call
     transport_error = call.error if call.raw_reply is None and call.error else None
     return ResultRecord(
-        **base_record(case, variant, epoch, case_hash, run.parsed),  # type: ignore[arg-type]
+        **base_record(case, variant, epoch, case_hash, run.parsed, perturbed),  # type: ignore[arg-type]
         parse_status=ev.executor_output_parse_status.status,
         gatekeeper=GatekeeperOutcome(
             status=ev.gatekeeper_result.status,
@@ -92,10 +111,17 @@ def record_from_run(
     )
 
 
-def record_from_crash(case: Case, variant: str, epoch: int, error: str, case_hash: str | None = None) -> ResultRecord:
+def record_from_crash(
+    case: Case,
+    variant: str,
+    epoch: int,
+    error: str,
+    case_hash: str | None = None,
+    perturbed: Perturbed | None = None,
+) -> ResultRecord:
     """A case whose run raised: recorded as an error so the run finishes and nothing is lost."""
     return ResultRecord(
-        **base_record(case, variant, epoch, case_hash),  # type: ignore[arg-type]
+        **base_record(case, variant, epoch, case_hash, perturbed=perturbed),  # type: ignore[arg-type]
         parse_status=None,
         gatekeeper=None,
         claims={},

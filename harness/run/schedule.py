@@ -13,10 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from harness.corpus.perturb import Perturbed
 from harness.corpus.schema import Case
 from harness.run.execute import execute_case
 from harness.run.log import ResultRecord, ResultWriter, VariantInfo
-from harness.run.records import record_from_crash, record_from_run
+from harness.run.records import perturbation_fields, record_from_crash, record_from_run
 from harness.run.replay import ResultReplay, replayable
 from harness.system.policy import PolicySettings
 from harness.system.store import Store
@@ -43,6 +44,8 @@ class Task:
     variant: VariantInfo | None  # None: a policy case with its scripted reply
     epoch: int
     case_hash: str = ""  # the case's content hash, computed once per case (hashing a case is not free)
+    perturbed: Perturbed | None = None
+    """Set for a robustness unit: `case` is then the perturbed case, `case_hash` its own hash."""
 
     @property
     def variant_name(self) -> str:
@@ -69,11 +72,13 @@ async def run_one(
         verifier = verifier_for(task)
         settings = PolicySettings(claim_guard=task.variant.claim_guard if task.variant else True)
         run = await execute_case(task.case, verifier, settings, excerpt_chars, store)
-        return record_from_run(task.case, task.variant_name, task.epoch, run, task.case_hash or None)
+        return record_from_run(task.case, task.variant_name, task.epoch, run, task.case_hash or None, task.perturbed)
     except Exception as exc:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         error = f"harness_error: {detail[:500]}"
-        return record_from_crash(task.case, task.variant_name, task.epoch, error, task.case_hash or None)
+        return record_from_crash(
+            task.case, task.variant_name, task.epoch, error, task.case_hash or None, task.perturbed
+        )
 
 
 async def run_tasks(
@@ -124,7 +129,7 @@ async def run_tasks(
                 key = key_of(task)
                 kept = replay.get(key, task.case.id, task.variant_name, task.epoch) if replay and key else None
                 if kept is not None:
-                    emit(kept, key)
+                    emit(kept.model_copy(update=perturbation_fields(task.perturbed)), key)
                     continue
                 emit(await run_one(task, verifier_for, excerpt_chars, store), key)
         finally:

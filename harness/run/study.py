@@ -10,6 +10,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from harness.corpus.perturb import DEFAULT_PERTURB_SEED, parse_perturbations
 from harness.llm.modes import public_url
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
@@ -104,6 +105,22 @@ class Study(BaseModel):
     gates: Gates = Field(default_factory=Gates)
     model_settings: dict[str, ModelSettings] = Field(default_factory=dict)
     report: bool = True
+    perturb: list[str] = Field(
+        default_factory=list, description="perturbations (harness.corpus.perturb) run as extra quality work units"
+    )
+    perturb_seed: int = Field(
+        default=DEFAULT_PERTURB_SEED, ge=0, description="the run seed every perturbation derives from"
+    )
+
+    @field_validator("perturb", mode="before")
+    @classmethod
+    def _known_perturbations(cls, names: Any) -> Any:
+        """Names (or comma lists) checked against the registry; an unknown one lists the known ones."""
+        if isinstance(names, str):
+            names = [names]
+        return (
+            parse_perturbations(names) if isinstance(names, list) and all(isinstance(n, str) for n in names) else names
+        )
 
     @field_validator("models")
     @classmethod
