@@ -16,6 +16,7 @@ from harness.report import analyses, figures
 from harness.report.casedata import embedded_data
 from harness.report.load import LoadedRun
 from harness.report.prices import PriceTable
+from harness.report.robustness import robustness_rows
 from harness.report.signoff import certification, columns_for, scenario_rows
 from harness.score.compare import compare_outcomes
 from harness.score.frames import CLASSES
@@ -160,6 +161,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         "per_tag": analyses.breakdown_table(variants, "per_tag"),
         "per_dataset": analyses.breakdown_table(variants, "per_dataset"),
         "stability": stability,
+        "robustness": robustness_rows(variants),
         "per_epoch": per_epoch,
         "operations": operations,
         "priced": any(r["cost"] is not None for r in operations),

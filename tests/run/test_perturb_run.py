@@ -18,6 +18,7 @@ from harness.cli import main
 from harness.corpus.perturb import PERTURBATIONS
 from harness.llm.local_server import LocalOpenAIServer, claim_ids_in, last_user_message
 from harness.run.log import read_manifest, read_results
+from tests.report.conftest import embedded
 from tests.run.corpus_builder import GOLD, write_corpus
 
 CASE_ID = re.compile(r"\[(q\d+)\]")
@@ -102,7 +103,7 @@ def headline(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_biased_model_flips_under_claim_order_and_unbiased_does_not(
-    tmp_path: Path, scripted_server: LocalOpenAIServer
+    tmp_path: Path, scripted_server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     corpus = write_corpus(tmp_path / "cases")
     plain, perturbed = tmp_path / "plain", tmp_path / "perturbed"
@@ -110,6 +111,8 @@ def test_biased_model_flips_under_claim_order_and_unbiased_does_not(
     requests_plain = scripted_server.request_count
     code = main(run_args(scripted_server, corpus, perturbed, "--epochs", "2", "--perturb", "claim-order"))
     assert code in (0, 1)
+    console = capsys.readouterr().out
+    assert "robustness" in console and "claim-order" in console and "0.357" in console  # the biased claim flips
     # every quality case again under the perturbation, per variant and epoch: twice the requests
     assert scripted_server.request_count - requests_plain == 2 * requests_plain
 
@@ -223,3 +226,29 @@ def test_study_key_perturb(tmp_path: Path, scripted_server: LocalOpenAIServer) -
     summary = json.loads((out / "summary.json").read_text())
     figures = variant(summary, UNBIASED)["robustness"]["invocation-order"]
     assert figures["cases"] == 7 and figures["verdict_flip_rate"] == 0
+
+
+def test_report_shows_robustness_and_lists_no_perturbed_unit(
+    tmp_path: Path, scripted_server: LocalOpenAIServer
+) -> None:
+    corpus = write_corpus(tmp_path / "cases")
+    out = tmp_path / "run"
+    assert main(run_args(scripted_server, corpus, out, "--perturb", "claim-order,invocation-order")) in (0, 1)
+    assert main(["report", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    section = page[page.index('<section id="robustness">') : page.index("</section>", page.index('id="robustness"'))]
+    rows = re.findall(r"<tr><td class=\"name\">([^<]+)</td><td class=\"mono\">([^<]+)</td>", section)
+    assert sorted(rows) == sorted(
+        (f"{m}@baseline", p) for m in (BIASED, UNBIASED) for p in ("claim-order", "invocation-order")
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    biased = variant(summary, BIASED)["robustness"]["claim-order"]
+    assert f"{100 * biased['claim_flip_rate']:.1f}%" in section
+    # the case list embeds every headline result and no robustness unit (same ids, same variants: count them)
+    data = embedded(out / "report.html")
+    assert len(data["records"]) == 1 + 2 * 7 == summary["run"]["results"]
+    assert summary["run"]["perturbed_results"] == 2 * 2 * 7
+    # a report rendered again from the log is not thrown off by the extra lines (counts match, nothing rescored)
+    before = (out / "summary.json").read_text()
+    assert main(["report", str(out)]) == 0
+    assert (out / "summary.json").read_text() == before
