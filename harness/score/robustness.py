@@ -33,8 +33,10 @@ def claim_flips(original: ResultRecord, perturbed: ResultRecord) -> tuple[int, i
 
 
 def _rate(per_case: dict[str, list[int]], num: int, den: int) -> tuple[float | None, list[float] | None]:
-    nums = np.array([v[num] for v in per_case.values()], dtype=float)
-    dens = np.array([v[den] for v in per_case.values()], dtype=float)
+    """Pooled rate and its CI; cases in id order, so the same log gives the same interval whatever order it has."""
+    ordered = [per_case[cid] for cid in sorted(per_case)]
+    nums = np.array([v[num] for v in ordered], dtype=float)
+    dens = np.array([v[den] for v in ordered], dtype=float)
     if dens.sum() == 0:
         return None, None
     ci = ratio_ci(nums, dens)

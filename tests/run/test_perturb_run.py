@@ -252,3 +252,29 @@ def test_report_shows_robustness_and_lists_no_perturbed_unit(
     before = (out / "summary.json").read_text()
     assert main(["report", str(out)]) == 0
     assert (out / "summary.json").read_text() == before
+
+
+def test_resume_and_replay_keep_robustness_units_apart(tmp_path: Path, scripted_server: LocalOpenAIServer) -> None:
+    corpus = write_corpus(tmp_path / "cases")
+    cache = tmp_path / "cache"
+    out = tmp_path / "run"
+    args = [a for a in run_args(scripted_server, corpus, out, "--perturb", "claim-order") if a != "--no-cache"]
+    args += ["--cache", str(cache)]
+    assert main(args) in (0, 1)
+    sent = scripted_server.request_count
+    assert sent == 2 * 2 * 7
+    first_summary = json.loads((out / "summary.json").read_text())
+    # resuming the finished run redoes nothing; resuming it with other perturbations or another seed is refused
+    assert main([*args, "--resume"]) in (0, 1) and scripted_server.request_count == sent
+    assert main([*args, "--resume", "--perturb", "claim-ids"]) == 2
+    assert main([*args, "--resume", "--perturb-seed", "9"]) == 2
+    # a warm rerun replays every quality unit, the perturbed ones as robustness units still
+    again = tmp_path / "again"
+    assert main([*[str(again) if a == str(out) else a for a in args]]) in (0, 1)
+    assert scripted_server.request_count == sent
+    records = read_results(again)
+    perturbed = [r for r in records if r.perturbation is not None]
+    assert len(perturbed) == 14 and all(r.replayed and r.perturbation == "claim-order" for r in perturbed)
+    summary = json.loads((again / "summary.json").read_text())
+    for a, b in zip(summary["variants"], first_summary["variants"], strict=True):
+        assert a["robustness"] == b["robustness"] and a["claim_accuracy"] == b["claim_accuracy"]
