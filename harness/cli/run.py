@@ -14,6 +14,7 @@ from rich.table import Table
 from harness.cli.console import num as _num
 from harness.cli.console import print_summary
 from harness.corpus.loader import CorpusError, load_cases
+from harness.corpus.perturb import PERTURBATIONS
 from harness.run.log import VariantInfo
 from harness.run.runner import ResumeError, run_study
 from harness.run.select import FilterError, select_cases
@@ -102,7 +103,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="append",
         metavar="NAME[,NAME]",
         help="also run every quality case under these perturbations (robustness only; see README): "
-        "claim-order, invocation-order, distractor, evidence-position, format, claim-ids",
+        + ", ".join(PERTURBATIONS),
     )
     run.add_argument("--perturb-seed", type=int, help="the run seed the perturbations derive from")
     client = run.add_argument_group("client settings for openai: models (a study file can set them per model)")
