@@ -231,6 +231,7 @@ def run_study(
     run_id: str | None = None,
 ) -> RunResult:
     """Run (or resume) a study into `run_dir` and return every record of the run."""
+    perturbed = perturb_cases(cases, study.perturb, study.perturb_seed, study.excerpt_chars)
     run_dir.mkdir(parents=True, exist_ok=True)
     variants = build_variants(study)
     verifiers: dict[tuple[str, int], Verifier] = {}
@@ -242,7 +243,6 @@ def run_study(
             variant.prompt_version = _str_or_none(prompt.get("version"))
             variant.prompt_hash = _str_or_none(prompt.get("hash"))
     hashes = case_hashes(cases)
-    perturbed = perturb_cases(cases, study.perturb, study.perturb_seed, study.excerpt_chars)
     manifest = make_manifest(study, cases, variants, run_id or run_dir.name, hashes, perturbed)
     existing: list[ResultRecord] = []
     if study.resume and (run_dir / MANIFEST_FILE).exists():

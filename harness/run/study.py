@@ -133,6 +133,12 @@ class Study(BaseModel):
         return models
 
     @model_validator(mode="after")
+    def _seed_needs_a_perturbation(self) -> Study:
+        if "perturb_seed" in self.model_fields_set and not self.perturb:
+            raise ValueError("perturb_seed was given, but no perturbation: add --perturb NAME, or drop the seed")
+        return self
+
+    @model_validator(mode="after")
     def _prompts_need_a_model_that_takes_one(self) -> Study:
         if "prompts" in self.model_fields_set and all(m == REFERENCE for m in self.models):
             raise ValueError(

@@ -213,6 +213,9 @@ def test_a_perturbation_that_applies_to_nothing_exits_2(
     code = main(run_args(scripted_server, corpus, tmp_path / "run", "--perturb", "format"))
     assert code == 2
     assert "format" in capsys.readouterr().err and scripted_server.request_count == 0
+    assert not (tmp_path / "run").exists()  # refused before anything is written
+    assert main(run_args(scripted_server, corpus, tmp_path / "run", "--perturb-seed", "3")) == 2
+    assert "perturb_seed" in capsys.readouterr().err and scripted_server.request_count == 0
 
 
 def test_study_key_perturb(tmp_path: Path, scripted_server: LocalOpenAIServer) -> None:
