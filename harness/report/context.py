@@ -17,7 +17,7 @@ from harness.report.casedata import embedded_data
 from harness.report.load import LoadedRun
 from harness.report.prices import PriceTable
 from harness.report.signoff import certification, columns_for, scenario_rows
-from harness.score.compare import compare_outcomes
+from harness.score.compare import adjust_comparisons, compare_outcomes
 from harness.score.frames import CLASSES
 from harness.score.outcomes import load_outcomes
 
@@ -63,10 +63,12 @@ def merged_comparisons(runs: Sequence[LoadedRun], names: Sequence[str]) -> list[
     if not frames:
         return []
     outcomes = pd.concat(frames, ignore_index=True)
-    return [
-        {"a": a, "b": b, **compare_outcomes(outcomes[outcomes["variant"] == a], outcomes[outcomes["variant"] == b])}
-        for a, b in itertools.combinations(names, 2)
-    ]
+    return adjust_comparisons(
+        [
+            {"a": a, "b": b, **compare_outcomes(outcomes[outcomes["variant"] == a], outcomes[outcomes["variant"] == b])}
+            for a, b in itertools.combinations(names, 2)
+        ]
+    )
 
 
 def build_signoff(runs: Sequence[LoadedRun]) -> dict[str, Any]:

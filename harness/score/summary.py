@@ -16,7 +16,7 @@ import pandas as pd
 from harness.corpus.catalogue import load_catalogue
 from harness.corpus.schema import Case
 from harness.run.log import Manifest, ResultRecord
-from harness.score.compare import compare_outcomes
+from harness.score.compare import adjust_comparisons, compare_outcomes
 from harness.score.conformance import deterministic_mismatches, invariant_violations, policy_case_mismatches
 from harness.score.frames import claims_frame, quality_frame
 from harness.score.metrics import (
@@ -138,10 +138,12 @@ def build_summary(
         variants.append(variant_summary(meta, q, c))
     outcomes = outcomes_frame(records) if outcomes is None else outcomes
     names = [v.name for v in manifest.variants]
-    comparisons = [
-        {"a": a, "b": b, **compare_outcomes(outcomes[outcomes["variant"] == a], outcomes[outcomes["variant"] == b])}
-        for a, b in itertools.combinations(names, 2)
-    ]
+    comparisons = adjust_comparisons(
+        [
+            {"a": a, "b": b, **compare_outcomes(outcomes[outcomes["variant"] == a], outcomes[outcomes["variant"] == b])}
+            for a, b in itertools.combinations(names, 2)
+        ]
+    )
     return {
         "schema_version": SUMMARY_SCHEMA,
         "run": {
