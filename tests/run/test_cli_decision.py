@@ -282,7 +282,10 @@ def test_compare_concludes_in_points_and_fails_on_a_regression(
     capsys.readouterr()
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json", str(tmp_path / "c.json")]) == 0
     out = capsys.readouterr().out.replace("\n", " ")
-    assert f"{CONTROL} (A) gets significantly more verdicts right than {MODEL}@lenient (B): 57.1 pp on 21 paired cases" in out
+    assert (
+        f"{CONTROL} (A) gets significantly more verdicts right than {MODEL}@lenient (B): 57.1 pp on 21 paired cases"
+        in out
+    )
     assert "-57.1 pp" in out and "settings A → B: prompt: baseline → lenient" in out
     (row,) = json.loads((tmp_path / "c.json").read_text())
     assert row["verdict_accuracy_diff"] == pytest.approx(12 / 21) and row["unpaired_cases"] == 0  # stored as A − B
