@@ -129,20 +129,26 @@ def confusion_tables(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, An
 
 def comparison_rows(comparisons: Sequence[Mapping[str, Any]], alpha: float = ALPHA) -> list[dict[str, Any]]:
     """Paired comparisons with a plain-words reading of McNemar's p and the paired bootstrap CI."""
+    from harness.score.compare import conclusion
+
     rows = []
     for c in comparisons:
-        p = c.get("mcnemar_p")
+        p = c.get("p_adjusted", c.get("mcnemar_p"))  # a summary from before Holm: its raw p
         a_only, b_only = c.get("mcnemar_a_only", 0), c.get("mcnemar_b_only", 0)
         significant = p is not None and p < alpha and a_only != b_only
-        ci = c.get("claim_accuracy_diff_ci")
-        claim_sig = ci is not None and (ci[0] > 0 or ci[1] < 0)
+        diff, claim_p = (
+            c.get("claim_accuracy_diff"),
+            c.get("claim_accuracy_diff_p_adjusted", c.get("claim_accuracy_diff_p")),
+        )
+        claim_sig = diff is not None and claim_p is not None and claim_p < alpha and diff != 0
         rows.append(
             {
                 **c,
                 "verdict_significant": significant,
                 "verdict_better": (c["a"] if a_only > b_only else c["b"]) if significant else None,
                 "claim_significant": claim_sig,
-                "claim_better": (c["a"] if ci[0] > 0 else c["b"]) if claim_sig and ci else None,
+                "claim_better": (c["a"] if diff > 0 else c["b"]) if claim_sig else None,
+                "conclusion": conclusion(c, alpha),
             }
         )
     return rows
@@ -195,6 +201,7 @@ def stability_rows(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
             {
                 "name": v["name"],
                 "stability": s,
+                "consistency": v.get("consistency"),
                 "flaky_shown": (s or {}).get("flaky_cases", [])[:25],
                 "flaky_more": max(0, len((s or {}).get("flaky_cases", [])) - 25),
             }

@@ -21,13 +21,25 @@ from harness.score.compare import adjust_comparisons, compare_outcomes
 from harness.score.frames import CLASSES
 from harness.score.outcomes import load_outcomes
 
-_SECRET = re.compile(r"key|token|secret|password|authori[sz]ation|cookie", re.IGNORECASE)
+_SECRET_WORDS = frozenset(
+    {"key", "apikey", "token", "secret", "password", "passwd", "authorization", "authorisation", "cookie",
+     "credential", "credentials", "bearer", "auth"}
+)  # fmt: skip
+
+
+def is_secret_name(name: str) -> bool:
+    """A setting that holds a credential: a word of its name is one (`access_token`, `api-key`), not a count of
+    them (`max_tokens`) nor the name of the variable that holds one (`api_key_env`)."""
+    words = [w for w in re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()) if w]
+    if words and words[-1] in {"env", "var", "variable"}:
+        return False
+    return any(w in _SECRET_WORDS for w in words)
 
 
 def public_settings(value: Any) -> Any:
-    """Client settings as shown on the page: anything that looks like a credential is redacted."""
+    """Client settings as shown on the page: anything that names a credential is redacted."""
     if isinstance(value, Mapping):
-        return {k: "(redacted)" if _SECRET.search(str(k)) else public_settings(v) for k, v in value.items()}
+        return {k: "(redacted)" if is_secret_name(str(k)) else public_settings(v) for k, v in value.items()}
     if isinstance(value, list):
         return [public_settings(v) for v in value]
     return value
@@ -185,6 +197,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
             "per_class": figures.per_class_chart(variants, CLASSES),
             "comparison": figures.comparison_chart(chart_pairs),
             "stability": figures.stability_chart(stability),
+            "reliability": figures.reliability_chart(variants),
             "epochs": figures.epoch_chart(per_epoch, names),
             "latency": figures.latency_chart(operations),
             "grounding": figures.grounding_chart(grounding),

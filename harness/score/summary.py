@@ -28,6 +28,7 @@ from harness.score.metrics import (
     verdict_metrics,
 )
 from harness.score.outcomes import outcomes_frame
+from harness.score.reliability import calibration_metrics, consistency_metrics
 from harness.system.models import VerifierEvaluation
 from harness.system.store import EVALUATION_KEY
 
@@ -114,6 +115,8 @@ def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.Data
     out["per_tag"] = breakdown(quality, claims, "tags")
     out["per_dataset"] = breakdown(quality.assign(ds=quality["dataset"].map(lambda d: [d])), claims, "ds")
     out["stability"] = stability(quality)
+    out["consistency"] = consistency_metrics(quality)
+    out["calibration"] = calibration_metrics(quality)
     return out
 
 
