@@ -290,3 +290,42 @@ def quality_mismatches(record: Mapping[str, Any]) -> list[str]:
     if record.get("reply_status") == "invalid":
         out.append(f"the reply was invalid ({record.get('invalid_reason')}) and the policy made it LOW_CONFID")
     return out
+
+
+MATRIX_LIMIT = 1500
+
+
+def case_matrix(results: pd.DataFrame, names: Sequence[str], limit: int = MATRIX_LIMIT) -> dict[str, Any]:
+    """Quality cases × variants: right (every epoch), wrong (every epoch), flipped (epochs disagree) or error.
+
+    Rows whose cells differ between variants come first; past `limit` rows the rest are counted, not shown.
+    """
+    quality = results[results["kind"] == "quality"]
+    if quality.empty or not names:
+        return {"variants": list(names), "rows": [], "total": 0, "differing": 0}
+    per = quality.groupby(["case_id", "variant"]).agg(
+        scored=("scored", "all"), right=("verdict_correct", "sum"), n=("verdict_correct", "size")
+    )
+    cells: dict[str, dict[str, str]] = {}
+    for (case_id, variant), row in per.iterrows():
+        state = (
+            "error"
+            if not row["scored"]
+            else "right"
+            if row["right"] == row["n"]
+            else "wrong"
+            if row["right"] == 0
+            else "flipped"
+        )
+        cells.setdefault(str(case_id), {})[str(variant)] = state
+    rows = []
+    for case_id in sorted(cells):
+        states = [cells[case_id].get(n, "none") for n in names]
+        rows.append({"case_id": case_id, "cells": states, "differs": len(set(states)) > 1})
+    rows.sort(key=lambda r: not r["differs"])  # stable: differing rows first, each group by case id
+    return {
+        "variants": list(names),
+        "rows": rows[:limit],
+        "total": len(rows),
+        "differing": sum(r["differs"] for r in rows),
+    }

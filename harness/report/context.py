@@ -174,6 +174,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         "per_tag": analyses.breakdown_table(variants, "per_tag"),
         "per_dataset": analyses.breakdown_table(variants, "per_dataset"),
         "stability": stability,
+        "case_matrix": analyses.case_matrix(pd.concat([run.results for run in runs], ignore_index=True), names),
         "per_epoch": per_epoch,
         "operations": operations,
         "priced": any(r["cost"] is not None for r in operations),

@@ -171,3 +171,25 @@ def test_only_secrets_are_redacted_from_settings() -> None:
         "extra_body": {"access_token": "(redacted)", "top_k": 3}, "api_key_env": "MY_KEY",
         "Authorization": "(redacted)", "timeout": 5, "refresh-token": "(redacted)",
     }  # fmt: skip
+
+
+def test_case_matrix_marks_right_wrong_flipped_and_puts_differences_first() -> None:
+    import pandas as pd
+
+    rows = [
+        # case, variant, epoch, scored, right
+        ("c1", "a", 1, True, True), ("c1", "a", 2, True, True), ("c1", "b", 1, True, True), ("c1", "b", 2, True, True),
+        ("c2", "a", 1, True, True), ("c2", "a", 2, True, False), ("c2", "b", 1, True, False), ("c2", "b", 2, True, False),
+        ("c3", "a", 1, False, False), ("c3", "a", 2, True, True),
+    ]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["case_id", "variant", "epoch", "scored", "verdict_correct"]).assign(
+        kind="quality"
+    )
+    m = analyses.case_matrix(frame, ["a", "b"])
+    assert (m["total"], m["differing"]) == (3, 2)
+    assert [(r["case_id"], r["cells"], r["differs"]) for r in m["rows"]] == [
+        ("c2", ["flipped", "wrong"], True),
+        ("c3", ["error", "none"], True),
+        ("c1", ["right", "right"], False),
+    ]
+    assert len(analyses.case_matrix(frame, ["a", "b"], limit=1)["rows"]) == 1

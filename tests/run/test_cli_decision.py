@@ -271,6 +271,12 @@ async def drill_down(report: Path) -> None:
         assert sorted(cells) == [f"q2-1|{CONTROL}", f"q2-1|{MODEL}@lenient"]
         await page.evaluate(f"{visible}[0].click()")
         await page.wait_for("document.querySelectorAll('#case-rows tr.detail').length === 1")
+        # the per-case matrix: 14 cases, the 8 the candidate got wrong differ between the variants
+        rows = "document.querySelectorAll('#matrix-table tbody tr:not([hidden])').length"
+        assert await page.evaluate(rows) == 14
+        await page.evaluate("document.getElementById('matrix-differs').click()")
+        assert await page.evaluate(rows) == 8
+        assert await page.evaluate("document.getElementById('matrix-count').textContent") == "8"
 
 
 def test_compare_concludes_in_points_and_fails_on_a_regression(
