@@ -143,6 +143,10 @@ def comparison_rows(comparisons: Sequence[Mapping[str, Any]], alpha: float = ALP
         claim_sig = diff is not None and claim_p is not None and claim_p < alpha and diff != 0
         rows.append(
             {
+                "p_adjusted": None,  # keys a summary written before them does not hold
+                "claim_accuracy_diff_p_adjusted": None,
+                "mde": None,
+                "unpaired_cases": None,
                 **c,
                 "verdict_significant": significant,
                 "verdict_better": (c["a"] if a_only > b_only else c["b"]) if significant else None,

@@ -54,6 +54,9 @@ def merged_variants(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
             info = infos.get(v["name"])
             out.append(
                 {
+                    "consistency": None,  # figures a summary written before them does not hold
+                    "calibration": None,
+                    "robustness": {},
                     **v,
                     "run": run.label,
                     "settings": public_settings(info.settings) if info else {},
