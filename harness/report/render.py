@@ -21,6 +21,7 @@ from harness.report.context import build_context
 from harness.report.load import load_runs
 from harness.report.prices import PriceTable, load_prices
 from harness.report.select import DEFAULT_LIMIT
+from harness.score.compare import p_text
 
 REPORT_FILE, MARKDOWN_FILE, SCREENSHOT_FILE = "report.html", "summary.md", "report-overview.png"
 
@@ -45,9 +46,7 @@ def ci(value: Any, percent: bool = True) -> str:
 
 
 def pval(value: Any) -> str:
-    if value is None:
-        return "n/a"
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+    return p_text(value)
 
 
 def pp(value: Any, sign: bool = True) -> str:

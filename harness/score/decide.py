@@ -298,9 +298,9 @@ def _ci(ci: list[float] | None) -> str:
 
 
 def _p(p: float | None) -> str:
-    if p is None:
-        return "n/a"
-    return "< 0.0001" if p < 1e-4 else f"= {p:.4f}"
+    from harness.score.compare import format_p
+
+    return format_p(p)
 
 
 def what_changed(

@@ -80,7 +80,8 @@ def test_a_worse_prompt_is_blocked_with_hand_computed_figures(
     )
     html = (out / "report.html").read_text()
     assert 'id="decisions-table"' in html and 'id="regressions"' in html and "-57.1 pp" in html
-    assert html.count('data-filter="text" data-value="q') == 12
+    regressions = html[html.index('id="regressions"') : html.index('id="ran"')]
+    assert regressions.count('data-filter="text" data-value="q') == 12
     junit = ET.parse(out / "junit.xml").getroot()
     failing = [t.get("name") for t in junit.iter("testcase") if t.find("failure") is not None]
     assert [n for n in failing if n.startswith("q")] == [f"{cid} [{MODEL}@lenient vs {CONTROL}]" for cid in WRONG]
@@ -271,3 +272,32 @@ async def drill_down(report: Path) -> None:
         assert sorted(cells) == [f"q2-1|{CONTROL}", f"q2-1|{MODEL}@lenient"]
         await page.evaluate(f"{visible}[0].click()")
         await page.wait_for("document.querySelectorAll('#case-rows tr.detail').length === 1")
+        # the per-case matrix: 14 cases, the 8 the candidate got wrong differ between the variants
+        rows = "document.querySelectorAll('#matrix-table tbody tr:not([hidden])').length"
+        assert await page.evaluate(rows) == 14
+        await page.evaluate("document.getElementById('matrix-differs').click()")
+        assert await page.evaluate(rows) == 8
+        assert await page.evaluate("document.getElementById('matrix-count').textContent") == "8"
+
+
+def test_compare_concludes_in_points_and_fails_on_a_regression(
+    tmp_path: Path, server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = write_copies(tmp_path / "cases")
+    assert run(server, corpus, tmp_path / "a", "--prompt", "baseline") == 0
+    assert run(server, corpus, tmp_path / "b", "--prompt", str(prompt_dir(tmp_path, "lenient", LENIENT_LINE))) == 0
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json", str(tmp_path / "c.json")]) == 0
+    out = capsys.readouterr().out.replace("\n", " ")
+    assert (
+        f"{CONTROL} (A) gets significantly more verdicts right than {MODEL}@lenient (B): 57.1 pp on 21 paired cases"
+        in out
+    )
+    assert "-57.1 pp" in out and "settings A → B: prompt: baseline → lenient" in out
+    (row,) = json.loads((tmp_path / "c.json").read_text())
+    assert row["verdict_accuracy_diff"] == pytest.approx(12 / 21) and row["unpaired_cases"] == 0  # stored as A − B
+    assert row["p_adjusted"] == pytest.approx(2 * 0.5**12)
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on-regression"]) == 1
+    assert "regression: openai:local-model@lenient significantly worse" in capsys.readouterr().err
+    assert main(["compare", str(tmp_path / "b"), str(tmp_path / "a"), "--fail-on-regression"]) == 0  # B is better
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "a"), "--fail-on-regression"]) == 0
