@@ -10,6 +10,7 @@ from pathlib import Path
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
 DEFAULT_CASES = Path("cases")
+PROTOCOL_DIR = Path("docs/sut-protocol")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -23,6 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--store", help="SQLAlchemy URL of a shared store (default: a fresh in-memory store per request)"
     )
     serve.set_defaults(handler=serve_command)
+    schema = sut_sub.add_parser("schema", help="write the protocol's JSON Schemas (docs/sut-protocol/ is generated so)")
+    schema.add_argument("--out", type=Path, default=PROTOCOL_DIR)
+    schema.set_defaults(handler=schema_command)
     sut.set_defaults(handler=lambda _args: _usage(sut))
 
     cert = sub.add_parser("certify", help="certify a SUT on every policy case, over the SUT protocol")
@@ -40,6 +44,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help(sys.stderr)
     return EXIT_USAGE
+
+
+def schema_command(args: argparse.Namespace) -> int:
+    import json
+
+    from harness.system.protocol import protocol_schemas
+
+    if not args.out.is_dir():
+        print(f"error: --out {args.out} is not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    for name, schema in protocol_schemas().items():
+        (args.out / name).write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
+        print(args.out / name)
+    return EXIT_OK
 
 
 def serve_command(args: argparse.Namespace) -> int:
