@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 CERTIFICATE_JSON, CERTIFICATE_HTML = "certificate.json", "certificate.html"
+SHOW_FAILURES, SHOW_PROBLEMS = 100, 5
 Status = Literal["certified", "partial", "failed"]
 
 
@@ -71,5 +72,9 @@ def build_certificate(
         "scenarios": scenarios,
         "uncovered_scenarios": sorted(sid for sid, v in scenarios.items() if v["cases"] == 0),
         "failed_cases": sorted({f["case_id"] for f in conformance.get("failures", []) if f["kind"] == "policy"}),
+        "failures": [
+            {"case_id": f["case_id"], "problems": [*f["mismatches"], *f["invariant_violations"]][:SHOW_PROBLEMS]}
+            for f in conformance.get("failures", [])[:SHOW_FAILURES]
+        ],
         "skipped": dict(skipped),
     }
