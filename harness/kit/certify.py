@@ -141,6 +141,8 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
     by_id = {c.id: c for c in cases}
     records.sort(key=lambda r: r.case_id)
     conf = conformance(records, by_id, extra)
+    errors = sum(1 for r in records if r.error)
+    hash_ = corpus_hash([*cases, *quality], hashes)
     skipped = {
         "quality_cases": len(quality),
         "case_ids": sorted(c.id for c in quality),
@@ -152,10 +154,10 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "package_version": __version__,
         "sut": {"url": settings.sut_url, **info.model_dump()},
-        "corpus_hash": corpus_hash([*cases, *quality], hashes),
+        "corpus_hash": hash_,
         "filters": list(settings.filters),
         "conformance": conf,
-        "errors": sum(1 for r in records if r.error),
+        "errors": errors,
         "skipped": skipped,
         "variants": [],
         "gates": [],
@@ -164,11 +166,11 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         sut={"url": settings.sut_url, **info.model_dump()},
         kit={"name": "verifier-bench", "version": __version__, "git_sha": git_sha},
         spec=spec_files(settings.spec_dir),
-        corpus_hash=summary["corpus_hash"],
+        corpus_hash=hash_,
         conformance=conf,
         case_dirs=[str(p) for p in settings.case_dirs],
         filters=list(settings.filters),
-        errors=summary["errors"],
+        errors=errors,
         skipped=skipped,
     )
     (settings.out / SUMMARY).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")

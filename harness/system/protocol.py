@@ -22,7 +22,7 @@ from harness.system.models import (
 )
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
-PROTOCOL_VERSION = "sut_protocol_v1"
+PROTOCOL_VERSION: Literal["sut_protocol_v1"] = "sut_protocol_v1"
 
 
 class Closed(BaseModel):
