@@ -38,6 +38,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     cert.add_argument("--timeout", type=float, default=30.0, help="seconds the SUT may take per case")
     cert.add_argument("--concurrency", type=int, default=4, help="cases in flight at once")
+    cert.add_argument(
+        "--model-base-url",
+        help="a real OpenAI-compatible endpoint: quality cases go through the SUT with it (else they are skipped)",
+    )
+    cert.add_argument("--model", help="the model name at --model-base-url")
     cert.set_defaults(handler=certify_command)
 
 
@@ -82,6 +87,9 @@ def certify_command(args: argparse.Namespace) -> int:
     if args.timeout <= 0 or args.concurrency < 1:
         print("error: --timeout must be > 0 and --concurrency >= 1", file=sys.stderr)
         return EXIT_USAGE
+    if bool(args.model_base_url) != bool(args.model):
+        print("error: --model-base-url and --model go together", file=sys.stderr)
+        return EXIT_USAGE
     if (args.out / RESULTS_FILE).exists():
         print(f"error: {args.out} already holds a run; choose another --out", file=sys.stderr)
         return EXIT_USAGE
@@ -105,6 +113,8 @@ def certify_command(args: argparse.Namespace) -> int:
         filters=args.filter,
         timeout_s=args.timeout,
         concurrency=args.concurrency,
+        model_base_url=args.model_base_url,
+        model=args.model,
     )
     try:
         result = certify(policy, quality, settings)
@@ -118,6 +128,11 @@ def certify_command(args: argparse.Namespace) -> int:
         f"{conf['invariant_violations']} invariant violations, {result.summary['errors']} SUT errors; "
         f"{cert['skipped']['quality_cases']} quality cases skipped"
     )
+    for variant in result.summary["variants"]:
+        print(
+            f"quality through the SUT ({variant['name']}): {variant['quality_cases']} cases, {variant['errors']} errors, "
+            f"verdict accuracy {variant.get('verdict_accuracy')}, claim accuracy {variant.get('claim_accuracy')}"
+        )
     print(f"kit {cert['kit']['version']} at {cert['kit']['git_sha']}")
     for failure in conf["failures"][:20]:
         print(

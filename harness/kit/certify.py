@@ -30,7 +30,8 @@ from harness.run.provenance import package_git_sha, spec_files
 from harness.run.records import record_from_sut
 from harness.run.runner import case_hashes, corpus_hash
 from harness.score.certificate import build_certificate
-from harness.score.summary import conformance
+from harness.score.frames import claims_frame, quality_frame
+from harness.score.summary import conformance, variant_summary
 from harness.system.protocol import SutInfo
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
@@ -49,6 +50,9 @@ class CertifySettings:
     concurrency: int = 4
     excerpt_chars: int = DEFAULT_EXCERPT_CHARS
     spec_dir: Path = DEFAULT_SPEC_DIR
+    model_base_url: str | None = None
+    """A real model endpoint for quality cases (the SUT calls it with its own key); None: they are skipped."""
+    model: str | None = None
 
 
 @dataclass
@@ -59,12 +63,8 @@ class CertifyResult:
 
     @property
     def passed(self) -> bool:
-        conf = self.summary["conformance"]
-        return (
-            bool(conf["policy_cases"])
-            and conf["policy_passed"] == conf["policy_cases"]
-            and not conf["invariant_violations"]
-        )
+        """Every policy case agreed and no invariant broke (nor any deterministic part of a quality case)."""
+        return bool(self.certificate["status"] != "failed")
 
 
 async def certify_case(
@@ -84,6 +84,17 @@ async def certify_case(
     return reply, model_requests, problems
 
 
+def quality_variant(settings: CertifySettings) -> str:
+    return f"sut:{settings.model}"
+
+
+async def quality_case(case: Case, session: aiohttp.ClientSession, settings: CertifySettings) -> SutReply:
+    """A quality case through the SUT against the real model endpoint the user named."""
+    assert settings.model_base_url is not None and settings.model is not None
+    body = request_for(case, settings.model_base_url, settings.excerpt_chars, settings.model).model_dump(mode="json")
+    return await post_verify(session, settings.sut_url, body, settings.timeout_s)
+
+
 async def run_cases(
     cases: Sequence[Case], settings: CertifySettings, hashes: dict[str, str], writer: ResultWriter, log: Any
 ) -> tuple[SutInfo, list[ResultRecord], dict[str, list[str]]]:
@@ -96,10 +107,13 @@ async def run_cases(
 
         async def one(case: Case) -> None:
             async with gate:
-                reply, model_requests, problems = await certify_case(case, session, settings)
+                if case.kind == "policy":
+                    reply, model_requests, problems = await certify_case(case, session, settings)
+                else:
+                    reply, model_requests, problems = await quality_case(case, session, settings), [], []
             record = record_from_sut(
                 case,
-                VARIANT,
+                VARIANT if case.kind == "policy" else quality_variant(settings),
                 reply.self_evaluation,
                 reply.error,
                 scripted_reply(case) if model_requests else None,
@@ -131,22 +145,23 @@ def _log_line(case: Case, reply: SutReply, model_requests: list[dict[str, Any]],
 
 
 def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySettings) -> CertifyResult:
-    """Certify the SUT on `cases` (policy cases); `quality` cases are listed as skipped."""
+    """Certify the SUT on `cases` (policy cases); `quality` cases are scored with the named model, else skipped."""
     git_sha = package_git_sha()  # before anything is written: the code that runs, as it is now
     settings.out.mkdir(parents=True, exist_ok=True)
     hashes = case_hashes([*cases, *quality])
     write_cases(settings.out, [*cases, *quality], hashes)
     with ResultWriter(settings.out) as writer, (settings.out / SUT_LOG).open("w", encoding="utf-8") as log:
-        info, records, extra = asyncio.run(run_cases(cases, settings, hashes, writer, log))
-    by_id = {c.id: c for c in cases}
+        ran_quality = list(quality) if settings.model else []
+        info, records, extra = asyncio.run(run_cases([*cases, *ran_quality], settings, hashes, writer, log))
+    by_id = {c.id: c for c in [*cases, *ran_quality]}
     records.sort(key=lambda r: r.case_id)
     conf = conformance(records, by_id, extra)
     errors = sum(1 for r in records if r.error)
     hash_ = corpus_hash([*cases, *quality], hashes)
     skipped = {
-        "quality_cases": len(quality),
-        "case_ids": sorted(c.id for c in quality),
-        "reason": "quality cases need a real model endpoint; none was named",
+        "quality_cases": 0 if ran_quality else len(quality),
+        "case_ids": [] if ran_quality else sorted(c.id for c in quality),
+        "reason": "quality cases need a real model endpoint; none was named" if not ran_quality else "",
     }
     summary = {
         "schema_version": "summary_v1",
@@ -159,7 +174,7 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         "conformance": conf,
         "errors": errors,
         "skipped": skipped,
-        "variants": [],
+        "variants": [quality_summary(settings, records)] if ran_quality else [],
         "gates": [],
     }
     certificate = build_certificate(
@@ -176,3 +191,10 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
     (settings.out / SUMMARY).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     write_certificate(settings.out, certificate)
     return CertifyResult(summary=summary, certificate=certificate, records=records)
+
+
+def quality_summary(settings: CertifySettings, records: Sequence[ResultRecord]) -> dict[str, Any]:
+    """The quality cases' figures, scored as a run scores a variant."""
+    quality = [r for r in records if r.kind == "quality"]
+    meta = {"name": quality_variant(settings), "model": settings.model, "base_url": settings.model_base_url}
+    return variant_summary(meta, quality_frame(quality), claims_frame(quality))

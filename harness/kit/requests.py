@@ -37,7 +37,9 @@ def scripted_reply(case: Case) -> str:
     return json.dumps(case.verifier_response.json_)
 
 
-def request_for(case: Case, base_url: str, excerpt_chars: int = DEFAULT_EXCERPT_CHARS) -> VerifyRequest:
+def request_for(
+    case: Case, base_url: str, excerpt_chars: int = DEFAULT_EXCERPT_CHARS, model: str = SCRIPTED_MODEL
+) -> VerifyRequest:
     """Everything the SUT needs for one case, in the body (no headers, no shared state)."""
     emission = case.executor.emission()
     return VerifyRequest(
@@ -55,7 +57,7 @@ def request_for(case: Case, base_url: str, excerpt_chars: int = DEFAULT_EXCERPT_
         executor=ExecutorInput(
             final_answer=emission.final_answer, structured_output_raw=emission.structured_output_raw
         ),
-        verifier=VerifierEndpoint(base_url=base_url, model=SCRIPTED_MODEL),
+        verifier=VerifierEndpoint(base_url=base_url, model=model),
         settings=VerifySettings(excerpt_chars=excerpt_chars),
     )
 

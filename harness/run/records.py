@@ -156,6 +156,13 @@ def record_from_sut(
         error=error,
         raw_reply=raw_reply,
         adjustments=list(ev.adjustments),
+        reply_status=_reported_reply_status(ev),
         persisted=self_evaluation,
         latency_ms=latency_ms,
     )
+
+
+def _reported_reply_status(ev: ReportedEvaluation) -> str | None:
+    """`reply_status.status` when the SUT reports it (the bundled one does; the protocol does not require it)."""
+    status = (ev.model_extra or {}).get("reply_status")
+    return status.get("status") if isinstance(status, dict) and isinstance(status.get("status"), str) else None

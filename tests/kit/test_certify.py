@@ -216,3 +216,47 @@ def test_bad_usage_exits_2(sut_url: str, tmp_path: Path) -> None:
     )
     assert main(["certify", "--sut", "http://127.0.0.1:9", "--cases", cases, "--out", str(tmp_path / "b")]) == 2
     assert main(["certify", "--sut", sut_url, "--cases", str(tmp_path / "none"), "--out", str(tmp_path / "c")]) == 2
+
+
+def test_quality_cases_go_through_the_sut_with_a_named_model_and_are_scored(sut_url: str, tmp_path: Path) -> None:
+    from harness.llm.local_server import LocalOpenAIServer
+
+    out = tmp_path / "quality"
+    ids = tmp_path / "ids.txt"
+    quality = [c for c in load_cases([ROOT / "cases" / "quality"]) if c.kind == "quality"][:6]
+    ids.write_text("\n".join([c.id for c in quality] + [c.id for c in POLICY[:3]]))
+    with LocalOpenAIServer() as model:  # stands in for the real endpoint a user names
+        args = [
+            "certify",
+            "--sut",
+            sut_url,
+            "--cases",
+            str(ROOT / "cases"),
+            "--out",
+            str(out),
+            "--filter",
+            f"ids:{ids}",
+        ]
+        code = main([*args, "--model-base-url", model.base_url, "--model", "local-model"])
+        asked = [m for body in model.requests for m in body["messages"]]
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    (variant,) = summary["variants"]
+    assert variant["name"] == "sut:local-model" and variant["quality_cases"] == 6 and variant["errors"] == 0
+    assert 0.0 <= variant["verdict_accuracy"] <= 1.0 and "claim_accuracy" in variant
+    assert summary["skipped"]["quality_cases"] == 0 and summary["conformance"]["policy_cases"] == 3
+    assert any(quality[0].session.question[:40] in str(m.get("content")) for m in asked)  # the SUT called it
+
+
+def test_without_a_model_quality_cases_are_listed_as_skipped(sut_url: str, tmp_path: Path) -> None:
+    out = tmp_path / "skip"
+    scenario = "scenario:pass-verdict-when-all-claims-have-evidence"
+    assert (
+        main(["certify", "--sut", sut_url, "--cases", str(ROOT / "cases"), "--out", str(out), "--filter", scenario])
+        == 0
+    )
+    cert = json.loads((out / "certificate.json").read_text())
+    assert cert["skipped"]["quality_cases"] > 0 and len(cert["skipped"]["case_ids"]) == cert["skipped"]["quality_cases"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["skipped"] == cert["skipped"] and summary["variants"] == []
+    assert main(["certify", "--sut", sut_url, "--out", str(tmp_path / "x"), "--model", "m"]) == 2
