@@ -2,7 +2,7 @@
 
 Both pure. The input checks are language neutral: they look for what the spec says the verifier must be
 given (the gatekeeper result with status, failed_rules, warnings and errors; the structured claims; the
-trace refs) anywhere in the text the SUT sent to the model, in whatever format the SUT chose.
+trace refs and the start of each result excerpt) anywhere in the text the SUT sent to the model, in whatever format the SUT chose.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from harness.system.trace import DEFAULT_EXCERPT_CHARS, build_trace_summary
 
 SCRIPTED_MODEL = "kit-scripted-verifier"
 GATEKEEPER_FIELDS = ("status", "failed_rules", "warnings", "errors")
+EXCERPT_HEAD = 40
 
 
 def scripted_reply(case: Case) -> str:
@@ -118,4 +119,15 @@ def input_problems(
     out += [
         f"input: trace ref {e.trace_ref} is not in the model request" for e in trace if not _token(text, e.trace_ref)
     ]
+    out += [
+        f"input: the result excerpt of trace ref {e.trace_ref} is not in the model request"
+        for e in trace
+        if (head := _excerpt_head(e.result_excerpt)) and not _mentions(text, head)
+    ]
     return out
+
+
+def _excerpt_head(excerpt: str, chars: int = EXCERPT_HEAD) -> str:
+    """The start of an excerpt's first non-blank line: what any rendering of the evidence must carry."""
+    line = next((ln.strip() for ln in excerpt.splitlines() if ln.strip()), "")
+    return line[:chars]

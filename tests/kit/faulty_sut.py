@@ -172,6 +172,16 @@ def gatekeeper_withheld_from_model() -> None:
     pipeline.prepare = prepare  # type: ignore[assignment]
 
 
+def trace_withheld_from_model() -> None:
+    original = pipeline.prepare
+
+    def prepare(*args: Any, **kwargs: Any) -> pipeline.Prepared:
+        prepared = original(*args, **kwargs)
+        return dataclasses.replace(prepared, inputs=prepared.inputs.model_copy(update={"tool_trace_summary": []}))
+
+    pipeline.prepare = prepare  # type: ignore[assignment]
+
+
 def trace_ref_warning_missing() -> None:
     gatekeeper.RULES.pop("evidence.trace_ref")
 
@@ -208,6 +218,10 @@ FAULTS: dict[str, tuple[str, Callable[[], None]]] = {
     "gatekeeper-withheld-from-model": (
         "inputs: the gatekeeper result not given to the verifier",
         gatekeeper_withheld_from_model,
+    ),
+    "trace-withheld-from-model": (
+        "inputs: the tool trace summary not given to the verifier",
+        trace_withheld_from_model,
     ),
     "trace-ref-warning-missing": ("§3 evidence.trace_ref warning rule missing", trace_ref_warning_missing),
     "missing-check-not-unsupported": (

@@ -70,3 +70,10 @@ def test_the_request_carries_everything_in_the_body() -> None:
     assert set(body) == {"protocol", "session", "executor", "verifier", "settings"}
     assert body["executor"]["structured_output_raw"] == CASE.executor.emission().structured_output_raw
     assert body["session"]["self_evaluation"] == CASE.session.self_evaluation
+
+
+def test_a_missing_result_excerpt_is_named() -> None:
+    body = model_request()
+    head = CASE.session.tool_invocations[0].result.strip().splitlines()[0][:40]
+    stripped = edit(body, json.dumps(head)[1:-1], "elided")
+    assert any("result excerpt of trace ref T1" in p for p in input_problems(CASE, [stripped]))
