@@ -13,8 +13,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.corpus.schema import Case
-from harness.system.models import LEGACY_MAPPING, PERSISTED_FIELDS, Derivability, Verdict, VerifierEvaluation
+from harness.system.models import LEGACY_MAPPING, PERSISTED_FIELDS, Claim, Derivability, Verdict, VerifierEvaluation
 from harness.system.parser import parse_structured_output
+from harness.system.policy import structured_claims
 from harness.system.protocol import ReportedEvaluation
 from harness.system.store import EVALUATION_KEY
 
@@ -105,13 +106,14 @@ def invariant_violations(case: Case, self_evaluation: Mapping[str, Any]) -> list
     got_facts = [(f.claim_id, f.verification) for f in evaluation.facts_checked]
     if expected_facts != got_facts:
         out.append("facts_checked is not the fixed mapping of the claim checks")
-    critical = _critical_count(case)
+    claims = _executor_claims(case)
+    critical = sum(1 for c in claims if c.critical)  # counted as the system must (§5 step 3), not as a model says
     if evaluation.critical_fact_count != critical:
         out.append(
             f"critical_fact_count is {evaluation.critical_fact_count}; the executor marked {critical} claims critical"
         )
     out.extend(_ref_violations(case, evaluation))
-    claimed = _claim_ids(case)
+    claimed = {c.claim_id for c in claims}
     out.extend(
         f"claim check for {c.claim_id}, which the executor never claimed"
         for c in evaluation.claim_checks
@@ -128,12 +130,9 @@ def _legacy(verification: str) -> str | None:
     return LEGACY_MAPPING[Derivability(verification)].value if verification in _CLASSES else None
 
 
-def _critical_count(case: Case) -> int:
-    """Critical structured claims, counted as the system must count them (§5 step 3), not as a model says."""
-    from harness.system.policy import structured_claims
-
-    parsed = parse_structured_output(case.executor.emission().structured_output_raw)
-    return sum(1 for c in structured_claims(parsed) if c.critical)
+def _executor_claims(case: Case) -> list[Claim]:
+    """The executor's structured claims as the system reads them (one parse serves every invariant)."""
+    return structured_claims(parse_structured_output(case.executor.emission().structured_output_raw))
 
 
 def _ref_violations(case: Case, evaluation: ReportedEvaluation) -> list[str]:
@@ -152,9 +151,7 @@ def _ref_violations(case: Case, evaluation: ReportedEvaluation) -> list[str]:
 
 
 def _claim_ids(case: Case) -> set[str]:
-    parsed = parse_structured_output(case.executor.emission().structured_output_raw)
-    claims = (parsed.structured or {}).get("claims", [])
-    return {c["claim_id"] for c in claims if isinstance(c, dict) and isinstance(c.get("claim_id"), str)}
+    return {c.claim_id for c in _executor_claims(case)}
 
 
 def _names(verdicts: set[Verdict]) -> list[str]:
