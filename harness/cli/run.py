@@ -262,8 +262,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             decide_on=tuple(gates.decide_on),
         ),
     )
+    from harness.kit.certificate import write_run_certificate
+
+    certificate = write_run_certificate(run_dir, result.manifest, summary)
     if study.report:
         _render_report(run_dir, err)
+    err.print(f"{certificate['headline']} · certificate: {run_dir / 'certificate.html'}", highlight=False, markup=False)
     print_summary(console, summary, run_dir, result.skipped, report=study.report)
     return EXIT_OK if summary["passed"] else EXIT_GATE
 

@@ -92,7 +92,10 @@ def build_signoff(runs: Sequence[LoadedRun]) -> dict[str, Any]:
     columns = [c for run in runs for c in columns_for(run.label, run.manifest, run.policy_variant, run.rename)]
     results = pd.concat([run.results for run in runs], ignore_index=True)
     rows = scenario_rows(catalogue, results, columns)
-    certs = [certification(run.label, run.manifest, run.summary, rows, columns, run.rename) for run in runs]
+    certs = [
+        {**certification(run.label, run.manifest, run.summary, rows, columns, run.rename), "run_dir": str(run.run_dir)}
+        for run in runs
+    ]
     return {
         "columns": columns,
         "rows": rows,
