@@ -78,3 +78,18 @@ def test_did_you_mean_for_keys_labels_and_scenarios(tmp_path: Path, capsys: pyte
     scenario["spec"] = [scenario["spec"][0][:-2]]
     err = _validate_error(tmp_path / "b", capsys, scenario)
     assert f"spec[0]: unknown scenario id {scenario['spec'][0]!r} (did you mean" in err
+
+
+def test_the_readme_template_is_a_valid_case_that_checks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    readme = (Path(__file__).resolve().parents[2] / "cases" / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Add a case", 1)[1]
+    template = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert template is not None
+    path = tmp_path / "quality" / "cache" / "q-cache-redis-timeouts-pass.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(template.group(1), encoding="utf-8")
+    assert main(["cases", "validate", str(tmp_path)]) == 0
+    assert main(["cases", "check", str(tmp_path)]) == 0
+    assert "1 of 1 cases agree" in capsys.readouterr().out
