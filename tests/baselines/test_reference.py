@@ -181,8 +181,13 @@ def test_novel_words_counts_only_what_the_question_does_not_hold() -> None:
 
 
 def test_direct_observation_from_coverage() -> None:
-    cls, detail = classify("order-service HighErrorRate alert: 5xx rate is 12.4% since 10:02")
+    cls, detail = classify("order-service HighErrorRate at 12.4% since 10:02")
     assert cls == D.DIRECT_OBSERVATION and detail.startswith("reference/coverage: T1 states")
+
+
+def test_an_unstated_figure_or_id_keeps_a_claim_from_direct() -> None:
+    cls, detail = classify("order-service HighErrorRate value 12.4% startsAt 10:02 in eu-west-3")
+    assert cls == D.REASONABLE_INFERENCE and "not stated: eu-west-3" in detail
 
 
 def test_a_figure_one_unit_step_away_is_stated() -> None:
@@ -223,7 +228,7 @@ def test_the_lexicon_is_one_file_of_generic_words() -> None:
 
 
 def test_its_own_verdict_follows_critical_claims() -> None:
-    passing = build_reply(inputs(claim("order-service HighErrorRate alert: 5xx rate is 12.4% since 10:02")))
+    passing = build_reply(inputs(claim("order-service HighErrorRate at 12.4% since 10:02")))
     assert passing.verdict == Verdict.PASS and passing.groundedness_score == 1.0
     rejecting = build_reply(
         inputs(claim("order-service 5xx rate is 12.4%"), claim("requests time out after 3000 ms", "T2", cid="C2"))
@@ -236,7 +241,7 @@ def test_its_own_verdict_follows_critical_claims() -> None:
 
 
 def test_a_failed_gatekeeper_is_the_policys_to_apply() -> None:
-    c = claim("order-service HighErrorRate alert: 5xx rate is 12.4% since 10:02")
+    c = claim("order-service HighErrorRate at 12.4% since 10:02")
     doc = json.dumps({"schema_version": "executor_evidence_v2", "claims": [c], "diagnosis_summary": "x"})
     emission = ExecutorEmission(final_answer="x", structured_output_raw=doc)
     prepared = prepare("Why does order-service fail?", emission, SESSION)
@@ -261,3 +266,19 @@ def test_example_fabricated_invocation_case() -> None:
     classes, evaluation = run_example("example-redis-fabricated-id")
     assert classes["C1"] == D.UNSUPPORTED  # its binding names an invocation of no session
     assert evaluation.verdict in (Verdict.LOW_CONFID, Verdict.REJECT)
+
+
+def test_editing_the_baseline_leaves_the_replay_fingerprint_alone(tmp_path: Path) -> None:
+    from harness.run.replay import fingerprint_of
+
+    pkg = tmp_path / "harness"
+    (pkg / "system").mkdir(parents=True)
+    (pkg / "system" / "policy.py").write_text("RULE = 1\n")
+    (pkg / "baselines" / "reference").mkdir(parents=True)
+    (pkg / "baselines" / "reference" / "lexicon.toml").write_text("stopwords = ''\n")
+    before = fingerprint_of(pkg)
+    (pkg / "baselines" / "reference" / "lexicon.toml").write_text("stopwords = 'a an'\n")
+    (pkg / "baselines" / "reference" / "signals.py").write_text("SIGNALS = {}\n")
+    assert fingerprint_of(pkg) == before
+    (pkg / "system" / "policy.py").write_text("RULE = 2\n")
+    assert fingerprint_of(pkg) != before  # the same check sees a system edit

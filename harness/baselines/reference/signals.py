@@ -149,12 +149,17 @@ def identifier(r: Reading) -> Outcome | None:
 
 def near_miss(value: float, shown: tuple[float, ...]) -> float | None:
     """A shown figure the claim's looks like a slip of: within 10%, or the same digits with one dropped or swapped."""
-    digits = f"{value:g}".replace(".", "")
+    digits = _plain(value).replace(".", "")
     for e in shown:
-        other = f"{e:g}".replace(".", "")
+        other = _plain(e).replace(".", "")
         if (e and abs(value - e) / abs(e) <= 0.1) or (len(digits) >= 3 and _one_edit(digits, other)):
             return e
     return None
+
+
+def _plain(value: float) -> str:
+    """A figure as written, without an exponent: 4812330.0 → `4812330`, 12.40 → `12.4`."""
+    return f"{value:f}".rstrip("0").rstrip(".")
 
 
 def _one_edit(a: str, b: str) -> bool:
@@ -174,7 +179,7 @@ def number(r: Reading) -> Outcome | None:
             return D.UNSUPPORTED, f"claim says {written}, which may lie beyond the excerpt limit"
         other = near_miss(value, r.evidence_numbers)
         if other is not None:
-            return D.CONTRADICTED, f"claim says {written}, the cited evidence shows {other:g} (a near miss)"
+            return D.CONTRADICTED, f"claim says {written}, the cited evidence shows {_plain(other)} (a near miss)"
     return None
 
 

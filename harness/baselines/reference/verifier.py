@@ -111,7 +111,8 @@ def classify(claim: Claim, inputs: VerifierInput, s: ReferenceSettings) -> tuple
     share, missing = coverage(r)
     where = "+".join(e.trace_ref for e in usable)
     stated = f"{where} states {round(share * len(r.words))} of its {len(r.words)} content words"
-    if share >= (1.0 if len(r.words) <= s.short_claim else s.direct_coverage):
+    anchors_missing = [w for w in missing if any(ch.isdigit() for ch in w)]  # a figure or id is the claim's point
+    if share >= (1.0 if len(r.words) <= s.short_claim else s.direct_coverage) and not anchors_missing:
         return D.DIRECT_OBSERVATION, f"reference/coverage: {stated}"
     lacking = f"; not stated: {', '.join(missing[:4])}"
     if share >= s.inference_coverage:
