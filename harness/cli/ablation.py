@@ -22,6 +22,7 @@ from harness.corpus.splits import split_of
 from harness.run.execute import execute_case
 from harness.run.log import ResultRecord
 from harness.run.records import record_from_run
+from harness.system.store import Store
 
 QUALITY = Path("cases/quality")
 HALUEVAL = Path("cases/external/halueval-qa")
@@ -29,8 +30,13 @@ COLUMNS = ("dev acc", "dev unsafe", "dev F1", "held acc", "held unsafe", "held F
 
 
 async def _records(cases: Sequence[Case], settings: ReferenceSettings) -> list[ResultRecord]:
+    """Every case through the whole system (one store, emptied per case, as a runner worker does)."""
     verifier = ReferenceVerifier(settings)
-    return [record_from_run(case, "reference", 1, await execute_case(case, verifier)) for case in cases]
+    store = Store()
+    try:
+        return [record_from_run(c, "reference", 1, await execute_case(c, verifier, store=store)) for c in cases]
+    finally:
+        store.close()
 
 
 def figures(records: Sequence[ResultRecord]) -> dict[str, float | None]:

@@ -60,3 +60,16 @@ def test_ablation_exits_2_when_a_split_is_empty(tmp_path: Path, capsys: pytest.C
     shutil.copy(one, folder / one.name)
     assert main(["--quality", str(folder), "--halueval", str(tmp_path / "none")]) == 2
     assert "both splits" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_committed_ablation_table_reproduces() -> None:
+    """reports/baselines/README.md keeps the table `nox -s ablation` prints; a baseline change must refresh it."""
+    from harness.cli.ablation import HALUEVAL, QUALITY, ablation, render
+    from harness.corpus.loader import load_cases
+
+    readme = (ROOT / "reports" / "baselines" / "README.md").read_text(encoding="utf-8")
+    committed = [line for line in readme.splitlines() if line.startswith(("| full ", "| -"))]
+    quality = [c for c in load_cases([ROOT / QUALITY]) if c.kind == "quality"]
+    table = render(ablation(quality, load_cases([ROOT / HALUEVAL])))
+    assert table.splitlines()[2:] == committed

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from harness.baselines.reference.text import (
     content_stems,
@@ -86,6 +87,7 @@ def cue(kind: str, text: str) -> str | None:
     return m.group(0) if m else None
 
 
+@cache
 def cue_stems() -> frozenset[str]:
     """Stems of the wording cues: they say how a fact is held, not which fact, so coverage skips them."""
     words = [w for kind in ("hedge", "absolute", "causal", "certainty") for w in lexicon().cues[kind]]
