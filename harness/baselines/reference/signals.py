@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from harness.baselines.reference.text import (
     content_stems,
@@ -25,9 +26,10 @@ from harness.baselines.reference.text import (
 )
 from harness.system.models import Derivability
 
+if TYPE_CHECKING:
+    from harness.baselines.reference.verifier import ReferenceSettings
+
 D = Derivability
-SCALES = (1.0, 1000.0, 0.001, 1024.0, 1 / 1024, 60.0, 1 / 60, 100.0, 0.01)
-"""Unit steps a reader makes at a glance (ms↔s, MiB↔GiB, m cores↔cores, min↔s, ratio↔%)."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class Reading:
     statement: str
     tentative: bool  # a hedge word or a `hypothesis` status
     hedge: str | None
-    question_stems: frozenset[str]
+    question_stems: frozenset[str]  # empty when `novel_words` is off
     evidence: str  # the cited results' text (normalised)
     evidence_stems: frozenset[str]
     evidence_numbers: tuple[float, ...]
@@ -45,8 +47,7 @@ class Reading:
     session: str  # every successful result of the session (normalised)
     words: tuple[str, ...]  # the claim's stems that coverage counts
     truncated: bool  # a cited result was cut at the excerpt limit
-    count_max: int  # integers up to this are counts a reader derives from rows, not figures to find
-    hedged_coverage: float
+    settings: ReferenceSettings  # the thresholds
 
 
 Outcome = tuple[Derivability, str]
@@ -95,9 +96,10 @@ def cue_stems() -> frozenset[str]:
 
 
 def number_found(value: float, decimals: int, shown: tuple[float, ...]) -> bool:
-    """The evidence shows the figure, as written or rounded as written, possibly one unit step away."""
+    """The evidence shows the figure, as written or rounded as written, possibly one unit step away (lexicon)."""
     tolerance = 0.5 * 10**-decimals
-    return any(abs(value - e * scale) <= max(tolerance, 1e-9 * abs(value)) for e in shown for scale in SCALES)
+    steps = lexicon().unit_steps
+    return any(abs(value - e * step) <= max(tolerance, 1e-9 * abs(value)) for e in shown for step in steps)
 
 
 def found(word: str, r: Reading) -> bool:
@@ -149,12 +151,12 @@ def identifier(r: Reading) -> Outcome | None:
     return None
 
 
-def near_miss(value: float, shown: tuple[float, ...]) -> float | None:
-    """A shown figure the claim's looks like a slip of: within 10%, or the same digits with one dropped or swapped."""
+def near_miss(value: float, shown: tuple[float, ...], within: float) -> float | None:
+    """A shown figure the claim's looks like a slip of: within `within` (relative), or one digit dropped or swapped."""
     digits = _plain(value).replace(".", "")
     for e in shown:
         other = _plain(e).replace(".", "")
-        if (e and abs(value - e) / abs(e) <= 0.1) or (len(digits) >= 3 and _one_edit(digits, other)):
+        if (e and abs(value - e) / abs(e) <= within) or (len(digits) >= 3 and _one_edit(digits, other)):
             return e
     return None
 
@@ -174,12 +176,12 @@ def _one_edit(a: str, b: str) -> bool:
 @signal("number", "contradicted", "a figure the cited evidence does not show, where it shows a near miss")
 def number(r: Reading) -> Outcome | None:
     for value, decimals, written in numbers(normalise(r.statement)):
-        small_count = decimals == 0 and value <= r.count_max
+        small_count = decimals == 0 and value <= r.settings.count_max
         if small_count or written in r.question_stems or number_found(value, decimals, r.evidence_numbers):
             continue
         if r.truncated:
             return D.UNSUPPORTED, f"claim says {written}, which may lie beyond the excerpt limit"
-        other = near_miss(value, r.evidence_numbers)
+        other = near_miss(value, r.evidence_numbers, r.settings.near_miss)
         if other is not None:
             return D.CONTRADICTED, f"claim says {written}, the cited evidence shows {_plain(other)} (a near miss)"
     return None
@@ -196,9 +198,9 @@ def scope(r: Reading) -> Outcome | None:
 @signal("causal", "overstated", "a cause stated as fact where the cited evidence states none")
 def causal(r: Reading) -> Outcome | None:
     said = cue("causal", r.statement)
-    if said and said.lower() in ("because", "due to", "driven by"):  # the cause follows: is it what the result says?
+    if said and cue("cause_follows", said):  # "X because <what the result prints>": the cause itself is shown
         clause = content_stems(r.statement[r.statement.lower().index(said.lower()) + len(said) :])
-        if clause and sum(found(w, r) for w in clause) >= 0.75 * len(clause):
+        if clause and sum(found(w, r) for w in clause) >= r.settings.cause_shown * len(clause):
             return None
     if said and not r.tentative and not cue("causal", r.evidence):
         return D.OVERSTATED, f"causal claim ('{said}') stated as fact; the cited evidence shows no cause"
@@ -230,6 +232,6 @@ def hedge(r: Reading) -> Outcome | None:
         return None
     share, missing = coverage(r)
     why = f"hedged ('{r.hedge}')" if r.hedge else "stated as a hypothesis"
-    if share >= r.hedged_coverage:
+    if share >= r.settings.hedged_coverage:
         return D.REASONABLE_INFERENCE, f"{why} and consistent with the cited evidence"
     return D.UNSUPPORTED, f"{why}, but the cited evidence does not mention {', '.join(missing[:4])}"

@@ -25,6 +25,7 @@ class Lexicon:
     synonyms: dict[str, str]
     cues: dict[str, tuple[str, ...]]
     external: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
+    unit_steps: tuple[float, ...]
     digest: str
 
     def phrase(self, kind: str) -> re.Pattern[str]:
@@ -41,6 +42,7 @@ def lexicon(path: Path = LEXICON_PATH) -> Lexicon:
         synonyms={k.lower(): v.lower() for k, v in data["synonyms"].items()},
         cues={k: tuple(v) for k, v in data["cues"].items()},
         external=tuple((t["topic"], tuple(t["claim"]), tuple(t["tools"])) for t in data["external"]),
+        unit_steps=tuple(float(step) for step in data["unit_steps"]),
         digest=hashlib.sha256(raw).hexdigest()[:12],
     )
 

@@ -53,6 +53,11 @@ class ReferenceSettings(BaseModel):
     inference_coverage: float = 0.25
     hedged_coverage: float = 0.15
     count_max: int = 12
+    """Integers up to this are counts a reader derives from rows (2 of 5 pods), not figures to find."""
+    near_miss: float = 0.1
+    """A missing figure within this relative distance of a shown one is a slip of it (contradicted)."""
+    cause_shown: float = 0.75
+    """`because <clause>` is no overstatement when the evidence states this share of the clause."""
     short_claim: int = 4
     """A claim of at most this many counted words is direct only when every one is stated (one word is its point)."""
 
@@ -87,8 +92,7 @@ def read(claim: Claim, cited: Sequence[TraceEntry], inputs: VerifierInput, s: Re
         session=normalise("\n".join(e.result_excerpt for e in inputs.tool_trace_summary if e.status == "success")),
         words=tuple(novel or words),
         truncated=any(e.truncated for e in cited),
-        count_max=s.count_max,
-        hedged_coverage=s.hedged_coverage,
+        settings=s,
     )
 
 
