@@ -73,3 +73,17 @@ def test_the_committed_ablation_table_reproduces() -> None:
     quality = [c for c in load_cases([ROOT / QUALITY]) if c.kind == "quality"]
     table = render(ablation(quality, load_cases([ROOT / HALUEVAL])))
     assert table.splitlines()[2:] == committed
+
+
+def test_the_committed_baseline_run_and_table_name_the_current_version() -> None:
+    """A behaviour change refreshes the table and the baseline run; both must then name the bumped VERSION."""
+    import json
+
+    from harness.baselines.reference import VERSION, ReferenceSettings
+
+    manifest = json.loads((ROOT / "reports" / "baselines" / "reference" / "manifest.json").read_text(encoding="utf-8"))
+    described = manifest["verifiers"]["reference"]
+    assert described["version"] == VERSION
+    assert described["signals"] == list(ReferenceSettings().signals)
+    readme = (ROOT / "reports" / "baselines" / "README.md").read_text(encoding="utf-8")
+    assert f"## The reference verifier {VERSION}" in readme
