@@ -1,4 +1,4 @@
-"""The harness is layered one way: llm → system → baselines → corpus/run → score → report → cli.
+"""The harness is layered one way: llm → system → baselines → corpus/run → score → report → kit → cli.
 
 Baselines (the reference verifier) sit just above the system: they use its models and policy functions, and
 the system never imports them (so the replay fingerprint of `system/` does not change when a baseline does).
@@ -21,7 +21,8 @@ ALLOWED = {
     "run": {"llm", "system", "corpus", "baselines"},
     "score": {"llm", "system", "corpus", "run", "baselines"},
     "report": {"llm", "system", "corpus", "run", "score", "baselines"},
-    "cli": {"llm", "system", "corpus", "run", "score", "report", "baselines"},
+    "kit": {"llm", "system", "corpus", "run", "score", "report", "baselines"},
+    "cli": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines"},
 }
 
 

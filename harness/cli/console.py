@@ -26,9 +26,9 @@ def pp(value: Any, sign: bool = True) -> str:
 
 
 def pval(value: Any) -> str:
-    if value is None:
-        return "n/a"
-    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+    from harness.score.compare import p_text
+
+    return p_text(value)
 
 
 def _ci(v: dict[str, Any], name: str) -> str:
@@ -118,3 +118,63 @@ def print_decision(console: Console, d: dict[str, Any]) -> None:
         console.print(f"regressed cases ({len(regressed)}): {escape(shown)}{more}", highlight=False)
     if d["changed"]:
         console.print("changed: " + escape(", ".join(sorted(d["changed"]))), highlight=False)
+
+
+def print_comparisons(
+    console: Console,
+    rows: list[dict[str, Any]],
+    run_a: Path,
+    run_b: Path,
+    manifest_a: Any,
+    manifest_b: Any,
+    alpha: float,
+) -> list[str]:
+    """`vbench compare`: the table in points, a conclusion per pair, the settings diff; returns B's worse variants."""
+    from harness.score.compare import conclusion
+    from harness.score.decide import what_changed
+
+    table = Table(title=f"{run_a} (A) vs {run_b} (B), paired by case; differences B − A in percentage points")
+    for col in ("A variant", "B variant", "paired", "unpaired", "verdict acc A", "verdict acc B", "Δ verdict [95% CI]",
+                "McNemar p", "Holm p", "Δ claim acc [95% CI]", "claim p (Holm)", "detectable"):  # fmt: skip
+        table.add_column(col, overflow="fold")
+    worse = []
+    for r in rows:
+        vci, cci = r["verdict_accuracy_diff_ci"], r["claim_accuracy_diff_ci"]
+        table.add_row(
+            escape(r["a"]), escape(r["b"]), str(r["cases"]), str(r.get("unpaired_cases", 0)),
+            num(r["verdict_accuracy_a"]), num(r["verdict_accuracy_b"]),
+            _neg_pp(r["verdict_accuracy_diff"], vci), pval(r["mcnemar_p"]), pval(r.get("p_adjusted")),
+            _neg_pp(r["claim_accuracy_diff"], cci), pval(r.get("claim_accuracy_diff_p_adjusted")),
+            pp(r.get("mde"), sign=False),
+        )  # fmt: skip
+        adjusted = r.get("p_adjusted")
+        if adjusted is not None and adjusted < alpha and (r["verdict_accuracy_diff"] or 0) > 0:
+            worse.append(r["b"])
+    console.print(table)
+    for r in rows:
+        console.print(escape(conclusion(r, alpha, f"{r['a']} (A)", f"{r['b']} (B)")), highlight=False)
+        if manifest_a is not None and manifest_b is not None:
+            info_a = {v.name: v for v in manifest_a.variants}.get(r["a"])
+            info_b = {v.name: v for v in manifest_b.variants}.get(r["b"])
+            if info_a is not None and info_b is not None:
+                changed = what_changed(info_b, info_a, manifest_b, manifest_a)
+                text = "; ".join(f"{k}: {_short(c['control'])} → {_short(c['candidate'])}" for k, c in changed.items())
+                console.print(escape(f"  settings A → B: {text or 'nothing recorded differs'}"), highlight=False)
+    console.print(
+        "p-values are McNemar's exact test on verdict correctness; 'Holm p' is adjusted over the pairs shown. "
+        "'detectable' is the smallest verdict-accuracy difference the paired cases find at 80% power.",
+        highlight=False,
+    )
+    return worse
+
+
+def _neg_pp(diff: float | None, ci: list[float] | None) -> str:
+    """A − B as stored, shown as B − A (the second run against the first)."""
+    if diff is None:
+        return "n/a"
+    return pp(-diff) + (f" [{pp(-ci[1])}, {pp(-ci[0])}]" if ci else "")
+
+
+def _short(value: Any, n: int = 24) -> str:
+    text = str(value)
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
-from harness.cli.console import num as _num
 from harness.cli.console import print_summary
 from harness.corpus.loader import CorpusError, load_cases
 from harness.run.log import VariantInfo
@@ -72,6 +70,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="non-inferiority margin of the ship decision in percentage points (default 5)",
     )
     run.add_argument(
+        "--decide-on",
+        action="append",
+        choices=["verdict_accuracy", "claim_accuracy", "unsafe_pass_rate"],
+        help="a metric the ship decision gates on (repeatable; default verdict_accuracy and unsafe_pass_rate)",
+    )
+    run.add_argument(
         "--require-ship", action="store_true", help="an inconclusive decision exits 1 too (proof of non-inferiority)"
     )
     run.add_argument(
@@ -111,6 +115,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     comp.add_argument("run_a", type=Path)
     comp.add_argument("run_b", type=Path)
     comp.add_argument("--json", type=Path, help="also write the comparison rows as JSON")
+    comp.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when a variant of the second run is significantly worse (Holm-adjusted McNemar p < alpha)",
+    )
+    comp.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     comp.set_defaults(handler=cmd_compare)
 
 
@@ -127,6 +137,8 @@ def study_from_args(args: argparse.Namespace) -> Study:
         gates["margin"] = args.margin
     if args.require_ship:
         gates["require_ship"] = True
+    if args.decide_on:
+        gates["decide_on"] = args.decide_on
     overrides: dict[str, Any] = {
         "cases": args.cases,
         "models": args.model,
@@ -239,8 +251,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             decide_on=tuple(gates.decide_on),
         ),
     )
+    from harness.kit.certificate import write_run_certificate
+
+    certificate = write_run_certificate(run_dir, result.manifest, summary)
     if study.report:
         _render_report(run_dir, err)
+    err.print(f"{certificate['headline']} · certificate: {run_dir / 'certificate.html'}", highlight=False, markup=False)
     print_summary(console, summary, run_dir, result.skipped, report=study.report)
     return EXIT_OK if summary["passed"] else EXIT_GATE
 
@@ -265,40 +281,34 @@ def _render_report(run_dir: Path, err: Console) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    """Two finished runs paired by case: figures in points, a conclusion per pair, what differs between them."""
+    from harness.cli.console import print_comparisons
+    from harness.run.log import MANIFEST_FILE, read_manifest
     from harness.score.compare import compare_runs
 
+    err = Console(stderr=True, soft_wrap=True)
     console = Console(width=None if Console().is_terminal else 160)
     for path in (args.run_a, args.run_b):
         if not path.exists():
-            Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] no such run folder: {path}", highlight=False)
+            err.print(f"[red]error:[/red] no such run folder: {path}", highlight=False)
             return EXIT_USAGE
     try:
         rows = compare_runs(load_outcomes(args.run_a), load_outcomes(args.run_b))
     except FileNotFoundError as exc:
-        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {exc}", highlight=False)
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
         return EXIT_USAGE
-    table = Table(title=f"{args.run_a} (A) vs {args.run_b} (B), paired by case")
-    for col in (
-        "A variant",
-        "B variant",
-        "cases",
-        "verdict acc A",
-        "verdict acc B",
-        "A-only / B-only right",
-        "McNemar p",
-        "claim acc diff A-B [95% CI]",
-    ):
-        table.add_column(col, overflow="fold")
-    for r in rows:
-        ci = r["claim_accuracy_diff_ci"]
-        table.add_row(
-            r["a"], r["b"], str(r["cases"]), _num(r["verdict_accuracy_a"]), _num(r["verdict_accuracy_b"]),
-            f"{r['mcnemar_a_only']} / {r['mcnemar_b_only']}", f"{r['mcnemar_p']:.4g}",
-            _num(r["claim_accuracy_diff"]) + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""),
-        )  # fmt: skip
-    console.print(table)
     if not rows:
-        console.print("no variant of A could be paired with one of B")
+        err.print(
+            f"[red]error:[/red] no variant of {args.run_a} could be paired with one of {args.run_b} "
+            "(pairs need the same variant name, or one variant in each run)",
+            highlight=False,
+        )
+        return EXIT_USAGE
+    manifests = [read_manifest(p) if (p / MANIFEST_FILE).exists() else None for p in (args.run_a, args.run_b)]
+    worse = print_comparisons(console, rows, args.run_a, args.run_b, manifests[0], manifests[1], args.alpha)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    if args.fail_on_regression and worse:
+        err.print(f"regression: {', '.join(worse)} significantly worse in {args.run_b}", highlight=False)
+        return EXIT_GATE
     return EXIT_OK

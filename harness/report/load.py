@@ -26,7 +26,7 @@ from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
 from harness.report.signoff import results_frame
 from harness.run.log import CASES_FILE, MANIFEST_FILE, RESULTS_FILE, Manifest
 from harness.run.schedule import POLICY_VARIANT
-from harness.score.decide import DEFAULT_GATED
+from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
 from harness.score.scoring import SUMMARY_FILE, GateSettings, score_run
 
 CHUNK = 5000
@@ -124,7 +124,7 @@ def gate_settings(manifest: Manifest) -> GateSettings:
         max_error_rate=float(gates.get("max_error_rate") or 0.0),
         control=manifest.settings.get("control"),
         baseline=Path(baseline) if baseline and Path(baseline).is_dir() else None,
-        margin=float(gates.get("margin", 5.0)) / 100,
+        margin=float(gates.get("margin", DEFAULT_MARGIN * 100)) / 100,
         require_ship=bool(gates.get("require_ship", False)),
         decide_on=tuple(gates.get("decide_on") or DEFAULT_GATED),
     )

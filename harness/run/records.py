@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
 
 from harness.corpus.schema import Case
 from harness.run.log import GatekeeperOutcome, Gold, ResultRecord
@@ -10,6 +13,7 @@ from harness.system.models import ParsedExecutorOutput
 from harness.system.parser import parse_structured_output
 from harness.system.pipeline import PipelineRun
 from harness.system.policy import structured_claims
+from harness.system.protocol import ReportedEvaluation
 from harness.system.store import EVALUATION_KEY
 
 DEFAULT_DATASET = "verifier-bench"
@@ -103,3 +107,62 @@ def record_from_crash(case: Case, variant: str, epoch: int, error: str, case_has
         verdict=None,
         error=error,
     )
+
+
+def record_from_sut(
+    case: Case,
+    variant: str,
+    self_evaluation: dict[str, Any] | None,
+    error: str | None,
+    raw_reply: str | None,
+    latency_ms: float = 0.0,
+    case_hash: str | None = None,
+) -> ResultRecord:
+    """A case a system under test answered over the protocol: its outcome read by the §7 names.
+
+    An answer that cannot be read that way keeps `persisted` (conformance says what is wrong with it) and
+    leaves the outcome fields empty; a SUT failure (timeout, 5xx, not JSON) is the record's `error`.
+    """
+    base = base_record(case, variant, 0, case_hash)
+    stored = (self_evaluation or {}).get(EVALUATION_KEY)
+    try:
+        ev = ReportedEvaluation.model_validate(stored) if isinstance(stored, dict) else None
+    except ValidationError:
+        ev = None
+    if ev is None:
+        return ResultRecord(
+            **base,  # type: ignore[arg-type]
+            parse_status=None,
+            gatekeeper=None,
+            claims={},
+            model_verdict=None,
+            verdict=None,
+            error=error,
+            raw_reply=raw_reply,
+            persisted=self_evaluation,
+            latency_ms=latency_ms,
+        )
+    return ResultRecord(
+        **base,  # type: ignore[arg-type]
+        parse_status=ev.executor_output_parse_status.status,
+        gatekeeper=GatekeeperOutcome(
+            status=ev.gatekeeper_result.status,
+            failed_rules=ev.gatekeeper_result.failed_rules,
+            warnings=ev.gatekeeper_result.warning_rules,
+        ),
+        claims={c.claim_id: c.verification for c in ev.claim_checks},
+        model_verdict=ev.model_verdict.value if ev.model_verdict else None,
+        verdict=ev.verdict.value,
+        error=error,
+        raw_reply=raw_reply,
+        adjustments=list(ev.adjustments),
+        reply_status=_reported_reply_status(ev),
+        persisted=self_evaluation,
+        latency_ms=latency_ms,
+    )
+
+
+def _reported_reply_status(ev: ReportedEvaluation) -> str | None:
+    """`reply_status.status` when the SUT reports it (the bundled one does; the protocol does not require it)."""
+    status = (ev.model_extra or {}).get("reply_status")
+    return status.get("status") if isinstance(status, dict) and isinstance(status.get("status"), str) else None

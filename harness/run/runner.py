@@ -12,7 +12,6 @@ import gc
 import hashlib
 import json
 import platform
-import subprocess
 import sys
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from harness.run.log import (
     write_cases,
     write_manifest,
 )
+from harness.run.provenance import package_git_sha
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
 from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
 from harness.run.study import REFERENCE, Study, StudyError
@@ -113,19 +113,6 @@ def corpus_hash(cases: Sequence[Case], hashes: Mapping[str, str] | None = None) 
     return digest.hexdigest()[:16]
 
 
-def git_sha() -> str | None:
-    try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=5
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return f"{sha}-dirty" if dirty else sha
-
-
 def make_manifest(
     study: Study,
     cases: Sequence[Case],
@@ -146,7 +133,7 @@ def make_manifest(
         run_id=run_id,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
         package_version=__version__,
-        git_sha=git_sha(),
+        git_sha=package_git_sha(),
         corpus_hash=corpus_hash(cases, hashes),
         case_dirs=[str(p) for p in study.cases],
         case_count=len(cases),

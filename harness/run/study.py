@@ -14,6 +14,10 @@ from harness.llm.modes import public_url
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 REFERENCE = "reference"
+DecisionMetric = Literal["verdict_accuracy", "claim_accuracy", "unsafe_pass_rate"]
+DEFAULT_DECIDE_ON: tuple[DecisionMetric, ...] = ("verdict_accuracy", "unsafe_pass_rate")
+DEFAULT_MARGIN_PP = 5.0
+"""The ship decision's non-inferiority margin in percentage points (README, "The ship decision")."""
 DEFAULT_PROMPTS = ["baseline"]
 
 
@@ -62,14 +66,14 @@ class Gates(BaseModel):
     )
     alpha: float = 0.05
     margin: float = Field(
-        default=5.0,
+        default=DEFAULT_MARGIN_PP,
         ge=0.0,
         le=100.0,
         description="non-inferiority margin of the ship decision, in percentage points (see README: the decision)",
     )
     require_ship: bool = Field(default=False, description="an inconclusive decision fails the run too")
-    decide_on: list[Literal["verdict_accuracy", "claim_accuracy", "unsafe_pass_rate"]] = Field(
-        default_factory=lambda: ["verdict_accuracy", "unsafe_pass_rate"],
+    decide_on: list[DecisionMetric] = Field(
+        default_factory=lambda: list(DEFAULT_DECIDE_ON),
         min_length=1,
         description="the metrics a candidate is gated on",
     )

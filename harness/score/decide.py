@@ -20,14 +20,14 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from harness.run.log import Manifest, VariantInfo
+from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
 from harness.score.stats import mcnemar_exact, mde_paired_binary, paired_ratio_diff
 
 DecisionKind = Literal["ship", "block", "inconclusive"]
-METRICS = ("verdict_accuracy", "claim_accuracy", "unsafe_pass_rate")
-LOWER_IS_BETTER = {"unsafe_pass_rate"}
-DEFAULT_GATED = ("verdict_accuracy", "unsafe_pass_rate")
-DEFAULT_MARGIN = 0.05
+DEFAULT_GATED: tuple[str, ...] = DEFAULT_DECIDE_ON
+DEFAULT_MARGIN = DEFAULT_MARGIN_PP / 100
 PAIR_KEY = ["case_id", "case_hash", "epoch"]
+NOT_MEASURED: dict[str, Any] = dict.fromkeys(("control", "candidate", "diff", "diff_ci", "p", "mde")) | {"test": "none"}
 
 
 class MetricComparison(BaseModel):
@@ -77,24 +77,18 @@ class Decision(BaseModel):
 def pair_units(candidate: pd.DataFrame, control: pd.DataFrame) -> pd.DataFrame:
     """Units of both sides joined on case, content hash and epoch (suffixes `_cand` and `_ctl`)."""
     control = control if "epoch" in control else control.assign(epoch=1)  # a baseline kept before epochs
+    missing = [c for c in candidate.columns if c not in control.columns and c not in PAIR_KEY and c != "variant"]
+    control = control.assign(**dict.fromkeys(missing, None))  # a baseline kept before these columns: unknown
     return candidate.merge(control, on=PAIR_KEY, suffixes=("_cand", "_ctl"), how="inner")
 
 
-def _binary(paired: pd.DataFrame, column: str, lower_is_better: bool) -> tuple[dict[str, Any], int]:
+def _binary(paired: pd.DataFrame, column: str) -> tuple[dict[str, Any], int]:
     """Figures of a per-unit yes/no metric: rates, paired difference with its CI, p and MDE."""
     cand = paired[f"{column}_cand"].to_numpy(dtype=bool)
     ctl = paired[f"{column}_ctl"].to_numpy(dtype=bool)
     n = len(paired)
     if n == 0:
-        return {
-            "control": None,
-            "candidate": None,
-            "diff": None,
-            "diff_ci": None,
-            "p": None,
-            "test": "none",
-            "mde": None,
-        }, 0
+        return dict(NOT_MEASURED), 0
     per_case = pd.DataFrame({"case": paired["case_id"].to_numpy(), "c": cand, "k": ctl, "n": 1}).groupby("case").sum()
     diff, ci, boot_p = paired_ratio_diff(
         per_case["c"].to_numpy(float), per_case["k"].to_numpy(float), per_case["n"].to_numpy(float)
@@ -117,15 +111,7 @@ def _claims(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tupl
     """Claim accuracy: the case-cluster bootstrap on claims right; MDE over claims as paired units."""
     total = paired["claims_total_cand"].to_numpy(float)
     if len(paired) == 0 or total.sum() == 0:
-        return {
-            "control": None,
-            "candidate": None,
-            "diff": None,
-            "diff_ci": None,
-            "p": None,
-            "test": "none",
-            "mde": None,
-        }, 0
+        return dict(NOT_MEASURED), 0
     frame = (
         pd.DataFrame(
             {
@@ -141,6 +127,9 @@ def _claims(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tupl
     diff, ci, p = paired_ratio_diff(frame["c"].to_numpy(float), frame["k"].to_numpy(float), frame["n"].to_numpy(float))
     discordant = 0
     for row in paired.itertuples(index=False):
+        if not isinstance(row.claims_ctl, dict):  # labels not kept by an older baseline: the count's lower bound
+            discordant += int(abs(row.claims_right_cand - row.claims_right_ctl))
+            continue
         for cid, ok in gold.get(row.case_id, {}).items():
             discordant += (_label(row.claims_cand, cid) in ok) != (_label(row.claims_ctl, cid) in ok)
     return {
@@ -185,7 +174,7 @@ def regressions(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> 
                 "gold": ok,
             }
             for cid, ok in gold.get(row.case_id, {}).items()
-            if _label(row.claims_ctl, cid) != _label(row.claims_cand, cid)
+            if isinstance(row.claims_ctl, dict) and _label(row.claims_ctl, cid) != _label(row.claims_cand, cid)
         ]
         out.append(
             Regression(
@@ -221,16 +210,16 @@ def decide(
     cases_cand, cases_ctl = set(candidate_units["case_id"]), set(control_units["case_id"])
     paired_cases = set(paired["case_id"])
     metrics: dict[str, MetricComparison] = {}
-    verdict, n_verdict = _binary(paired, "verdict_correct", False)
+    verdict, n_verdict = _binary(paired, "verdict_correct")
     metrics["verdict_accuracy"] = judge_metric(verdict, n_verdict, False, "verdict_accuracy" in gated, margin, alpha)
     claims, n_claims = _claims(paired, gold)
     metrics["claim_accuracy"] = judge_metric(claims, n_claims, False, "claim_accuracy" in gated, margin, alpha)
-    eligible = (
-        paired[paired["unsafe_eligible_cand"].astype(bool)] if "unsafe_eligible_ctl" in paired else paired.iloc[0:0]
-    )
-    unsafe, n_unsafe = _binary(eligible, "unsafe_pass", True) if "unsafe_pass_ctl" in paired else (_missing(), 0)
+    # an older baseline kept no unsafe-PASS flags: that metric is not measured (never read as all-True)
+    control_has_unsafe = "unsafe_pass" in control_units.columns
+    eligible = paired[paired["unsafe_eligible_cand"].astype(bool)] if control_has_unsafe else paired.iloc[0:0]
+    unsafe, n_unsafe = _binary(eligible, "unsafe_pass")
     metrics["unsafe_pass_rate"] = judge_metric(unsafe, n_unsafe, True, "unsafe_pass_rate" in gated, margin, alpha)
-    kind, reasons = _outcome(metrics, margin, alpha, control_has_unsafe="unsafe_pass_ctl" in paired)
+    kind, reasons = _outcome(metrics, margin, alpha, control_has_unsafe=control_has_unsafe)
     lost = regressions(paired, gold)
     unpaired = len((cases_cand | cases_ctl) - paired_cases)
     if unpaired:
@@ -256,10 +245,6 @@ def decide(
     )
 
 
-def _missing() -> dict[str, Any]:
-    return {"control": None, "candidate": None, "diff": None, "diff_ci": None, "p": None, "test": "none", "mde": None}
-
-
 def _corpus_note(change: dict[str, Any]) -> str:
     return f"corpus {change.get('control')} vs {change.get('candidate')}"
 
@@ -282,7 +267,7 @@ def _outcome(
             why = " (the control's outcomes predate unsafe-PASS outcomes: regenerate it)" if stale else ""
             reasons.append(f"{name}: not measured, no paired unit{why}")
         elif name in worse:
-            reasons.append(f"{name}: significantly worse, {_pp(m.diff)} (p = {_p(m.p)} < {alpha})")
+            reasons.append(f"{name}: significantly worse, {_pp(m.diff)} (p {_p(m.p)}, alpha {alpha})")
         elif m.non_inferior:
             reasons.append(
                 f"{name}: {_pp(m.diff)}, 95% CI {_ci(m.diff_ci)} within the {_pp(margin, sign=False)} margin"
@@ -313,9 +298,9 @@ def _ci(ci: list[float] | None) -> str:
 
 
 def _p(p: float | None) -> str:
-    if p is None:
-        return "n/a"
-    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+    from harness.score.compare import format_p
+
+    return format_p(p)
 
 
 def what_changed(

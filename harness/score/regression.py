@@ -132,13 +132,17 @@ def decision_gates(decisions: Sequence[Decision], require_ship: bool) -> list[di
 
 
 def headline(decision: Decision) -> str:
-    """The one line of why: the reason that decided it."""
-    marker = {"block": "significantly worse", "inconclusive": "reaches past", "ship": "within"}[decision.decision]
+    """The one line of why: the reason that decided it, and what could not be measured."""
+    gated = {name: m for name, m in decision.metrics.items() if m.gated}
+    unmeasured = [name for name, m in gated.items() if m.diff_ci is None]
+    note = f"; not measured: {', '.join(unmeasured)}" if unmeasured else ""
+    if decision.decision == "ship":
+        measured = ", ".join(name for name in gated if name not in unmeasured)
+        return f"non-inferior on {measured} within the {decision.margin * 100:.1f} pp margin{note}"
+    marker = "significantly worse" if decision.decision == "block" else "reaches past"
     reason = next((r for r in decision.reasons if marker in r), None)
     if reason is None:
-        reason = next(
-            (r for r in decision.reasons if "no paired unit" in r), decision.reasons[0] if decision.reasons else ""
+        return (decision.reasons[-1] if decision.reasons else "no gated metric could be measured") + (
+            "" if decision.decision == "block" else note
         )
-    if decision.decision == "ship":
-        return f"non-inferior on every gated metric within the {decision.margin * 100:.1f} pp margin"
-    return reason
+    return reason + note

@@ -21,6 +21,7 @@ from typing import Any
 from harness.corpus.loader import load_cases
 from harness.corpus.schema import Case
 from harness.llm.local_server import LocalOpenAIServer, last_user_message
+from harness.system.prompts.variant import untrusted
 from tests.run.prompt_models import LENIENT_LINE, system_text
 
 
@@ -33,18 +34,25 @@ class KnownModel:
     """Request body -> reply text, from the gold of the case the request is about."""
 
     def __init__(self, cases: list[Case]) -> None:
-        self.cases = [c for c in cases if c.kind == "quality" and c.expected.claims]
+        # the prompt shows question and final answer with section tags defused: match them as it shows them
+        self.cases = [
+            (untrusted(c.session.question), untrusted(c.executor.final_answer or ""), c)
+            for c in cases
+            if c.kind == "quality"
+        ]
 
     def case_for(self, text: str) -> Case:
-        for case in self.cases:
-            if case.session.question in text and (case.executor.final_answer or "") in text:
+        for question, answer, case in self.cases:
+            if question in text and answer in text:
                 return case
         raise LookupError("no known case in this request")
 
     def __call__(self, body: dict[str, Any]) -> str:
         case = self.case_for(last_user_message(body))
         lenient = LENIENT_LINE in system_text(body)
-        labels = {cid: "direct_observation" if lenient else label_of(ok) for cid, ok in case.expected.claims.items()}
+        labels = {
+            cid: "direct_observation" if lenient else label_of(ok) for cid, ok in (case.expected.claims or {}).items()
+        }
         checks = [{"claim_id": c, "verification": v, "detail": "known", "evidence_refs": []} for c, v in labels.items()]
         return json.dumps(
             {

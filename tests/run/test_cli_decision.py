@@ -6,7 +6,9 @@ lenient prompt says PASS with every claim observed, so it is wrong on the 12 cop
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -78,7 +80,8 @@ def test_a_worse_prompt_is_blocked_with_hand_computed_figures(
     )
     html = (out / "report.html").read_text()
     assert 'id="decisions-table"' in html and 'id="regressions"' in html and "-57.1 pp" in html
-    assert html.count('data-filter="text" data-value="q') == 12
+    regressions = html[html.index('id="regressions"') : html.index('id="ran"')]
+    assert regressions.count('data-filter="text" data-value="q') == 12
     junit = ET.parse(out / "junit.xml").getroot()
     failing = [t.get("name") for t in junit.iter("testcase") if t.find("failure") is not None]
     assert [n for n in failing if n.startswith("q")] == [f"{cid} [{MODEL}@lenient vs {CONTROL}]" for cid in WRONG]
@@ -109,6 +112,16 @@ def test_inconclusive_passes_unless_ship_is_required(tmp_path: Path, server: Loc
     # a margin wide enough for a 3-in-21 loss (and 3 in 12 more unsafe PASSes) turns it into a ship
     assert run(server, corpus, tmp_path / "c", *args, "--require-ship", "--margin", "70") == 0
     assert summary(tmp_path / "c")["decisions"][0]["decision"] == "ship"
+    # gated on verdict accuracy alone, a 40-point margin is enough: the unsafe-PASS rise no longer decides
+    assert run(server, corpus, tmp_path / "d", *args, "--require-ship", "--margin", "40") == 1
+    assert (
+        run(
+            server, corpus, tmp_path / "e", *args, "--require-ship", "--margin", "40", "--decide-on", "verdict_accuracy"
+        )
+        == 0
+    )
+    metrics = summary(tmp_path / "e")["decisions"][0]["metrics"]
+    assert [m for m in metrics if metrics[m]["gated"]] == ["verdict_accuracy"]
 
 
 def test_a_finished_run_is_the_control_of_the_same_model(tmp_path: Path, server: LocalOpenAIServer) -> None:
@@ -207,3 +220,84 @@ def test_the_shipped_recipe_without_a_model_exits_2(tmp_path: Path, capsys: pyte
     assert "no model of this run takes one (reference)" in capsys.readouterr().err.replace("\n", " ")
     assert main(base) == 2  # no prompt given: still no control to pair with
     assert "no variant with prompt 'baseline' on the model of reference" in capsys.readouterr().err.replace("\n", " ")
+
+
+def test_the_known_model_answers_every_committed_quality_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test model behind the README's try-it-yourself recipe recognises every case of cases/quality."""
+    from harness.corpus.loader import load_cases
+    from tests.run.known_model import KnownModel
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-known")
+    quality = Path(__file__).resolve().parents[2] / "cases" / "quality"
+    with LocalOpenAIServer(KnownModel(load_cases([quality]))) as known:
+        args = ["--cases", str(quality), "--prompt", "baseline", "--concurrency", "16"]
+        assert run(known, quality, tmp_path / "k", *args[2:]) == 0
+    (variant,) = summary(tmp_path / "k")["variants"]
+    assert variant["errors"] == 0 and variant["quality_cases"] == 136
+    assert variant["claim_accuracy"] > 0.95  # the policy may still overrule a right answer on a few cases
+
+
+@pytest.mark.browser
+def test_the_regressions_view_drills_down_in_a_browser(tmp_path: Path, server: LocalOpenAIServer) -> None:
+    """A click on a regressed case lists that case's results for both variants; a click on a row opens it."""
+    from harness.report.browser import find_chromium
+
+    if find_chromium() is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the browser tests: no chromium binary on PATH")
+        pytest.skip("no chromium binary on PATH")
+    corpus = write_copies(tmp_path / "cases", copies=2)
+    lenient = prompt_dir(tmp_path, "lenient", LENIENT_LINE)
+    out = tmp_path / "run"
+    args = ("--prompt", "baseline", "--prompt", str(lenient), "--control", "@baseline")
+    assert run(server, corpus, out, *args, report=True) == 1
+    asyncio.run(drill_down(out / "report.html"))
+
+
+async def drill_down(report: Path) -> None:
+    from tests.report.cdp import open_page
+
+    async with open_page(report.as_uri()) as page:
+        await page.wait_for("document.body && document.body.dataset.ready === '1'")
+        assert await page.evaluate("document.querySelectorAll('#decisions-table tbody tr').length") == 1
+        assert await page.evaluate("document.querySelector('#decisions-table .badge').textContent") == "block"
+        links = await page.evaluate("document.querySelectorAll('.regressions-table a[data-filter]').length")
+        assert links == 8  # q2, q4, q5, q6 x 2 copies
+        await page.evaluate("document.querySelector('.regressions-table a[data-filter]').click()")
+        visible = "Array.from(document.querySelectorAll('#case-rows tr.row:not([hidden])'))"
+        await page.wait_for(f"{visible}.length === 2")
+        cells = await page.evaluate(
+            f"{visible}.map(function (tr) {{ return tr.cells[0].textContent + '|' + tr.cells[1].textContent; }})"
+        )
+        assert sorted(cells) == [f"q2-1|{CONTROL}", f"q2-1|{MODEL}@lenient"]
+        await page.evaluate(f"{visible}[0].click()")
+        await page.wait_for("document.querySelectorAll('#case-rows tr.detail').length === 1")
+        # the per-case matrix: 14 cases, the 8 the candidate got wrong differ between the variants
+        rows = "document.querySelectorAll('#matrix-table tbody tr:not([hidden])').length"
+        assert await page.evaluate(rows) == 14
+        await page.evaluate("document.getElementById('matrix-differs').click()")
+        assert await page.evaluate(rows) == 8
+        assert await page.evaluate("document.getElementById('matrix-count').textContent") == "8"
+
+
+def test_compare_concludes_in_points_and_fails_on_a_regression(
+    tmp_path: Path, server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = write_copies(tmp_path / "cases")
+    assert run(server, corpus, tmp_path / "a", "--prompt", "baseline") == 0
+    assert run(server, corpus, tmp_path / "b", "--prompt", str(prompt_dir(tmp_path, "lenient", LENIENT_LINE))) == 0
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json", str(tmp_path / "c.json")]) == 0
+    out = capsys.readouterr().out.replace("\n", " ")
+    assert (
+        f"{CONTROL} (A) gets significantly more verdicts right than {MODEL}@lenient (B): 57.1 pp on 21 paired cases"
+        in out
+    )
+    assert "-57.1 pp" in out and "settings A → B: prompt: baseline → lenient" in out
+    (row,) = json.loads((tmp_path / "c.json").read_text())
+    assert row["verdict_accuracy_diff"] == pytest.approx(12 / 21) and row["unpaired_cases"] == 0  # stored as A − B
+    assert row["p_adjusted"] == pytest.approx(2 * 0.5**12)
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on-regression"]) == 1
+    assert "regression: openai:local-model@lenient significantly worse" in capsys.readouterr().err
+    assert main(["compare", str(tmp_path / "b"), str(tmp_path / "a"), "--fail-on-regression"]) == 0  # B is better
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "a"), "--fail-on-regression"]) == 0

@@ -186,7 +186,7 @@ def test_exit_0_offline_reference_and_1_on_a_failed_gate(tmp_path: Path) -> None
     assert 'name="pol-demo-fabricated"' in junit and "<failure" in junit
 
 
-def test_exit_1_when_a_policy_case_does_not_conform(tmp_path: Path) -> None:
+def test_exit_1_when_a_policy_case_does_not_conform(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = write_corpus(tmp_path / "cases", ["q1"])
     policy = yaml.safe_load((corpus / "policy.yaml").read_text())
     policy["expected"]["verdict"] = "PASS"  # the system says REJECT, as the spec requires
@@ -195,6 +195,10 @@ def test_exit_1_when_a_policy_case_does_not_conform(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert summary["conformance"]["policy_passed"] == 0
     assert summary["conformance"]["failures"][0]["mismatches"] == ["verdict: expected ['PASS'], got REJECT"]
+    printed = capsys.readouterr().out
+    assert f"failing policy cases (1): {policy['id']}" in printed
+    assert "gate failed policy_conformance [all]: 0/1 policy cases" in printed
+    assert "gate passed error_rate<=0.0 [reference]" in printed  # every gate line, passed or not, names its variant
 
 
 @pytest.mark.parametrize(

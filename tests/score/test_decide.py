@@ -144,3 +144,17 @@ def test_pairing_rules() -> None:
     assert resolve_pairs([v("openai:m@cand", "cand")], "openai:m@b", two)[0].control == "openai:m@b"
     with pytest.raises(PairingError, match="no candidate"):
         resolve_pairs([v("reference")], "reference", None)
+
+
+def test_a_baseline_kept_before_epochs_and_unsafe_flags_still_decides_and_says_what_it_could_not_measure() -> None:
+    from harness.score.regression import headline
+
+    legacy = units("ctl", [True] * 10).drop(columns=["epoch", "unsafe_eligible", "unsafe_pass", "claims", "verdict"])
+    d = run_decide(units("cand", [True] * 10, unsafe=[True] * 8 + [False] * 2), legacy)
+    u = d.metrics["unsafe_pass_rate"]
+    assert u.units == 0 and u.diff is None and not u.significantly_worse  # unknown, never read as all unsafe
+    assert d.decision == "ship" and d.paired_units == 10
+    assert headline(d) == "non-inferior on verdict_accuracy within the 5.0 pp margin; not measured: unsafe_pass_rate"
+    assert any("predate unsafe-PASS outcomes" in r for r in d.reasons)
+    worse = run_decide(units("cand", [False] * 8 + [True] * 2), legacy)
+    assert worse.decision == "block" and worse.regressions[0].claim_changes == []  # the control kept no labels
