@@ -93,3 +93,12 @@ def test_the_readme_template_is_a_valid_case_that_checks(tmp_path: Path, capsys:
     assert main(["cases", "validate", str(tmp_path)]) == 0
     assert main(["cases", "check", str(tmp_path)]) == 0
     assert "1 of 1 cases agree" in capsys.readouterr().out
+
+
+def test_the_readme_links_to_spec_files_that_exist() -> None:
+    import re
+
+    cases = Path(__file__).resolve().parents[2] / "cases"
+    links = re.findall(r"\]\(([^)#]+\.md)\)", (cases / "README.md").read_text(encoding="utf-8"))
+    assert "spec/CASE_FORMAT.md" in links
+    assert [link for link in links if not (cases / link).is_file()] == []
