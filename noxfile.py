@@ -75,3 +75,10 @@ def local_llm(session: nox.Session) -> None:
     )
     # the closing note: the model next to the reference verifier, invalid-reply reasons, server throughput
     session.run("python", "-m", "harness.llm.local_llm", "note", out)
+
+
+@nox.session(python=PYTHON)
+def ablation(session: nox.Session) -> None:
+    """The reference baseline with each signal removed: dev/held-out splits and HaluEval part 1 (issue 18)."""
+    session.install("-e", ".")
+    session.run("python", "-m", "harness.cli.ablation", *session.posargs)

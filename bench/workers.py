@@ -76,8 +76,8 @@ def factory_for(study: Any) -> Callable[[Any, int], Any]:
 
     tests/bench checks the two build the same verifiers.
     """
+    from harness.baselines import make_verifier
     from harness.run.study import ModelSettings
-    from harness.system.verifiers.factory import make_verifier
 
     def factory(variant: Any, epoch: int) -> Any:
         settings = ModelSettings(**variant.settings).client_kwargs()

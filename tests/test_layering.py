@@ -1,4 +1,8 @@
-"""The harness is layered one way: llm → system → corpus/run → score → report → kit → cli."""
+"""The harness is layered one way: llm → system → baselines → corpus/run → score → report → kit → cli.
+
+Baselines (the reference verifier) sit just above the system: they use its models and policy functions, and
+the system never imports them (so the replay fingerprint of `system/` does not change when a baseline does).
+"""
 
 from __future__ import annotations
 
@@ -12,12 +16,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "harness"
 ALLOWED = {
     "llm": set(),
     "system": {"llm"},
-    "corpus": {"llm", "system"},
-    "run": {"llm", "system", "corpus"},
-    "score": {"llm", "system", "corpus", "run"},
-    "report": {"llm", "system", "corpus", "run", "score"},
-    "kit": {"llm", "system", "corpus", "run", "score", "report"},
-    "cli": {"llm", "system", "corpus", "run", "score", "report", "kit"},
+    "baselines": {"llm", "system"},
+    "corpus": {"llm", "system", "baselines"},
+    "run": {"llm", "system", "corpus", "baselines"},
+    "score": {"llm", "system", "corpus", "run", "baselines"},
+    "report": {"llm", "system", "corpus", "run", "score", "baselines"},
+    "kit": {"llm", "system", "corpus", "run", "score", "report", "baselines"},
+    "cli": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines"},
 }
 
 

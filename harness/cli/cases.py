@@ -13,8 +13,8 @@ from rich.table import Table
 
 from harness.corpus.catalogue import load_catalogue
 from harness.corpus.export import claim_rows, write_export
-from harness.corpus.generator import DEFAULT_COUNT, DEFAULT_RANDOM_SEED, generate, write_cases
-from harness.corpus.loader import CorpusError, load_cases
+from harness.corpus.generator import DEFAULT_COUNT, DEFAULT_PER_SEED, DEFAULT_RANDOM_SEED, generate, write_cases
+from harness.corpus.loader import CorpusError, load_cases, load_cases_with_files
 from harness.corpus.schema import case_json_schema
 from harness.corpus.stats import ORIGINS, CorpusStats, KindCount, corpus_stats
 from harness.score.conformance import case_check_problems, quality_case_problems
@@ -51,7 +51,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     gen.add_argument("--out", type=Path, default=DEFAULT_GENERATED, help="folder the gen-*.yaml files are replaced in")
     gen.add_argument("--seed", type=int, default=DEFAULT_RANDOM_SEED, help="random seed: same seed, same bytes")
-    gen.add_argument("--count", type=int, default=DEFAULT_COUNT, help="how many cases to write")
+    gen.add_argument(
+        "--per-seed", type=int, default=DEFAULT_PER_SEED, help="at most this many mutants of each seed (stable)"
+    )
+    gen.add_argument(
+        "--count", type=int, default=DEFAULT_COUNT, help="the fewest cases expected: exit 1 below it (no cap)"
+    )
     gen.set_defaults(handler=cmd_generate)
     export = cases_sub.add_parser("export", help="write the corpus as Parquet and a Hugging Face dataset")
     export.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_CASES])
@@ -63,13 +68,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     cases.set_defaults(handler=lambda _args: (cases.print_help(), 2)[1])
 
 
-def _load(dirs: list[Path], console: Console):  # type: ignore[no-untyped-def]
+def _load(dirs: list[Path], console: Console, with_files: bool = False):  # type: ignore[no-untyped-def]
     missing = [d for d in dirs if not d.exists()]
     if missing:
         console.print(f"[red]no such path: {', '.join(map(str, missing))}[/red]")
         return None
     try:
-        return load_cases(dirs)
+        return load_cases_with_files(dirs) if with_files else load_cases(dirs)
     except CorpusError as exc:
         console.print(str(exc), markup=False, highlight=False)
         return None
@@ -88,15 +93,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Every expectation that needs no model: policy cases whole, quality cases' parse and gatekeeper."""
     console = Console()
-    cases = _load(args.dirs, Console(stderr=True, soft_wrap=True))
-    if cases is None:
+    loaded = _load(args.dirs, Console(stderr=True, soft_wrap=True), with_files=True)
+    if loaded is None:
         return 2
+    cases = [case for case, _ in loaded]
+    files = {case.id: file for case, file in loaded}
     failures = 0
     for case in cases:
         problems = case_check_problems(case)
         if problems:
             failures += 1
-            console.print(f"[red]FAIL[/red] {case.id} ({case.kind})", highlight=False)
+            console.print(f"[red]FAIL[/red] {files[case.id]} ({case.kind}, id {case.id})", highlight=False)
             for problem in problems:
                 console.print(f"    {problem}", markup=False, highlight=False)
     console.print(f"{len(cases) - failures} of {len(cases)} cases agree with their deterministic expectations")
@@ -109,7 +116,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     seeds = _load(args.seeds or [DEFAULT_SEEDS], Console(stderr=True, soft_wrap=True))
     if seeds is None:
         return 2
-    cases = generate(seeds, random_seed=args.seed, count=args.count, check=quality_case_problems)
+    cases = generate(seeds, random_seed=args.seed, per_seed=args.per_seed, check=quality_case_problems)
     written = write_cases(cases, args.out)
     by_mutation = Counter(str(c.meta["mutation"]) for c in cases)
     used = len({c.meta["seed_id"] for c in cases})
@@ -117,7 +124,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     for name, n in sorted(by_mutation.items()):
         console.print(f"  {name}: {n}", highlight=False)
     if len(cases) < args.count:
-        console.print(f"[yellow]only {len(cases)} of the {args.count} asked for: add labelled seed cases[/yellow]")
+        console.print(f"[yellow]only {len(cases)}, fewer than --count {args.count}: add labelled seed cases[/yellow]")
         return 1
     return 0
 

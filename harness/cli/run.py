@@ -205,7 +205,7 @@ def _apply_client_flags(study: Study, args: argparse.Namespace) -> Study:
 
 def default_factory(study: Study):  # type: ignore[no-untyped-def]
     """Verifiers from model specs: the reference verifier offline, or an OpenAI-compatible client."""
-    from harness.system.verifiers.factory import make_verifier
+    from harness.baselines import make_verifier
 
     def factory(variant: VariantInfo, epoch: int) -> Verifier:
         # the study's settings, not the variant's recorded (redacted) copy

@@ -6,7 +6,9 @@ depend on which other seeds exist. Every mutant is run through the system's
 deterministic part (`prepare`) to compute its expected parse status and
 gatekeeper result; a mutant whose outcome is not the one its label rule
 assumes is skipped. A balanced selection (round robin over mutations) keeps
-`count` of them. Output is `yaml.safe_dump` with sorted keys: byte-stable.
+at most `per_seed` of each seed's mutants, chosen from that seed alone, so adding a
+seed adds only its own mutants and leaves every other file byte-identical.
+Output is `yaml.safe_dump` with sorted keys: byte-stable.
 """
 
 from __future__ import annotations
@@ -43,7 +45,11 @@ from harness.system.policy import derive_verdict, structured_claims
 
 GENERATOR_VERSION = "1"
 DEFAULT_RANDOM_SEED = 20260707
-DEFAULT_COUNT = 360
+DEFAULT_PER_SEED = 3
+SCARCE = frozenset({"alter-number", "swap-entity"})
+"""Mutations only a few seeds offer (a figure or an entity to alter): tried first for those seeds."""
+DEFAULT_COUNT = 300
+"""The fewest generated cases `vbench cases generate` accepts (fewer: add labelled seed cases)."""
 
 Check = Callable[[Case], list[str]]
 
@@ -209,35 +215,38 @@ def candidates(seeds: Sequence[Case], random_seed: int, check: Check | None = No
     return out
 
 
-def select(found: dict[str, list[Case]], count: int, random_seed: int, check: Check | None = None) -> list[Case]:
-    """Round robin over mutations, each in a seeded shuffled order, until `count`; sorted by id.
+def select(found: dict[str, list[Case]], per_seed: int, random_seed: int, check: Check | None = None) -> list[Case]:
+    """At most `per_seed` mutants of each seed, of different mutations, sorted by id.
 
-    A candidate that fails `check` is passed over (checked only when its turn comes, to save time).
+    Each seed's mutations are tried in an order seeded by the seed's id alone (scarce ones first), so what one
+    seed yields never depends on the other seeds. A candidate that fails `check` is passed over (checked only when its turn comes).
     """
-    queues = {}
-    for name in sorted(found):
-        items = list(found[name])
-        random.Random(f"{random_seed}/select/{name}").shuffle(items)
-        queues[name] = items
+    by_seed: dict[str, dict[str, list[Case]]] = {}
+    for name, cases in found.items():
+        for c in cases:
+            by_seed.setdefault(str(c.meta["seed_id"]), {}).setdefault(name, []).append(c)
     chosen: list[Case] = []
-    while len(chosen) < count and any(queues.values()):
-        for name in sorted(queues):
-            while queues[name] and len(chosen) < count:
-                candidate = queues[name].pop(0)
-                if not (check and check(candidate)):
-                    chosen.append(candidate)
-                    break
+    for seed_id, offered in sorted(by_seed.items()):
+        order = sorted(offered)
+        random.Random(f"{random_seed}/select/{seed_id}").shuffle(order)
+        order.sort(key=lambda name: name not in SCARCE)  # the few seeds a scarce mutation fits get it first
+        picked = 0
+        for name in order:
+            candidate = next((c for c in offered[name] if not (check and check(c))), None)
+            if candidate is not None and picked < per_seed:
+                chosen.append(candidate)
+                picked += 1
     return sorted(chosen, key=lambda c: c.id)
 
 
 def generate(
     seeds: Sequence[Case],
     random_seed: int = DEFAULT_RANDOM_SEED,
-    count: int = DEFAULT_COUNT,
+    per_seed: int = DEFAULT_PER_SEED,
     check: Check | None = None,
 ) -> list[Case]:
-    """`count` generated cases (fewer if the seeds do not offer that many), deterministic from `random_seed`."""
-    return select(candidates(seeds, random_seed, check), count, random_seed, check)
+    """Up to `per_seed` generated cases per seed, deterministic from `random_seed` and each seed alone."""
+    return select(candidates(seeds, random_seed, check), per_seed, random_seed, check)
 
 
 def case_yaml(case: Case) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ import yaml
 from pydantic import ValidationError
 
 from harness.corpus.catalogue import Scenario, load_catalogue
-from harness.corpus.schema import Case
+from harness.corpus.schema import MAX_LABELS, Case, contract_keys, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def load_case_file(path: Path, catalogue: dict[str, Scenario]) -> tuple[Case | N
     except ValidationError as exc:
         return None, _validation_errors(name, exc, data)
     errors = [
-        CaseError(name, f"spec[{i}]", f"unknown scenario id {sid!r}")
+        CaseError(name, f"spec[{i}]", f"unknown scenario id {sid!r}{did_you_mean(sid, catalogue)}")
         for i, sid in enumerate(case.spec)
         if sid not in catalogue
     ]
@@ -105,8 +107,15 @@ def load_case_file(path: Path, catalogue: dict[str, Scenario]) -> tuple[Case | N
 
 def load_cases(paths: Iterable[Path | str], catalogue: dict[str, Scenario] | None = None) -> list[Case]:
     """Load every case below `paths`; raise `CorpusError` naming every broken file."""
+    return [case for case, _ in load_cases_with_files(paths, catalogue)]
+
+
+def load_cases_with_files(
+    paths: Iterable[Path | str], catalogue: dict[str, Scenario] | None = None
+) -> list[tuple[Case, str]]:
+    """`load_cases`, each case with the file it was read from (for messages that name the file)."""
     catalogue = load_catalogue() if catalogue is None else catalogue
-    cases: list[Case] = []
+    cases: list[tuple[Case, str]] = []
     errors: list[CaseError] = []
     first_file: dict[str, str] = {}
     given = [Path(p) for p in paths]
@@ -121,7 +130,7 @@ def load_cases(paths: Iterable[Path | str], catalogue: dict[str, Scenario] | Non
             errors.append(CaseError(str(path), "id", f"repeated id {case.id!r}, first in {first_file[case.id]}"))
             continue
         first_file[case.id] = str(path)
-        cases.append(case)
+        cases.append((case, str(path)))
     if errors:
         raise CorpusError(errors)
     return cases
@@ -143,7 +152,8 @@ def _validation_errors(name: str, exc: ValidationError, data: Any) -> list[CaseE
     for real, union_at, err in found:
         if union_at is not None and len(real) < deepest[union_at]:
             continue
-        if union_at is not None and str(err.get("type", "")).endswith("_type") and len(found) > 1:
+        scalar_branch = err.get("type") in ("enum", "literal_error") and isinstance(err.get("input"), list)
+        if union_at is not None and (str(err.get("type", "")).endswith("_type") or scalar_branch) and len(found) > 1:
             if any(u == union_at and e is not err for _, u, e in found):
                 continue
         error = CaseError(name, _loc(real), _message(err))
@@ -207,7 +217,14 @@ def _loc(loc: tuple[Any, ...]) -> str:
 
 
 def _message(err: Any) -> str:
-    msg = str(err["msg"])
+    """Pydantic's message, with a "did you mean" for an unknown key or a value outside a fixed set."""
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if err.get("type") == "too_long" and "claims" in err["loc"][:2]:
+        return f"at most {MAX_LABELS} labels per claim, got {len(err['input'])}: decide, or keep the two a reviewer could defend"
     if err.get("type") == "extra_forbidden":
-        return "unknown key"
+        return f"unknown key{did_you_mean(str(err['loc'][-1]), contract_keys())}"
+    if err.get("type") in ("enum", "literal_error") and isinstance(err.get("input"), str):
+        options = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
+        close = get_close_matches(err["input"], options, n=1, cutoff=0.6)
+        return f"{msg}, got {err['input']!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
     return msg

@@ -132,17 +132,11 @@ def _with_structured(seed: Seed, structured: dict[str, Any]) -> dict[str, Any]:
 
 
 def failed_citation_labels(labels: LabelSet) -> LabelSet:
-    """A claim whose citation fails: direct_observation becomes unsupported (the policy's sanitising);
-    contradicted and unsupported stay; any other class stays defensible beside unsupported."""
-    out: set[Derivability] = set()
-    for label in labels:
-        if label == D.DIRECT_OBSERVATION:
-            out.add(D.UNSUPPORTED)
-        elif label in (D.CONTRADICTED, D.UNSUPPORTED):
-            out.add(label)
-        else:
-            out |= {label, D.UNSUPPORTED}
-    return frozenset(out)
+    """A claim whose citation fails is judged without it (cases/README.md, "Citations"): only `contradicted`
+    (any result of the session may refute a claim) and `external_unknown` (no tool observes it) stand without
+    a resolving citation; every other class becomes `unsupported`. One label in gives one label out."""
+    keep = (D.CONTRADICTED, D.EXTERNAL_UNKNOWN)
+    return frozenset(label if label in keep else D.UNSUPPORTED for label in labels)
 
 
 # --- citation mutations: the gatekeeper's evidence.invocation_ref and schema rules -------------

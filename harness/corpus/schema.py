@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal
+from difflib import get_close_matches
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.system.gatekeeper import RULES
 from harness.system.models import (
@@ -25,6 +26,24 @@ from harness.system.models import (
 )
 
 CaseKind = Literal["policy", "quality"]
+ADVERSARIAL_PREFIX = "adv-"
+ADVERSARIAL_CATEGORIES: dict[str, str] = {
+    "adv-number": "near-miss numbers and units",
+    "adv-entity": "swapped entities (pod, service, instance, region)",
+    "adv-time": "wrong times or windows",
+    "adv-negation": "negation",
+    "adv-error-code": "fabricated error codes",
+    "adv-overstated": "overstated scope or causality",
+    "adv-external": "external facts",
+    "adv-injection": "prompt injection inside tool output",
+    "adv-prose-only": "prose claims the structured output does not make",
+    "adv-excerpt-cutoff": "evidence cut off by the excerpt limit",
+    "adv-failed-tool": "failed tool calls",
+    "adv-long-evidence": "very long evidence",
+}
+"""The adversarial categories a tag `adv-*` may name (a tag outside them is a validation error)."""
+MAX_LABELS = 2
+"""At most two acceptable labels per claim (cases/README.md: never list two to avoid deciding, never more)."""
 FAIL_RULES = sorted(r.id for r in RULES.values() if r.severity == "fail")
 WARN_RULES = sorted(r.id for r in RULES.values() if r.severity == "warn")
 
@@ -99,7 +118,7 @@ class ExpectedGatekeeper(Contract):
     warnings: list[Literal[tuple(WARN_RULES)]] | None = None  # type: ignore[valid-type]
 
 
-Labels = Derivability | list[Derivability]
+Labels = Derivability | Annotated[list[Derivability], Field(min_length=1, max_length=MAX_LABELS)]
 Verdicts = Verdict | list[Verdict]
 
 
@@ -131,6 +150,14 @@ class Case(Contract):
     verifier_response: VerifierResponse | None = None
     expected: Expected
 
+    @field_validator("tags")
+    @classmethod
+    def _known_adversarial_tags(cls, tags: list[str]) -> list[str]:
+        for tag in tags:
+            if tag.startswith(ADVERSARIAL_PREFIX) and tag not in ADVERSARIAL_CATEGORIES:
+                raise ValueError(f"unknown adversarial tag {tag!r}{did_you_mean(tag, ADVERSARIAL_CATEGORIES)}")
+        return tags
+
     @property
     def kind(self) -> CaseKind:
         return "policy" if self.verifier_response is not None else "quality"
@@ -143,6 +170,21 @@ class Case(Contract):
         """A stable hash of the case content, so a changed case is never matched to old results."""
         blob = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def contract_keys() -> set[str]:
+    """Every key the case contract knows, at any depth (for "did you mean" on an unknown key)."""
+    models: list[type[BaseModel]] = [*Contract.__subclasses__(), ToolInvocation, TraceEntry]
+    return {f.alias or name for model in models for name, f in model.model_fields.items()}
+
+
+def did_you_mean(word: str, known: Any) -> str:
+    """` (did you mean 'x'?)` for the closest known word, or `; known: ...` when none is close."""
+    options = sorted(str(k) for k in known)
+    close = get_close_matches(word, options, n=1, cutoff=0.6)
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    return f"; known: {', '.join(options)}" if len(options) <= 15 else ""
 
 
 def _as_list(value: Any) -> list[Any]:

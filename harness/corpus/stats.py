@@ -16,28 +16,14 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from harness.corpus.catalogue import Scenario
-from harness.corpus.schema import Case
+from harness.corpus.schema import ADVERSARIAL_CATEGORIES, ADVERSARIAL_PREFIX, Case
 from harness.system.models import Derivability, Verdict
 from harness.system.parser import parse_structured_output
 
 Origin = Literal["hand-written", "generated", "external"]
 ORIGINS: tuple[Origin, ...] = ("hand-written", "generated", "external")
-INCIDENT_PREFIX, ADVERSARIAL_PREFIX, MUTATION_PREFIX = "incident-", "adv-", "mut-"
+INCIDENT_PREFIX, MUTATION_PREFIX = "incident-", "mut-"
 
-ADVERSARIAL_CATEGORIES: dict[str, str] = {
-    "adv-number": "near-miss numbers and units",
-    "adv-entity": "swapped entities (pod, service, instance, region)",
-    "adv-time": "wrong times or windows",
-    "adv-negation": "negation",
-    "adv-error-code": "fabricated error codes",
-    "adv-overstated": "overstated scope or causality",
-    "adv-external": "external facts",
-    "adv-injection": "prompt injection inside tool output",
-    "adv-prose-only": "prose claims the structured output does not make",
-    "adv-excerpt-cutoff": "evidence cut off by the excerpt limit",
-    "adv-failed-tool": "failed tool calls",
-    "adv-long-evidence": "very long evidence",
-}
 """The adversarial categories of issue 4 and their tags (cases/README.md)."""
 
 

@@ -124,6 +124,8 @@ class Manifest(LogModel):
     settings: dict[str, Any] = Field(default_factory=dict)
     python: str = ""
     platform: str = ""
+    verifiers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Each variant's `Verifier.describe()`: what built its results (a baseline's version, signals, settings)."""
 
 
 # --- writing -------------------------------------------------------------------------

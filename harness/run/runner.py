@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import gc
 import hashlib
+import json
 import platform
 import sys
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
@@ -231,6 +232,7 @@ def run_study(
             variant.prompt_hash = _str_or_none(prompt.get("hash"))
     hashes = case_hashes(cases)
     manifest = make_manifest(study, cases, variants, run_id or run_dir.name, hashes, perturbed)
+    manifest.verifiers = {v.name: _json_safe(verifiers[(v.name, 1)].describe()) for v in variants}
     existing: list[ResultRecord] = []
     if study.resume and (run_dir / MANIFEST_FILE).exists():
         old = read_manifest(run_dir)
@@ -342,6 +344,11 @@ async def _aclose(verifier: Verifier) -> None:
             await result
     except Exception:  # noqa: S110 - closing is best effort
         pass
+
+
+def _json_safe(described: dict[str, object]) -> dict[str, Any]:
+    """A describe() as plain JSON (tuples become lists; anything else becomes its text)."""
+    return json.loads(json.dumps(described, default=str))
 
 
 def _str_or_none(value: object) -> str | None:

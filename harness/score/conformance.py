@@ -52,6 +52,11 @@ def deterministic_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
         )
     if exp.gatekeeper.warnings is not None and set(exp.gatekeeper.warnings) != set(got_gk.warning_rules):
         out.append(f"gatekeeper.warnings: expected {sorted(set(exp.gatekeeper.warnings))}, got {got_gk.warning_rules}")
+    if any(line.startswith("gatekeeper.") for line in out):
+        out += [
+            f"  the gatekeeper says: {issue.rule}: {issue.message}" + (f" (at {issue.path})" if issue.path else "")
+            for issue in [*got_gk.errors, *got_gk.warnings]
+        ]
     return out
 
 

@@ -124,6 +124,37 @@ def claim_fails_invocation_ref(claim: Claim, gatekeeper: GatekeeperResult) -> bo
     return any(e.rule == INVOCATION_REF and e.claim_id == claim.claim_id for e in gatekeeper.errors)
 
 
+def trace_rows(trace: Sequence[TraceEntry]) -> dict[str, ToolInvocation]:
+    """The session's invocation rows as the trace summary lists them (one entry per current-session invocation)."""
+    return {
+        inv_id: ToolInvocation(id=inv_id, tool_name=entry.tool_name, status=entry.status)
+        for entry in trace
+        for inv_id in entry.source_invocation_ids
+        if inv_id
+    }
+
+
+def resolving_entries(claim: Claim, gatekeeper: GatekeeperResult, trace: Sequence[TraceEntry]) -> list[TraceEntry]:
+    """The trace entries the claim's resolving bindings point at, in binding order (§5 step 3).
+
+    For a reader that sees only the verifier inputs (the trace summary stands in for the session's rows):
+    none when the claim failed `evidence.invocation_ref`, and a binding that does not resolve adds nothing.
+    """
+    if claim_fails_invocation_ref(claim, gatekeeper):
+        return []
+    rows = trace_rows(trace)
+    found: list[TraceEntry] = []
+    for binding in claim.evidence_bindings:
+        if not binding_resolves(binding, rows, trace):
+            continue
+        ids = set(binding.source_invocation_ids)
+        for entry in trace:
+            hit = ids & set(entry.source_invocation_ids) if ids else entry.trace_ref == binding.trace_ref
+            if hit and entry not in found:
+                found.append(entry)
+    return found
+
+
 # --- sanitising ---------------------------------------------------------------------
 
 

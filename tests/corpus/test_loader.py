@@ -36,7 +36,11 @@ def test_unknown_key_names_its_path(tmp_path: Path) -> None:
     data["expected"]["gatekeeper"]["failed_rule"] = []
     path = write(tmp_path, data)
     err = only_error(tmp_path)
-    assert (err.file, err.key_path, err.message) == (str(path), "expected.gatekeeper.failed_rule", "unknown key")
+    assert (err.file, err.key_path, err.message) == (
+        str(path),
+        "expected.gatekeeper.failed_rule",
+        "unknown key (did you mean 'failed_rules'?)",
+    )
 
 
 def test_unknown_key_inside_a_list_names_the_index(tmp_path: Path) -> None:

@@ -94,8 +94,12 @@ def test_near_number_covers_paraphrase_and_unit_changes() -> None:
 def test_failed_citation_labels() -> None:
     assert failed_citation_labels(frozenset({D.DIRECT_OBSERVATION})) == {D.UNSUPPORTED}
     assert failed_citation_labels(frozenset({D.CONTRADICTED})) == {D.CONTRADICTED}
-    assert failed_citation_labels(frozenset({D.REASONABLE_INFERENCE})) == {D.REASONABLE_INFERENCE, D.UNSUPPORTED}
-    assert failed_citation_labels(frozenset({D.DIRECT_OBSERVATION, D.OVERSTATED})) == {D.UNSUPPORTED, D.OVERSTATED}
+    assert failed_citation_labels(frozenset({D.REASONABLE_INFERENCE})) == {D.UNSUPPORTED}  # cases/README.md, Citations
+    assert failed_citation_labels(frozenset({D.DIRECT_OBSERVATION, D.OVERSTATED})) == {D.UNSUPPORTED}
+    assert failed_citation_labels(frozenset({D.EXTERNAL_UNKNOWN, D.CONTRADICTED})) == {
+        D.EXTERNAL_UNKNOWN,
+        D.CONTRADICTED,
+    }
 
 
 @pytest.mark.parametrize(
@@ -190,7 +194,7 @@ def test_missing_invocation_fails_the_gatekeeper_and_unsupports_a_direct_claim()
     assert c1.expected.gatekeeper.failed_rules == ["evidence.invocation_ref"]
     assert labels(c1) == {**SEED_LABELS, "C1": {"unsupported"}}
     assert verdicts(c1) == ["LOW_CONFID", "REJECT"]
-    assert labels(cases["C3"])["C3"] == {"reasonable_inference", "unsupported"}
+    assert labels(cases["C3"])["C3"] == {"unsupported"}  # an inference without a resolving citation
 
 
 def test_foreign_invocation_cites_a_row_of_another_session() -> None:

@@ -253,6 +253,13 @@ def test_study_file_and_flags(tmp_path: Path, openai_server: LocalOpenAIServer, 
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert [v["name"] for v in summary["variants"]] == ["reference", "openai:local-model@strict-evidence"]
     assert {g["gate"] for g in summary["gates"]} == {"policy_conformance", "claim_accuracy>=0.0", "error_rate<=0.0"}
+    described = json.loads((tmp_path / "r" / "manifest.json").read_text())["verifiers"]
+    from harness.baselines.reference import VERSION, ReferenceSettings
+
+    assert described["reference"]["version"] == VERSION  # the baseline's version and settings, via describe()
+    assert described["reference"]["signals"] == list(ReferenceSettings().signals)
+    assert described["openai:local-model@strict-evidence"]["prompt"]["name"] == "strict-evidence"
+    assert api_key not in json.dumps(described)
     bad = tmp_path / "bad.yaml"
     bad.write_text("models: [reference]\nepochz: 3\n")
     assert main(["run", "--study", str(bad), "--out", str(tmp_path / "r2")]) == 2

@@ -290,3 +290,25 @@ def test_ref_completion_keeps_what_the_model_gave() -> None:
     ev = evaluate(output(claim()), reply("PASS", given))
     ref = ev.claim_checks[0].evidence_refs[0]
     assert (ref.trace_ref, ref.tool_name, ref.source_invocation_ids) == ("T1", "my_label", ["inv-9"])
+
+
+def _entries(doc: dict[str, Any]) -> dict[str, list[str]]:
+    from harness.system.policy import resolving_entries, structured_claims
+
+    prepared = prepare("Why 500s?", emission(doc), INVOCATIONS)
+    return {
+        c.claim_id: [e.trace_ref for e in resolving_entries(c, prepared.gatekeeper, prepared.trace)]
+        for c in structured_claims(prepared.parsed)
+    }
+
+
+def test_resolving_entries_follow_the_policys_binding_rule() -> None:
+    doc = output(
+        claim("C1"),  # T1 by id, right tool
+        claim("C2", bindings=[binding("T2", "search_logs", [])]),  # no ids: the trace_ref decides
+        claim("C3", bindings=[binding("T2", "query_prometheus_alerts", ["inv-2"])]),  # wrong tool: fails the ref rule
+        claim("C4", bindings=[binding("T1", "query_prometheus_alerts", ["inv-99"])]),  # fabricated id
+        claim("C5", bindings=[binding("T9", "search_logs", [])]),  # a trace_ref that is not in the trace
+        claim("C6", bindings=[binding(None, "search_logs", ["inv-2"]), binding()]),  # two bindings, in order
+    )
+    assert _entries(doc) == {"C1": ["T1"], "C2": ["T2"], "C3": [], "C4": [], "C5": [], "C6": ["T2", "T1"]}

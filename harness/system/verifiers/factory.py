@@ -1,4 +1,8 @@
-"""Model specs to verifiers: `reference` (offline baseline) or `openai:<model>` (any OpenAI-compatible server)."""
+"""Model specs to verifiers: `openai:<model>` (any OpenAI-compatible server).
+
+The offline baseline `reference` lives in `harness.baselines` (outside the replay fingerprint);
+`harness.baselines.make_verifier` builds it and hands every other spec to this factory.
+"""
 
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ def make_verifier(
 ) -> Verifier:
     """The verifier a model spec names.
 
-    `reference` ignores the prompt and the client settings. `openai:<model>`
+    `reference` is built by `harness.baselines.make_verifier`, not here. `openai:<model>`
     reads OPENAI_BASE_URL / OPENAI_API_KEY unless `base_url` / `api_key` are
     given; `client_settings` are `OpenAISettings` fields (structured_mode,
     max_attempts, timeout, max_tokens, extra_body, ...; unknown keys are errors).
@@ -42,9 +46,7 @@ def make_verifier(
     """
     spec = model_spec.strip()
     if spec == REFERENCE:
-        from harness.system.verifiers.reference import ReferenceVerifier
-
-        return ReferenceVerifier()
+        raise ModelSpecError("the reference baseline is built by harness.baselines.make_verifier")
     if spec.startswith(OPENAI_PREFIX) and spec[len(OPENAI_PREFIX) :].strip():
         from harness.llm.openai_model import OpenAIChatModel
         from harness.system.verifiers.llm import LLMVerifier
