@@ -104,6 +104,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         + ", ".join(PERTURBATIONS),
     )
     run.add_argument("--perturb-seed", type=int, help="the run seed the perturbations derive from")
+    scale = run.add_argument_group("scale-out (README: Studies beyond one machine)")
+    scale.add_argument(
+        "--shard", metavar="I/N", help="run only shard I of N of the work units; `vbench merge` joins them"
+    )
+    scale.add_argument("--executor", choices=["local", "ray"], help="where work units run (default: local)")
+    scale.add_argument("--ray-address", help="the Ray cluster to join (default: a local one for this run)")
     client = run.add_argument_group("client settings for openai: models (a study file can set them per model)")
     client.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     client.add_argument("--max-tokens", type=int)
@@ -167,6 +173,9 @@ def study_from_args(args: argparse.Namespace) -> Study:
         "gates": gates or None,
         "perturb": args.perturb,
         "perturb_seed": args.perturb_seed,
+        "shard": args.shard,
+        "executor": args.executor,
+        "ray_address": args.ray_address,
     }
     if args.no_cache:
         overrides["cache"] = None

@@ -37,6 +37,7 @@ from harness.run.log import (
 from harness.run.provenance import package_git_sha
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
 from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
+from harness.run.shard import parse_shard, plan_digest
 from harness.run.study import REFERENCE, Study, StudyError
 from harness.system.prompts.variant import prompt_source
 from harness.system.verifiers.base import Verifier
@@ -197,6 +198,7 @@ def check_resumable(old: Manifest, new: Manifest) -> None:
         == [(v.name, v.prompt_hash, v.claim_guard, v.settings) for v in new.variants]
         and old.excerpt_chars == new.excerpt_chars
         and _perturbations(old) == _perturbations(new)
+        and (old.settings.get("shard") or {}).get("shard") == (new.settings.get("shard") or {}).get("shard")
     )
     if not same:
         raise ResumeError(
@@ -233,6 +235,9 @@ def run_study(
     hashes = case_hashes(cases)
     manifest = make_manifest(study, cases, variants, run_id or run_dir.name, hashes, perturbed)
     manifest.verifiers = {v.name: _json_safe(verifiers[(v.name, 1)].describe()) for v in variants}
+    planned = plan_tasks(cases, variants, study.epochs, study.run_policy, hashes, perturbed)
+    if study.shard is not None:
+        planned = shard_tasks(planned, study.shard, manifest)
     existing: list[ResultRecord] = []
     if study.resume and (run_dir / MANIFEST_FILE).exists():
         old = read_manifest(run_dir)
@@ -246,7 +251,6 @@ def run_study(
 
     by_name = {v.name: v for v in variants}
     done = {r.key for r in existing if r.error is None}  # a transport or harness error is tried again
-    planned = plan_tasks(cases, variants, study.epochs, study.run_policy, hashes, perturbed)
     tasks = [t for t in planned if t.key not in done]
 
     def verifier_for(task: Task) -> Verifier:
@@ -302,6 +306,22 @@ def run_study(
     merged = {r.key: r for r in existing}
     merged.update((r.key, r) for r in new)
     return RunResult(run_dir=run_dir, manifest=manifest, records=list(merged.values()), skipped=len(done))
+
+
+def shard_tasks(planned: list[Task], shard_text: str, manifest: Manifest) -> list[Task]:
+    """This shard's units; the manifest records the shard, its unit count and the whole plan's digest (the
+    merge checks the shards' union against it)."""
+    shard = parse_shard(shard_text)
+    mine = [t for t in planned if shard.holds(t.key)]
+    manifest.settings["shard"] = {
+        "shard": str(shard),
+        "index": shard.index,
+        "count": shard.count,
+        "units": len(mine),
+        "plan_units": len(planned),
+        "plan_digest": plan_digest(t.key for t in planned),
+    }
+    return mine
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harness.corpus.perturb import DEFAULT_PERTURB_SEED, parse_perturbations
 from harness.llm.modes import public_url
+from harness.run.shard import ShardError, parse_shard
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 REFERENCE = "reference"
@@ -111,6 +112,32 @@ class Study(BaseModel):
     perturb_seed: int = Field(
         default=DEFAULT_PERTURB_SEED, ge=0, description="the run seed every perturbation derives from"
     )
+    shard: str | None = Field(
+        default=None, description="I/N: run only shard I of N of the work units (by a hash of each unit's key)"
+    )
+    executor: Literal["local", "ray"] = Field(
+        default="local", description="where work units run: this process, or Ray tasks (extra verifier-bench[ray])"
+    )
+    ray_address: str | None = Field(
+        default=None, description="the Ray cluster to join (default: a local one started for the run)"
+    )
+
+    @field_validator("shard", mode="before")
+    @classmethod
+    def _shard(cls, value: Any) -> Any:
+        """'I/N' normalised; anything else names what is expected."""
+        if value is None:
+            return None
+        try:
+            return str(parse_shard(str(value)))
+        except ShardError as exc:
+            raise ValueError(str(exc)) from exc
+
+    @model_validator(mode="after")
+    def _ray_address_needs_ray(self) -> Study:
+        if self.ray_address is not None and self.executor != "ray":
+            raise ValueError("ray_address was given, but the executor is not ray: add --executor ray")
+        return self
 
     @field_validator("perturb", mode="before")
     @classmethod

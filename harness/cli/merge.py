@@ -1,0 +1,69 @@
+"""`vbench merge RUN... --out DIR`: the shards of one run (`vbench run --shard I/N`) as one scored run folder."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from harness.run.log import Manifest
+from harness.run.merge import MergeError, merge_shards
+
+EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    merge = sub.add_parser(
+        "merge", help="merge the shard folders of one run (vbench run --shard I/N) into one scored run folder"
+    )
+    merge.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="every shard folder, 1/N to N/N")
+    merge.add_argument("--out", type=Path, required=True, help="the merged run folder (must not hold a run)")
+    merge.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    merge.set_defaults(handler=cmd_merge)
+
+
+def gate_settings(manifest: Manifest) -> Any:
+    """The gates the shards were run with (recorded in each manifest), so the merge scores as the run would."""
+    from harness.score.scoring import GateSettings
+
+    gates: dict[str, Any] = manifest.settings.get("gates") or {}
+    baseline = manifest.settings.get("baseline")
+    return GateSettings(
+        fail_under=dict(gates.get("fail_under") or {}),
+        max_unsafe_pass=gates.get("max_unsafe_pass"),
+        baseline=Path(baseline) if baseline else None,
+        alpha=gates.get("alpha", 0.05),
+        max_error_rate=gates.get("max_error_rate", 0.0),
+        control=manifest.settings.get("control"),
+        margin=gates.get("margin", 5.0) / 100,
+        require_ship=bool(gates.get("require_ship")),
+        decide_on=tuple(gates.get("decide_on") or ("verdict_accuracy", "unsafe_pass_rate")),
+    )
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from harness.cli.console import print_summary
+    from harness.score.scoring import score_run
+
+    err = Console(stderr=True, soft_wrap=True)
+    try:
+        manifest = merge_shards(args.runs, args.out)
+    except MergeError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        return EXIT_USAGE
+    summary = score_run(args.out, gate_settings(manifest))
+    from harness.kit.certificate import write_run_certificate
+
+    write_run_certificate(args.out, manifest, summary)
+    if not args.no_report:
+        from harness.report.render import render_run
+
+        render_run([args.out], args.out)
+    err.print(f"merged {len(args.runs)} shards into {args.out}", highlight=False, markup=False)
+    print_summary(
+        Console(width=None if Console().is_terminal else 160), summary, args.out, 0, report=not args.no_report
+    )
+    return EXIT_OK if summary["passed"] else EXIT_GATE
