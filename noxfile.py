@@ -12,8 +12,8 @@ PYTHON = "3.11"
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """The whole test suite (what `.ci/run` runs)."""
-    session.install("-e", ".[dev]")
+    """The whole test suite (what `.ci/run` runs); with the ray extra, so the Ray executor's tests run too."""
+    session.install("-e", ".[dev,ray]")
     session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs)
 
 

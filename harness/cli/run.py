@@ -14,6 +14,7 @@ from harness.cli.console import print_summary
 from harness.corpus.loader import CorpusError, load_cases
 from harness.corpus.perturb import PERTURBATIONS
 from harness.run.log import VariantInfo
+from harness.run.ray_executor import RayUnavailable
 from harness.run.runner import ResumeError, run_study
 from harness.run.select import FilterError, select_cases
 from harness.run.study import ModelSettings, Study, StudyError, build_study, load_study_file
@@ -253,7 +254,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         result = run_study(study, cases, run_dir, default_factory(study), RichProgress(err))
-    except (ResumeError, StudyError, ModelSpecError, PromptError) as exc:
+    except (ResumeError, StudyError, ModelSpecError, PromptError, RayUnavailable) as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         return EXIT_USAGE
     gates = study.gates

@@ -13,6 +13,7 @@ import hashlib
 import json
 import platform
 import sys
+import uuid
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -246,6 +247,7 @@ def run_study(
         existing = read_results(run_dir)
     elif (run_dir / MANIFEST_FILE).exists():
         raise ResumeError(f"{run_dir} already holds a run: pass --resume to finish it, or choose another --out")
+    manifest.settings["executor"] = {"name": study.executor}
     write_manifest(run_dir, manifest)
     write_cases(run_dir, cases, hashes)
 
@@ -284,28 +286,73 @@ def run_study(
     progress = progress or SilentProgress()
     progress.start(len(tasks) + len(done), len(done))
     try:
-        with ResultWriter(run_dir) as writer:
+        with ResultWriter(run_dir) as writer, executor_session(study) as executor:
+            if executor != manifest.settings["executor"]:  # the cluster joined: its version and address
+                manifest.settings["executor"] = executor
+                write_manifest(run_dir, manifest)
             with fewer_collections():
-                new = asyncio.run(
-                    _closing(
-                        run_tasks(
-                            tasks,
-                            verifier_for,
-                            writer,
-                            study.concurrency,
-                            study.excerpt_chars,
-                            progress,
-                            replay,
-                            replay_key,
-                        ),
-                        verifiers,
+                if study.executor == "ray":
+                    new = _run_on_ray(tasks, factory, verifiers, writer, study, progress, replay, replay_key)
+                else:
+                    new = asyncio.run(
+                        _closing(
+                            run_tasks(
+                                tasks,
+                                verifier_for,
+                                writer,
+                                study.concurrency,
+                                study.excerpt_chars,
+                                progress,
+                                replay,
+                                replay_key,
+                            ),
+                            verifiers,
+                        )
                     )
-                )
     finally:
         progress.stop()
     merged = {r.key: r for r in existing}
     merged.update((r.key, r) for r in new)
     return RunResult(run_dir=run_dir, manifest=manifest, records=list(merged.values()), skipped=len(done))
+
+
+@contextlib.contextmanager
+def executor_session(study: Study) -> Iterator[dict[str, Any]]:
+    """What runs the units, as the manifest records it; for Ray, the joined (or started) cluster."""
+    if study.executor != "ray":
+        yield {"name": "local"}
+        return
+    from harness.run.ray_executor import ray_session
+
+    with ray_session(study.ray_address) as executor:
+        yield executor
+
+
+def _run_on_ray(
+    tasks: list[Task],
+    factory: VerifierFactory,
+    verifiers: Mapping[Any, Verifier],
+    writer: ResultWriter,
+    study: Study,
+    progress: Progress,
+    replay: ResultReplay | None,
+    replay_key: Callable[[Task], str | None],
+) -> list[ResultRecord]:
+    """The units as Ray tasks; the records written here, on the driver. The driver's own verifiers (built for
+    describe() and replay keys) are closed after."""
+    from harness.run.ray_executor import run_on_ray
+    from harness.run.schedule import Emitter
+
+    emitter = Emitter(writer, progress, replay, replay_key)
+    try:
+        run_on_ray(tasks, factory, emitter, study.concurrency, study.excerpt_chars, uuid.uuid4().hex)
+    finally:
+        asyncio.run(_closing(_nothing(), verifiers))
+    return emitter.finished
+
+
+async def _nothing() -> list[ResultRecord]:
+    return []
 
 
 def shard_tasks(planned: list[Task], shard_text: str, manifest: Manifest) -> list[Task]:

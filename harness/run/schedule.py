@@ -16,7 +16,7 @@ from typing import Protocol
 from harness.corpus.perturb import Perturbed
 from harness.corpus.schema import Case
 from harness.run.execute import execute_case
-from harness.run.log import ResultRecord, ResultWriter, VariantInfo
+from harness.run.log import ResultRecord, VariantInfo
 from harness.run.records import perturbation_fields, record_from_crash, record_from_run
 from harness.run.replay import ResultReplay, replayable
 from harness.system.policy import PolicySettings
@@ -84,7 +84,7 @@ async def run_one(
 async def run_tasks(
     tasks: list[Task],
     verifier_for: VerifierFor,
-    writer: ResultWriter,
+    writer: LineWriter,
     concurrency: int,
     excerpt_chars: int,
     progress: Progress,
@@ -99,24 +99,8 @@ async def run_tasks(
     queue: asyncio.Queue[Task] = asyncio.Queue()
     for task in tasks:
         queue.put_nowait(task)
-    finished: list[ResultRecord] = []
-
-    def emit(record: ResultRecord, key: str | None) -> None:
-        line = record.model_dump_json()
-        writer.write_line(line)  # the log first: a cache that cannot be written loses no result
-        finished.append(record)
-        progress.advance(record)
-        if replay is not None and key is not None and not record.replayed and replayable(record):
-            replay.put(key, line)
-
-    def key_of(task: Task) -> str | None:
-        """The task's replay key; a key that cannot be computed (a failing factory) is no key."""
-        if replay is None or replay_key is None:
-            return None
-        try:
-            return replay_key(task)
-        except Exception:
-            return None  # the verifier is built again in run_one, where its failure becomes a record
+    out = Emitter(writer, progress, replay, replay_key)
+    emit, key_of = out.emit, out.key_of
 
     async def worker() -> None:
         store = Store()  # one per worker, emptied before each case: a fresh store without the set-up cost
@@ -127,9 +111,9 @@ async def run_tasks(
                 except asyncio.QueueEmpty:
                     return
                 key = key_of(task)
-                kept = replay.get(key, task.case.id, task.variant_name, task.epoch) if replay and key else None
+                kept = out.replayed(task, key)
                 if kept is not None:
-                    emit(kept.model_copy(update=perturbation_fields(task.perturbed)), key)
+                    emit(kept, key)
                     continue
                 emit(await run_one(task, verifier_for, excerpt_chars, store), key)
         finally:
@@ -137,4 +121,47 @@ async def run_tasks(
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(tasks))))]
     await asyncio.gather(*workers)
-    return finished
+    return out.finished
+
+
+class LineWriter(Protocol):
+    def write_line(self, line: str) -> None: ...
+
+
+class Emitter:
+    """Where finished records go, in the order they finish: the run log first, then progress and the replay
+    store. Every executor (this process's workers, Ray tasks) hands its records here, on the driver."""
+
+    def __init__(
+        self,
+        writer: LineWriter,
+        progress: Progress,
+        replay: ResultReplay | None = None,
+        replay_key: ReplayKey | None = None,
+    ) -> None:
+        self.writer, self.progress, self.replay, self.replay_key = writer, progress, replay, replay_key
+        self.finished: list[ResultRecord] = []
+
+    def emit(self, record: ResultRecord, key: str | None, line: str | None = None) -> None:
+        line = line or record.model_dump_json()
+        self.writer.write_line(line)  # the log first: a cache that cannot be written loses no result
+        self.finished.append(record)
+        self.progress.advance(record)
+        if self.replay is not None and key is not None and not record.replayed and replayable(record):
+            self.replay.put(key, line)
+
+    def key_of(self, task: Task) -> str | None:
+        """The task's replay key; a key that cannot be computed (a failing factory) is no key."""
+        if self.replay is None or self.replay_key is None:
+            return None
+        try:
+            return self.replay_key(task)
+        except Exception:
+            return None  # the verifier is built again in run_one, where its failure becomes a record
+
+    def replayed(self, task: Task, key: str | None) -> ResultRecord | None:
+        """The kept result that answers `task`, if any."""
+        if self.replay is None or key is None:
+            return None
+        kept = self.replay.get(key, task.case.id, task.variant_name, task.epoch)
+        return None if kept is None else kept.model_copy(update=perturbation_fields(task.perturbed))
