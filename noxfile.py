@@ -37,10 +37,13 @@ def bench(session: nox.Session) -> None:
     """Harness overhead and concurrency against the raw client and Inspect AI (issue 7); figures to reports/bench/.
 
     inspect-ai and the profiler live in this session only. System site packages are visible so a machine that
-    already has the project's dependencies does not download them again (the 10-minute budget).
+    already has the project's dependencies does not download them again (the 10-minute budget). promptfoo, the
+    second peer (issue 19), is an npm package: installed once with npm into ~/.cache/verifier-bench/promptfoo
+    (npm's registry is its only network); without npm or Node the bench records it as not measured, and why.
     `nox -s bench -- --quick` is a small smoke run; any other arguments go to `python -m bench.run_bench`.
     """
     session.install("-e", ".[dev]", "inspect-ai==0.3.285", "pyinstrument>=4.6")
+    session.run("python", "-m", "bench.promptfoo")
     session.run("python", "-m", "bench.run_bench", *session.posargs)
 
 

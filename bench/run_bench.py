@@ -6,7 +6,7 @@ repetition (the order rotates, so load drift hits every kind alike):
 (a) the raw AsyncOpenAI client on the exact request bodies the harness sends,
 (a*) the same on openai's aiohttp transport (the harness's), (a') the harness's
 client path with nothing around it, (b) `run_study`, (d) Inspect
-AI's OpenAI provider; then the whole `vbench run` CLI, a cold, a warm and a
+AI's OpenAI provider, (p) promptfoo's (a whole `promptfoo eval` process); then the whole `vbench run` CLI, a cold, a warm and a
 warm --no-replay cached run, the stage-by-stage CPU per case, the offline reference verifier
 over `cases/`, and scoring plus report rendering of 10k and 100k synthetic
 results. Writes reports/bench/<date>.json and .md and prints the table.
@@ -36,6 +36,8 @@ from bench.workers import SUITE_KINDS
 
 PACKAGES = ("verifier-bench", "openai", "httpx", "httpx2", "aiohttp", "pydantic", "sqlalchemy", "jinja2")
 PACKAGES += ("inspect-ai", "pyinstrument", "pandas")
+PEERS = {"peer": "(d) Inspect AI", "promptfoo": "(p) promptfoo"}
+"""The peers, each run `--peer-reps` times per latency after the suite, on the same server."""
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -94,6 +96,12 @@ def machine() -> dict[str, Any]:
     }
 
 
+def _promptfoo_version() -> str | None:
+    from bench.promptfoo import installed_version
+
+    return installed_version()
+
+
 def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
@@ -101,7 +109,7 @@ def log(message: str) -> None:
 def measure_latency(args: argparse.Namespace, work: Path, latency: float, reps: int, peer_reps: int) -> dict[str, Any]:
     """(a), (a*), (a'), (b) `reps` times, interleaved in one process, then (d) `peer_reps` times; one server."""
     common = ["--work", str(work), "--concurrency", str(args.concurrency), "--n", str(args.n)]
-    runs: dict[str, list[dict[str, Any]]] = {kind: [] for kind in (*SUITE_KINDS, "peer")}
+    runs: dict[str, list[dict[str, Any]]] = {kind: [] for kind in (*SUITE_KINDS, *PEERS)}
     with ServerProcess(latency) as server:
         log(f"{latency:g} ms: (a), (a*), (a'), (b) x {reps}, interleaved")
         suite = run_worker(
@@ -112,14 +120,15 @@ def measure_latency(args: argparse.Namespace, work: Path, latency: float, reps: 
         )
         for kind in SUITE_KINDS:
             runs[kind] = suite.get(kind) or [{"error": suite.get("error", "no result")}]
-        for rep in range(peer_reps):
-            before = server.cpu_seconds()
-            result = run_worker("peer", "--url", server.url, *common, "--out", str(work / "out-peer"))
-            result["server_cpu_s"] = server.cpu_seconds() - before
-            runs["peer"].append(result)
-            log(f"{latency:g} ms: (d) Inspect AI run {rep + 1}: {_brief(result)}")
-            if "error" in result:
-                break
+        for peer, name in PEERS.items():
+            for rep in range(peer_reps):
+                before = server.cpu_seconds()
+                result = run_worker(peer, "--url", server.url, *common, "--out", str(work / f"out-{peer}"))
+                result["server_cpu_s"] = server.cpu_seconds() - before
+                runs[peer].append(result)
+                log(f"{latency:g} ms: {name} run {rep + 1}: {_brief(result)}")
+                if "error" in result:
+                    break
     ideal = args.n * latency / 1000.0 / args.concurrency
     return {"latency_ms": latency, "ideal_s": ideal, "kinds": {k: summarise(v, ideal, args.n) for k, v in runs.items()}}
 
@@ -158,8 +167,8 @@ def ratios(latency: dict[str, Any]) -> dict[str, Any]:
     kinds = latency["kinds"]
     out: dict[str, Any] = {}
     b = kinds["harness"]
-    for base in ("raw", "raw-aiohttp", "lean", "peer"):
-        a = kinds[base]
+    for base in ("raw", "raw-aiohttp", "lean", *PEERS):
+        a = kinds.get(base, {})
         if "wall_s" not in b or "wall_s" not in a:
             continue
         paired = [h / x for h, x in zip(b["wall_s_all"], a["wall_s_all"], strict=False)]
@@ -245,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict[str, Any] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
+        "machine": machine() | {"promptfoo": _promptfoo_version()},
         "config": {
             "n": args.n,
             "concurrency": args.concurrency,

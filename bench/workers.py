@@ -9,6 +9,7 @@ another process, so its CPU is never charged to the client measured here.
   lean         the harness's client path bare: client.post(..., cast_to=Response) on aiohttp   (a', reference)
   harness    `run_study` on the same cases (one model, one prompt, no cache unless --cache)  (b)
   peer       Inspect AI's OpenAI provider (chat completions) on the same requests             (d)
+  promptfoo  promptfoo's OpenAI provider on the same requests, `promptfoo eval` timed whole    (p)
   reference  `run_study` with the offline reference verifier over a corpus folder             (e)
   score      `score_run` on a run folder                                                      (f)
   render     `harness.report.render.render_run` on a run folder                               (f)
@@ -254,6 +255,19 @@ def peer(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def promptfoo(args: argparse.Namespace) -> dict[str, Any]:
+    """(p) promptfoo (bench.promptfoo) on the same request bodies, one whole `promptfoo eval` process."""
+    from bench.promptfoo import installed_version, run_eval, write_config
+
+    bodies = _load_bodies(args.work, args.n)
+    params = {**bodies[0]["params"], **bodies[0]["extra_body"]}
+    requests = [{**b["params"], **b["extra_body"]} for b in bodies]
+    config = write_config(requests, params, args.url, args.out)
+    result = run_eval(config, args.concurrency, args.out / "results.json")
+    shutil.rmtree(args.out, ignore_errors=True)
+    return {"requests": len(requests), "promptfoo": installed_version(), **result}
+
+
 def reference(args: argparse.Namespace) -> dict[str, Any]:
     """(e) The offline reference verifier over a whole corpus folder, as `vbench run` does it."""
     from harness.corpus.loader import load_cases
@@ -397,6 +411,7 @@ KINDS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "lean": lean,
     "harness": harness,
     "peer": peer,
+    "promptfoo": promptfoo,
     "reference": reference,
     "score": score,
     "render": render,
