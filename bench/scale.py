@@ -118,6 +118,15 @@ def masked(value: Any) -> Any:
     return value
 
 
+def differences(a: Any, b: Any, path: str = "") -> list[str]:
+    """Where two JSON values differ (paths), for a report that says what, not only whether."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b)) for d in differences(a.get(k), b.get(k), f"{path}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in differences(x, y, f"{path}[{i}]")]
+    return [] if a == b else [path or "."]
+
+
 def measure(n: int, shards: int, work: Path) -> dict[str, Any]:
     started = time.perf_counter()
     synth_cases(ROOT / "cases" / "quality", n, work / "cases")
@@ -140,6 +149,7 @@ def measure(n: int, shards: int, work: Path) -> dict[str, Any]:
         "sharded_wall_s": max(p["wall_s"] for p in parts) + merged["merge_s"] + merged["score_s"],
         "shard_wall_s_sum": sum(p["wall_s"] for p in parts),
         "equal_outside_timings": masked(single) == masked(joined),
+        "differences": differences(masked(single), masked(joined))[:20],
         "bench_wall_s": time.perf_counter() - started,
     }
 
@@ -187,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shard")
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--shards", type=int, default=4)
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (the run folders)")
     args = parser.parse_args(argv)
     if args.mode == "part":
         print(json.dumps(run_part(args.cases, args.out, args.shard)))
@@ -201,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         fig = measure(args.n, args.shards, work)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
     fig["date"] = datetime.now(UTC).strftime("%Y-%m-%d")
     fig["machine"] = {"nproc": os.cpu_count(), "python": sys.version.split()[0], "platform": platform.platform()}
     args.out.mkdir(parents=True, exist_ok=True)

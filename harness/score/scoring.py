@@ -45,7 +45,9 @@ def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
     Everything but `variants[].robustness` reads the headline results only (perturbed units left out).
     """
     manifest = read_manifest(run_dir)
-    logged = read_results(run_dir)
+    # in key order, not the order units finished: every figure (float sums, bootstrap draws) is then the same
+    # for the same results, whatever the concurrency, executor or shards that made them (issue 19)
+    logged = sorted(read_results(run_dir), key=lambda r: r.key)
     records = headline_records(logged)
     outcomes = outcomes_frame(records)
     summary = build_summary(manifest, records, load_run_cases(run_dir), outcomes)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import run_bench
+from bench import promptfoo, run_bench
 from bench.data import read_case_lines, request_bodies, synth_cases, synth_run, write_case_lines
 from bench.table import build_targets
 from bench.workers import factory_for
@@ -156,3 +156,54 @@ def test_quick_bench_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
     table = (tmp_path / json_file.name.replace(".json", ".md")).read_text()
     assert "| (b)/(a) at 20 ms" in table and "harness CPU per case" in table
     assert table in capsys.readouterr().out
+
+
+def test_each_peer_gets_its_rows_and_the_whole_process_ratio() -> None:
+    """(d) and (p) each judged ≤ 1.0; at the headline the whole `vbench run` process against each peer too."""
+    figures = _figures(1.0, 0.5, 1.0, 0.05, 1.0, 100)
+    row = figures["latencies"][0]
+    row["kinds"]["peer"] |= {"wall_s": 10.0}
+    row["kinds"]["promptfoo"] = {"reps": 5, "wall_s": 8.0}
+    row["ratios"]["harness/promptfoo"] = 1.2
+    figures["cli"] = {"wall_s": 9.0, "latency_ms": 200.0}
+    rows = {r["figure"].split(" at ")[0]: r for r in build_targets(figures)}
+    assert rows["(b)/(d) Inspect AI"]["result"] == "PASS"
+    assert rows["(b)/(p) promptfoo"]["result"] == "MISS" and rows["(b)/(p) promptfoo"]["measured"] == "1.200"
+    assert rows["vbench run (whole process) / (d) Inspect AI"]["result"] == "PASS"  # 9 s / 10 s
+    assert rows["vbench run (whole process) / (p) promptfoo"]["result"] == "MISS"  # 9 s / 8 s
+    row["kinds"]["promptfoo"] = {"error": "npm is not installed"}
+    del row["ratios"]["harness/promptfoo"]
+    rows = {r["figure"].split(" at ")[0]: r for r in build_targets(figures)}
+    assert rows["(b)/(p) promptfoo"]["measured"] == "not measured: npm is not installed"
+
+
+def test_promptfoo_config_carries_the_harness_requests(bench_cases: tuple[Path, list], tmp_path: Path) -> None:
+    _work, cases = bench_cases
+    bodies = [{**b["params"], **b["extra_body"]} for b in request_bodies(cases)]
+    path = promptfoo.write_config(bodies, bodies[0], "http://127.0.0.1:9/v1", tmp_path)
+    config = json.loads(path.read_text())
+    assert [t["vars"]["messages"] for t in config["tests"]] == [b["messages"] for b in bodies]
+    (provider,) = config["providers"]
+    assert provider["id"] == "openai:chat:local-model" and provider["config"]["apiBaseUrl"] == "http://127.0.0.1:9/v1"
+    for key in ("temperature", "max_tokens", "seed", "response_format"):
+        assert provider["config"][key] == bodies[0][key]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not promptfoo.binary().exists(), reason="promptfoo is not installed here (nox -s bench installs it with npm)"
+)
+def test_promptfoo_sends_the_requests_the_harness_sends(
+    bench_cases: tuple[Path, list], tmp_path: Path, openai_server: LocalOpenAIServer
+) -> None:
+    """(p) is a fair peer only if promptfoo sends what the harness sends: the same messages and settings."""
+    _work, cases = bench_cases
+    bodies = [{**b["params"], **b["extra_body"]} for b in request_bodies(cases)]
+    config = promptfoo.write_config(bodies, bodies[0], openai_server.base_url, tmp_path / "pf")
+    result = promptfoo.run_eval(config, 4, tmp_path / "pf" / "results.json")
+    assert result.get("results") == len(bodies) and result["failures"] == 0, result
+    sent = sorted(openai_server.requests, key=lambda b: b["messages"][1]["content"])
+    assert len(sent) == len(bodies)
+    for got, want in zip(sent, sorted(bodies, key=lambda b: b["messages"][1]["content"]), strict=True):
+        for key in ("model", "messages", "temperature", "max_tokens", "seed", "response_format"):
+            assert got.get(key) == want.get(key), key

@@ -176,3 +176,16 @@ def test_resume_finishes_a_shard(tmp_path: Path, sharded: dict[str, Path], serve
     assert main(["merge", str(sharded["s1"]), str(cut), str(sharded["s3"]), "--out", str(merged), "--no-report"]) == 0
     single = json.loads((sharded["whole"] / "summary.json").read_text())
     assert masked(json.loads((merged / "summary.json").read_text())) == masked(single)
+
+
+def test_study_key_shard(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`shard` in a study file is the same as the flag; a bad one names the key and exits 2."""
+    corpus = write_corpus(tmp_path / "corpus")
+    good, bad = tmp_path / "good.toml", tmp_path / "bad.toml"
+    good.write_text(f'cases = ["{corpus}"]\nshard = "2/2"\ncache = "{tmp_path / "cache"}"\n')
+    bad.write_text(f'cases = ["{corpus}"]\nshard = "3/2"\n')
+    assert main(["run", "--study", str(good), "--out", str(tmp_path / "o"), "--no-report"]) in (0, 1)
+    assert read_manifest(tmp_path / "o").settings["shard"]["shard"] == "2/2"
+    assert main(["run", "--study", str(bad), "--out", str(tmp_path / "p"), "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert "shard" in err and "bad.toml" in err
