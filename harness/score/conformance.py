@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.corpus.schema import Case
+from harness.score.outcome import claim_right
 from harness.system.models import LEGACY_MAPPING, PERSISTED_FIELDS, Claim, Derivability, Verdict, VerifierEvaluation
 from harness.system.parser import parse_structured_output
 from harness.system.policy import structured_claims
@@ -66,7 +67,7 @@ def claim_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
     return [
         f"claims.{cid}: expected {sorted(a.value for a in ok)}, got {got.get(cid)}"
         for cid, ok in case.expected.acceptable_labels().items()
-        if got.get(cid) not in {a.value for a in ok}
+        if not claim_right(got.get(cid), [a.value for a in ok])
     ]
 
 

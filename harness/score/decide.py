@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from harness.run.log import Manifest, VariantInfo
 from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
+from harness.score.outcome import claim_right
 from harness.score.stats import mcnemar_exact, mde_paired_binary, paired_ratio_diff
 
 DecisionKind = Literal["ship", "block", "inconclusive"]
@@ -131,7 +132,7 @@ def _claims(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tupl
             discordant += int(abs(row.claims_right_cand - row.claims_right_ctl))
             continue
         for cid, ok in gold.get(row.case_id, {}).items():
-            discordant += (_label(row.claims_cand, cid) in ok) != (_label(row.claims_ctl, cid) in ok)
+            discordant += claim_right(_label(row.claims_cand, cid), ok) != claim_right(_label(row.claims_ctl, cid), ok)
     return {
         "control": float(frame["k"].sum() / frame["n"].sum()),
         "candidate": float(frame["c"].sum() / frame["n"].sum()),

@@ -18,6 +18,7 @@ import pandas as pd
 from harness.run.log import ResultRecord, read_results
 from harness.score.frames import quality_frame
 from harness.score.headline import headline_records
+from harness.score.outcome import record_outcome
 
 OUTCOMES_FILE = "outcomes.jsonl"
 UNIT_COLUMNS = [
@@ -64,7 +65,7 @@ def outcomes_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
                 "model_verdict_correct": bool(row.model_verdict_correct),
                 "unsafe_eligible": bool(row.unsafe_eligible),
                 "unsafe_pass": bool(row.unsafe_pass),
-                "claims_right": float(sum(record.claims.get(cid) in ok for cid, ok in gold.items())),
+                "claims_right": float(record_outcome(record).claims_right),
                 "claims_total": float(len(gold)),
                 "claims": {cid: record.claims.get(cid) for cid in gold},
             }
