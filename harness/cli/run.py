@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from harness.corpus.loader import CorpusError, load_cases
-from harness.run.log import VariantInfo
+from harness.run.log import DROPPED_FILE, RESULTS_FILE, RunFileError, VariantInfo
 from harness.run.runner import ResumeError, run_study
 from harness.run.select import FilterError, select_cases
 from harness.run.study import ModelSettings, Study, StudyError, build_study, load_study_file
@@ -49,6 +50,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     run.add_argument(
         "--resume", action="store_true", help="finish an interrupted run in --out without redoing finished work"
+    )
+    run.add_argument(
+        "--drop-corrupt",
+        action="store_true",
+        help="with --resume: take corrupt lines out of results.jsonl (kept in results.dropped.jsonl) and redo their cases",
     )
     run.add_argument(
         "--baseline",
@@ -113,6 +119,7 @@ def study_from_args(args: argparse.Namespace) -> Study:
         "out": args.out,
         "cache": args.cache,
         "resume": args.resume or None,
+        "drop_corrupt": args.drop_corrupt or None,
         "baseline": args.baseline,
         "filters": args.filter,
         "excerpt_chars": args.excerpt_chars,
@@ -192,22 +199,34 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         result = run_study(study, cases, run_dir, default_factory(study), RichProgress(err))
+        gates = study.gates
+        summary = score_run(
+            run_dir,
+            GateSettings(
+                fail_under=gates.fail_under,
+                max_unsafe_pass=gates.max_unsafe_pass,
+                baseline=study.baseline,
+                alpha=gates.alpha,
+                max_error_rate=gates.max_error_rate,
+            ),
+        )
     except (ResumeError, StudyError, ModelSpecError, PromptError) as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         return EXIT_USAGE
-    gates = study.gates
-    summary = score_run(
-        run_dir,
-        GateSettings(
-            fail_under=gates.fail_under,
-            max_unsafe_pass=gates.max_unsafe_pass,
-            baseline=study.baseline,
-            alpha=gates.alpha,
-            max_error_rate=gates.max_error_rate,
-        ),
-    )
+    except RunFileError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        if exc.path.name == RESULTS_FILE and exc.line:
+            err.print(
+                "  pass --resume --drop-corrupt to take the corrupt lines out and redo their cases", highlight=False
+            )
+        return EXIT_USAGE
     if study.report:
         _render_report(run_dir, err)
+    if result.dropped:
+        lines = ", ".join(map(str, result.dropped))
+        err.print(
+            f"dropped corrupt line(s) {lines} of {run_dir / RESULTS_FILE} (kept in {DROPPED_FILE})", highlight=False
+        )
     print_summary(console, summary, run_dir, result.skipped)
     return EXIT_OK if summary["passed"] else EXIT_GATE
 
@@ -274,7 +293,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     try:
         rows = compare_runs(load_outcomes(args.run_a), load_outcomes(args.run_b))
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, RunFileError) as exc:
         Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {exc}", highlight=False)
         return EXIT_USAGE
     table = Table(title=f"{args.run_a} (A) vs {args.run_b} (B), paired by case")

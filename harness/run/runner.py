@@ -24,10 +24,12 @@ from harness.corpus.schema import Case
 from harness.run.execute import scripted_verifier_for
 from harness.run.log import (
     MANIFEST_FILE,
+    RESULTS_FILE,
     Manifest,
     ResultRecord,
     ResultWriter,
     VariantInfo,
+    drop_corrupt_results,
     read_manifest,
     read_results,
     write_cases,
@@ -47,6 +49,8 @@ class RunResult:
     manifest: Manifest
     records: list[ResultRecord] = field(default_factory=list)
     skipped: int = 0
+    dropped: list[int] = field(default_factory=list)
+    """Line numbers of results.jsonl that `drop_corrupt` took out (their cases were redone)."""
 
 
 class ResumeError(ValueError):
@@ -191,10 +195,15 @@ def run_study(
     hashes = case_hashes(cases)
     manifest = make_manifest(study, cases, variants, run_id or run_dir.name, hashes)
     existing: list[ResultRecord] = []
+    dropped: list[int] = []
     if study.resume and (run_dir / MANIFEST_FILE).exists():
         old = read_manifest(run_dir)
         check_resumable(old, manifest)
         manifest = manifest.model_copy(update={"run_id": old.run_id, "created": old.created})
+        if study.drop_corrupt:
+            dropped = drop_corrupt_results(run_dir)
+            if not dropped:
+                raise ResumeError(f"--drop-corrupt: {run_dir / RESULTS_FILE} has no corrupt line; nothing to drop")
         existing = read_results(run_dir)
     elif (run_dir / MANIFEST_FILE).exists():
         raise ResumeError(f"{run_dir} already holds a run: pass --resume to finish it, or choose another --out")
@@ -258,7 +267,9 @@ def run_study(
         progress.stop()
     merged = {r.key: r for r in existing}
     merged.update((r.key, r) for r in new)
-    return RunResult(run_dir=run_dir, manifest=manifest, records=list(merged.values()), skipped=len(done))
+    return RunResult(
+        run_dir=run_dir, manifest=manifest, records=list(merged.values()), skipped=len(done), dropped=dropped
+    )
 
 
 @contextlib.contextmanager

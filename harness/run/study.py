@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.llm.modes import public_url
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
@@ -77,6 +77,8 @@ class Study(BaseModel):
     replay: bool = True
     """Replay whole quality results kept beside the response cache when code, case and variant are unchanged."""
     resume: bool = False
+    drop_corrupt: bool = False
+    """With `resume`: take corrupt lines out of results.jsonl (kept in results.dropped.jsonl) and redo their cases."""
     baseline: Path | None = None
     filters: list[str] = Field(default_factory=list)
     excerpt_chars: int = Field(default=DEFAULT_EXCERPT_CHARS, ge=1)
@@ -85,6 +87,12 @@ class Study(BaseModel):
     gates: Gates = Field(default_factory=Gates)
     model_settings: dict[str, ModelSettings] = Field(default_factory=dict)
     report: bool = True
+
+    @model_validator(mode="after")
+    def _drop_needs_resume(self) -> Study:
+        if self.drop_corrupt and not self.resume:
+            raise ValueError("drop_corrupt (--drop-corrupt) only works with resume (--resume)")
+        return self
 
     @field_validator("models")
     @classmethod
