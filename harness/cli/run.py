@@ -265,6 +265,11 @@ def print_summary(console: Console, summary: dict[str, Any], run_dir: Path, resu
             _num(v.get("macro_f1")), _num(v.get("invalid_reply_rate")),
         )  # fmt: skip
     console.print(table)
+    for v in summary["variants"]:
+        reasons = v.get("errors_by_reason") or {}
+        if reasons:
+            listed = ", ".join(f"{reason} {n}" for reason, n in reasons.items())
+            console.print(f"errors by reason [{v['name']}]: {listed}", markup=False, highlight=False)
     for gate in summary["gates"]:
         if not gate["passed"]:
             console.print(

@@ -85,6 +85,13 @@ class ResultRecord(LogModel):
         return (self.case_id, self.case_hash, self.variant, self.epoch)
 
 
+def error_reason(error: str) -> str:
+    """The reason word of a record's `error` (`timeout: no reply within 5 s` -> `timeout`): what the run's
+    errors are counted by. Errors are written `<reason>: <detail>` (a client `ErrorReason`, `case_timeout`,
+    `harness_error`)."""
+    return error.split(":", 1)[0].strip() or "unknown"
+
+
 class VariantInfo(LogModel):
     """A component value: everything that identifies what produced a figure."""
 
