@@ -76,13 +76,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="tag:T, scenario:S, id:GLOB, ids:FILE, kind:K, or a bare id glob/tag",
     )
     run.add_argument("--excerpt-chars", type=int, help="tool result excerpt limit in the trace summary")
+    run.add_argument(
+        "--case-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="bound on one case over all its attempts; a case past it is recorded as a case_timeout error",
+    )
     run.add_argument("--no-claim-guard", action="store_true", help="measure the bare model verdict (policy step 5 off)")
     run.add_argument("--no-report", action="store_true", help="skip the HTML report")
     client = run.add_argument_group("client settings for openai: models (a study file can set them per model)")
     client.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     client.add_argument("--max-tokens", type=int)
-    client.add_argument("--timeout", type=float, help="per-request timeout in seconds")
+    client.add_argument(
+        "--timeout", type=float, help="deadline of one attempt (connect, headers and whole body), in seconds"
+    )
     client.add_argument("--max-attempts", type=int)
+    client.add_argument(
+        "--max-retry-after", type=float, help="cap on a server's Retry-After wait, in seconds (default 120)"
+    )
     client.add_argument(
         "--structured-mode",
         choices=["json_schema", "json_object", "plain"],
@@ -123,6 +134,7 @@ def study_from_args(args: argparse.Namespace) -> Study:
         "baseline": args.baseline,
         "filters": args.filter,
         "excerpt_chars": args.excerpt_chars,
+        "case_timeout": args.case_timeout,
         "claim_guard": False if args.no_claim_guard else None,
         "report": False if args.no_report else None,
         "replay": False if args.no_replay else None,
@@ -142,6 +154,7 @@ def _apply_client_flags(study: Study, args: argparse.Namespace) -> Study:
         "max_tokens": args.max_tokens,
         "timeout": args.timeout,
         "max_attempts": args.max_attempts,
+        "max_retry_after": args.max_retry_after,
         "structured_mode": args.structured_mode,
         "transport": args.transport,
     }

@@ -150,6 +150,7 @@ def make_manifest(
             "claim_guard": study.claim_guard,
             "cache": str(study.cache) if study.cache else None,
             "replay": bool(study.cache and study.replay),
+            "case_timeout": study.case_timeout,
             "code_fingerprint": code_fingerprint(),
             "gates": study.gates.model_dump(),
         },
@@ -259,6 +260,7 @@ def run_study(
                             progress,
                             replay,
                             replay_key,
+                            study.case_timeout,
                         ),
                         verifiers,
                     )

@@ -62,15 +62,28 @@ VerifierFor = Callable[[Task], Verifier]
 
 
 async def run_one(
-    task: Task, verifier_for: VerifierFor, excerpt_chars: int, store: Store | None = None
+    task: Task,
+    verifier_for: VerifierFor,
+    excerpt_chars: int,
+    store: Store | None = None,
+    case_timeout: float | None = None,
 ) -> ResultRecord:
-    """One task against `store` (or a fresh one); an unexpected exception becomes an error record, never a lost run."""
+    """One task against `store` (or a fresh one); an unexpected exception becomes an error record, never a lost run.
+
+    With `case_timeout`, a case still running after that many seconds (all its attempts and waits included) is
+    cancelled and recorded as a `case_timeout` error.
+    """
+    deadline = asyncio.timeout(case_timeout)
     try:
         verifier = verifier_for(task)
         settings = PolicySettings(claim_guard=task.variant.claim_guard if task.variant else True)
-        run = await execute_case(task.case, verifier, settings, excerpt_chars, store)
+        async with deadline:
+            run = await execute_case(task.case, verifier, settings, excerpt_chars, store)
         return record_from_run(task.case, task.variant_name, task.epoch, run, task.case_hash or None)
     except Exception as exc:
+        if isinstance(exc, TimeoutError) and deadline.expired():
+            error = f"case_timeout: no result within the case timeout of {case_timeout:g} s"
+            return record_from_crash(task.case, task.variant_name, task.epoch, error, task.case_hash or None)
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         error = f"harness_error: {detail[:500]}"
         return record_from_crash(task.case, task.variant_name, task.epoch, error, task.case_hash or None)
@@ -85,6 +98,7 @@ async def run_tasks(
     progress: Progress,
     replay: ResultReplay | None = None,
     replay_key: ReplayKey | None = None,
+    case_timeout: float | None = None,
 ) -> list[ResultRecord]:
     """Run every task with at most `concurrency` in flight; write each record as it finishes.
 
@@ -126,7 +140,7 @@ async def run_tasks(
                 if kept is not None:
                     emit(kept, key)
                     continue
-                emit(await run_one(task, verifier_for, excerpt_chars, store), key)
+                emit(await run_one(task, verifier_for, excerpt_chars, store, case_timeout), key)
         finally:
             store.close()
 

@@ -26,6 +26,9 @@ class ModelSettings(BaseModel):
     max_tokens: int | None = None
     timeout: float | None = None
     max_attempts: int | None = None
+    max_retry_after: float | None = Field(
+        default=None, ge=0, description="seconds: a longer Retry-After is cut to this"
+    )
     structured_mode: str | None = Field(
         default=None, description="json_schema | json_object | plain: where the ladder starts"
     )
@@ -82,6 +85,8 @@ class Study(BaseModel):
     baseline: Path | None = None
     filters: list[str] = Field(default_factory=list)
     excerpt_chars: int = Field(default=DEFAULT_EXCERPT_CHARS, ge=1)
+    case_timeout: float | None = Field(default=None, gt=0)
+    """Seconds one case may take over all its attempts; a case past it is recorded as a `case_timeout` error."""
     claim_guard: bool = True
     run_policy: bool = True
     gates: Gates = Field(default_factory=Gates)
