@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -172,7 +173,11 @@ def _apply_client_flags(study: Study, args: argparse.Namespace) -> Study:
     for model in study.models:
         if model.startswith("openai:"):
             current = settings[model].model_dump(exclude_none=True) if model in settings else {}
-            settings[model] = ModelSettings(**{**current, **flags})
+            try:
+                settings[model] = ModelSettings(**{**current, **flags})
+            except ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+                raise StudyError(f"flags for {model}: {problems}") from None
     return study.model_copy(update={"model_settings": settings})
 
 

@@ -19,13 +19,12 @@ import logging
 import os
 import time
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.llm import modes
-from harness.llm.modes import public_url
+from harness.llm.modes import check_base_url, public_url
 from harness.llm.retry import backoff_delay, parse_retry_after
 from harness.llm.types import ChatRequest, ChatResponse, ErrorReason, StructuredMode, TokenUsage
 
@@ -91,13 +90,13 @@ def _http() -> Any:
     return http
 
 
-def transport_for(requested: str, base_url: str) -> str:
+def transport_for(requested: str) -> str:
     """The transport a client really uses: aiohttp when asked for and available, else httpx.
 
-    aiohttp refuses credentials in the URL next to the client's Authorization header, so such a URL keeps httpx.
+    (aiohttp refuses credentials in the URL next to the Authorization header; `check_base_url` refuses them
+    before any client is built, so a URL cannot choose the transport.)
     """
-    parts = urlsplit(base_url)
-    usable = requested == "aiohttp" and not (parts.username or parts.password) and _aiohttp_usable()
+    usable = requested == "aiohttp" and _aiohttp_usable()
     return "aiohttp" if usable else "httpx"
 
 
@@ -144,10 +143,10 @@ class OpenAIChatModel:
         self.name = f"openai:{model}"
         base = settings or OpenAISettings()
         self.settings = OpenAISettings.model_validate({**base.model_dump(), **overrides})
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = check_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
         self.endpoint: modes.Endpoint = (public_url(self.base_url), model)
-        self.transport = transport_for(self.settings.transport, self.base_url)
+        self.transport = transport_for(self.settings.transport)
         self._client: openai.AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from harness.llm.modes import public_url
+from harness.llm.modes import check_base_url, public_url
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 REFERENCE = "reference"
@@ -36,6 +36,11 @@ class ModelSettings(BaseModel):
     transport: Literal["aiohttp", "httpx"] | None = Field(
         default=None, description="the openai client's HTTP transport (default aiohttp; httpx as the client ships)"
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials(cls, url: str | None) -> str | None:
+        return None if url is None else check_base_url(url)
 
     def client_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for the verifier factory. The key is read from its variable here, never stored."""
