@@ -22,6 +22,7 @@ from harness.score.gates import GateError, parse_gate
 from harness.score.outcomes import load_outcomes
 from harness.score.scoring import GateSettings, score_run
 from harness.system.prompts import PromptError
+from harness.system.store import StoreURLError
 from harness.system.verifiers.base import Verifier
 from harness.system.verifiers.factory import ModelSpecError
 
@@ -85,6 +86,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     run.add_argument("--no-claim-guard", action="store_true", help="measure the bare model verdict (policy step 5 off)")
     run.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    run.add_argument(
+        "--store",
+        metavar="URL",
+        help="where the system persists: a SQLAlchemy URL, postgresql://user@host:port/db, or a SQLite file path "
+        "(default: a private in-memory SQLite per worker)",
+    )
     client = run.add_argument_group("client settings for openai: models (a study file can set them per model)")
     client.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     client.add_argument("--max-tokens", type=int)
@@ -136,6 +143,7 @@ def study_from_args(args: argparse.Namespace) -> Study:
         "filters": args.filter,
         "excerpt_chars": args.excerpt_chars,
         "case_timeout": args.case_timeout,
+        "store": args.store,
         "claim_guard": False if args.no_claim_guard else None,
         "report": False if args.no_report else None,
         "replay": False if args.no_replay else None,
@@ -228,8 +236,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 max_error_rate=gates.max_error_rate,
             ),
         )
-    except (ResumeError, StudyError, ModelSpecError, PromptError) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
+    except (ResumeError, StudyError, ModelSpecError, PromptError, StoreURLError) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
     except RunFileError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)

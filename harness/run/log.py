@@ -79,6 +79,8 @@ class ResultRecord(LogModel):
     """The whole result was replayed from an earlier run (same code, case, variant, epoch: `harness.run.replay`)."""
     harness_cpu_ms: float = 0.0
     finished_at: str = ""
+    store_namespace: str | None = None
+    """The prefix of every session id this result's case wrote to the store (`--store`: where to find its rows)."""
 
     @property
     def key(self) -> tuple[str, str, str, int]:

@@ -38,6 +38,7 @@ from harness.run.log import (
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
 from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
 from harness.run.study import REFERENCE, Study
+from harness.system.store import MEMORY_URL, Store, StoreURLError, public_store_url
 from harness.system.verifiers.base import Verifier
 
 VerifierFactory = Callable[[VariantInfo, int], Verifier]
@@ -151,6 +152,7 @@ def make_manifest(
             "cache": str(study.cache) if study.cache else None,
             "replay": bool(study.cache and study.replay),
             "case_timeout": study.case_timeout,
+            "store": public_store_url(study.store) if study.store else None,
             "code_fingerprint": code_fingerprint(),
             "gates": study.gates.model_dump(),
         },
@@ -183,6 +185,8 @@ def run_study(
     run_id: str | None = None,
 ) -> RunResult:
     """Run (or resume) a study into `run_dir` and return every record of the run."""
+    if study.store:
+        check_store(study.store)
     run_dir.mkdir(parents=True, exist_ok=True)
     variants = build_variants(study)
     verifiers: dict[tuple[str, int], Verifier] = {}
@@ -261,6 +265,8 @@ def run_study(
                             replay,
                             replay_key,
                             study.case_timeout,
+                            study.store or MEMORY_URL,
+                            f"{manifest.run_id}\0{manifest.created}\0{run_dir.resolve()}",
                         ),
                         verifiers,
                     )
@@ -272,6 +278,17 @@ def run_study(
     return RunResult(
         run_dir=run_dir, manifest=manifest, records=list(merged.values()), skipped=len(done), dropped=dropped
     )
+
+
+def check_store(url: str) -> None:
+    """Open the store once (creating its tables) before anything runs; `StoreURLError` says why it cannot be."""
+    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)  # a new file's folder
+    try:
+        Store(url).close()
+    except Exception as exc:  # a bad URL, a missing driver, a refused connection: all exit 2 before the run
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise StoreURLError(f"cannot open the store {public_store_url(url)}: {detail}") from None
 
 
 @contextlib.contextmanager

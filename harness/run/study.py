@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.llm.modes import check_base_url, public_url
+from harness.system.store import store_url
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 REFERENCE = "reference"
@@ -90,6 +91,9 @@ class Study(BaseModel):
     baseline: Path | None = None
     filters: list[str] = Field(default_factory=list)
     excerpt_chars: int = Field(default=DEFAULT_EXCERPT_CHARS, ge=1)
+    store: str | None = None
+    """Where the system persists: a SQLAlchemy URL, `postgresql://...` (psycopg 3) or a SQLite file path;
+    None: a private in-memory SQLite database per worker."""
     case_timeout: float | None = Field(default=None, gt=0)
     """Seconds one case may take over all its attempts; a case past it is recorded as a `case_timeout` error."""
     claim_guard: bool = True
@@ -103,6 +107,11 @@ class Study(BaseModel):
         if self.drop_corrupt and not self.resume:
             raise ValueError("drop_corrupt (--drop-corrupt) only works with resume (--resume)")
         return self
+
+    @field_validator("store")
+    @classmethod
+    def _store_url(cls, value: str | None) -> str | None:
+        return None if value is None else store_url(value)
 
     @field_validator("models")
     @classmethod
