@@ -63,10 +63,13 @@ class OpenAISettings(BaseModel):
 
 def worst_case_seconds(settings: OpenAISettings) -> float:
     """The longest one `generate` call can take: every attempt to its deadline, and the longest wait before
-    each retry (a Retry-After at its cap, or the back-off cap), plus one attempt's wait for an endpoint's
+    each retry (a Retry-After at its cap, or that retry's back-off before jitter), plus one attempt's wait for an endpoint's
     structured-output probe (see `OpenAIChatModel.generate`). A run's bound is computed from it."""
     attempts = settings.max_attempts
-    waits = (attempts - 1) * max(settings.max_retry_after, settings.backoff_max)
+    waits = sum(
+        max(settings.max_retry_after, min(settings.backoff_max, settings.backoff_base * 2 ** (retry - 1)))
+        for retry in range(1, attempts)
+    )
     return (attempts + 1) * settings.timeout + waits
 
 

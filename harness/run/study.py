@@ -30,6 +30,8 @@ class ModelSettings(BaseModel):
     max_retry_after: float | None = Field(
         default=None, ge=0, description="seconds: a longer Retry-After is cut to this"
     )
+    backoff_base: float | None = Field(default=None, ge=0, description="seconds before the first retry (doubling)")
+    backoff_max: float | None = Field(default=None, ge=0, description="the longest back-off between two attempts")
     structured_mode: str | None = Field(
         default=None, description="json_schema | json_object | plain: where the ladder starts"
     )

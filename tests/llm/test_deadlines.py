@@ -73,3 +73,5 @@ async def test_a_probe_against_a_failing_server_holds_the_others_up_one_attempt_
 def test_worst_case_seconds_adds_every_attempt_and_the_longest_wait() -> None:
     settings = OpenAISettings(timeout=2.0, max_attempts=3, max_retry_after=5.0, backoff_max=1.0)
     assert worst_case_seconds(settings) == 4 * 2.0 + 2 * 5.0
+    settings = OpenAISettings(timeout=1.0, max_attempts=4, max_retry_after=0.0, backoff_base=1.0, backoff_max=3.0)
+    assert worst_case_seconds(settings) == 5 * 1.0 + (1.0 + 2.0 + 3.0)
