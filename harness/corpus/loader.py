@@ -106,7 +106,13 @@ def read_yaml(path: Path, max_bytes: int | None = None) -> Any:
         data = fh.read(limit + 1)  # never more than the limit in memory, whatever stat says
     if len(data) > limit:
         raise CaseFileError(f"the file is over the size limit of {limit:,} bytes (${MAX_CASE_BYTES_ENV})")
-    loader = _StrictSafeLoader(data.decode("utf-8"))
+    return strict_yaml(data.decode("utf-8"))
+
+
+def strict_yaml(text: str) -> Any:
+    """Safe-load YAML text refusing repeated keys and aliases (`yaml.YAMLError`); for every YAML file a run
+    reads (cases, study files, price tables), so none can stand for more data than it holds."""
+    loader = _StrictSafeLoader(text)
     try:
         return loader.get_single_data()
     except RecursionError:

@@ -10,6 +10,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from harness.corpus.loader import strict_yaml
 from harness.llm.modes import check_base_url, public_url
 from harness.system.store import store_url
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
@@ -137,8 +138,8 @@ def load_study_file(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise StudyError(f"cannot read study file {path}: {exc}") from exc
     try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        data = tomllib.loads(text) if path.suffix == ".toml" else strict_yaml(text)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError, ValueError) as exc:
         raise StudyError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: {exc}") from exc
     if not isinstance(data, dict):
         raise StudyError(f"{path}: a study file holds a mapping")

@@ -153,3 +153,23 @@ def test_resource_module_reports_children_in_kilobytes() -> None:
     subprocess.run([sys.executable, "-c", "b = bytearray(64 * 1024 * 1024); b[::4096] = b'x' * len(b[::4096])"])
     after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     assert after >= max(before, 64 * 1024)
+
+
+def test_a_study_file_with_an_alias_bomb_is_refused_in_bounded_memory(tmp_path: Path) -> None:
+    """Study files are YAML from a pull request too: they go through the same strict loader."""
+    study = tmp_path / "study.yaml"
+    bomb = _bomb('  a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]')
+    study.write_text("x-defs:\n" + bomb + "filters: *i\n", encoding="utf-8")
+    seen = vbench_measured(["run", "--study", str(study), "--out", str(tmp_path / "run")], tmp_path)
+    assert seen["code"] == 2, seen
+    assert str(study) in str(seen["err"]) and "aliases are not allowed" in str(seen["err"])
+    assert float(seen["rss_mb"]) < MAX_RSS_MB, seen["rss_mb"]  # type: ignore[arg-type]
+
+
+def test_a_price_table_with_an_alias_is_refused(tmp_path: Path) -> None:
+    from harness.report.prices import PriceError, load_prices
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("base: &b {input: 1, output: 2}\nopenai:m: *b\n", encoding="utf-8")
+    with pytest.raises(PriceError, match="aliases are not allowed"):
+        load_prices(prices)
