@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from harness import __version__
 from harness.cli import cases as cases_cmd
 from harness.cli import imports as imports_cmd
+from harness.cli import power as power_cmd
 from harness.cli import report as report_cmd
 from harness.cli import run as run_cmd
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
 
-COMMAND_MODULES = [cases_cmd, imports_cmd, run_cmd, report_cmd]
+COMMAND_MODULES = [cases_cmd, imports_cmd, run_cmd, report_cmd, power_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

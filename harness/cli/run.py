@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
+from harness.cli.console import print_summary
 from harness.corpus.loader import CorpusError, load_cases
 from harness.run.log import DROPPED_FILE, RESULTS_FILE, RunFileError, VariantInfo
 from harness.run.runner import ResumeError, run_study
@@ -20,6 +20,8 @@ from harness.run.select import FilterError, select_cases
 from harness.run.study import ModelSettings, Study, StudyError, build_study, load_study_file
 from harness.score.gates import GateError, parse_gate
 from harness.score.outcomes import load_outcomes
+from harness.score.pairing import PairingError
+from harness.score.regression import load_control_run, preflight
 from harness.score.scoring import GateSettings, score_run
 from harness.system.prompts import PromptError
 from harness.system.store import StoreURLError
@@ -62,6 +64,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--baseline",
         type=Path,
         help="an earlier run folder, or a committed baseline with summary.json + outcomes.jsonl",
+    )
+    run.add_argument(
+        "--control",
+        metavar="VARIANT",
+        help="the control variant (of this run, or of --baseline); every other variant is a candidate against it. "
+        "'@PROMPT' names, per model, its variant with that prompt",
+    )
+    run.add_argument(
+        "--margin",
+        type=float,
+        metavar="PP",
+        help="non-inferiority margin of the ship decision in percentage points (default 5)",
+    )
+    run.add_argument(
+        "--decide-on",
+        action="append",
+        choices=["verdict_accuracy", "claim_accuracy", "unsafe_pass_rate"],
+        help="a metric the ship decision gates on (repeatable; default verdict_accuracy and unsafe_pass_rate)",
+    )
+    run.add_argument(
+        "--require-ship", action="store_true", help="an inconclusive decision exits 1 too (proof of non-inferiority)"
     )
     run.add_argument(
         "--fail-under", action="append", default=[], metavar="METRIC=VALUE", help="gate, e.g. verdict_accuracy=0.8"
@@ -117,6 +140,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     comp.add_argument("run_a", type=Path)
     comp.add_argument("run_b", type=Path)
     comp.add_argument("--json", type=Path, help="also write the comparison rows as JSON")
+    comp.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when a variant of the second run is significantly worse (Holm-adjusted McNemar p < alpha)",
+    )
+    comp.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     comp.set_defaults(handler=cmd_compare)
 
 
@@ -129,6 +158,12 @@ def study_from_args(args: argparse.Namespace) -> Study:
         gates["max_unsafe_pass"] = args.max_unsafe_pass
     if args.max_error_rate is not None:
         gates["max_error_rate"] = args.max_error_rate
+    if args.margin is not None:
+        gates["margin"] = args.margin
+    if args.require_ship:
+        gates["require_ship"] = True
+    if args.decide_on:
+        gates["decide_on"] = args.decide_on
     overrides: dict[str, Any] = {
         "cases": args.cases,
         "models": args.model,
@@ -140,6 +175,7 @@ def study_from_args(args: argparse.Namespace) -> Study:
         "resume": args.resume or None,
         "drop_corrupt": args.drop_corrupt or None,
         "baseline": args.baseline,
+        "control": args.control,
         "filters": args.filter,
         "excerpt_chars": args.excerpt_chars,
         "case_timeout": args.case_timeout,
@@ -196,7 +232,7 @@ def default_factory(study: Study):  # type: ignore[no-untyped-def]
     def factory(variant: VariantInfo, epoch: int) -> Verifier:
         # the study's settings, not the variant's recorded (redacted) copy
         settings = study.model_settings.get(variant.model, ModelSettings()).client_kwargs()
-        prompt = variant.prompt or "baseline"
+        prompt = variant.prompt_path or variant.prompt or "baseline"
         return make_verifier(variant.model, prompt, cache_dir=study.cache, cache_epoch=epoch, **settings)
 
     return factory
@@ -220,6 +256,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not cases:
         err.print("[red]error:[/red] no case matches the given folders and filters")
         return EXIT_USAGE
+    try:
+        _preflight(study, cases)
+    except (PairingError, StudyError, PromptError) as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        return EXIT_USAGE
     run_dir = study.out or Path("reports") / datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     from harness.cli.progress import RichProgress
 
@@ -234,6 +275,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                 baseline=study.baseline,
                 alpha=gates.alpha,
                 max_error_rate=gates.max_error_rate,
+                control=study.control,
+                margin=gates.margin / 100,
+                require_ship=gates.require_ship,
+                decide_on=tuple(gates.decide_on),
             ),
         )
     except (ResumeError, StudyError, ModelSpecError, PromptError, StoreURLError) as exc:
@@ -253,8 +298,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         err.print(
             f"dropped corrupt line(s) {lines} of {run_dir / RESULTS_FILE} (kept in {DROPPED_FILE})", highlight=False
         )
-    print_summary(console, summary, run_dir, result.skipped)
+    print_summary(console, summary, run_dir, result.skipped, report=study.report)
     return EXIT_OK if summary["passed"] else EXIT_GATE
+
+
+def _preflight(study: Study, cases: list[Any]) -> None:
+    """Every candidate has a control and shares cases with it, before any request is sent (PairingError: exit 2)."""
+    if study.control is None and study.baseline is None:
+        return
+    from harness.run.runner import build_variants
+
+    baseline = load_control_run(study.baseline) if study.baseline is not None else None
+    quality = {c.id: c.content_hash() for c in cases if c.kind == "quality"}
+    preflight(build_variants(study), study.control, baseline, quality)
 
 
 def _render_report(run_dir: Path, err: Console) -> None:
@@ -265,90 +321,35 @@ def _render_report(run_dir: Path, err: Console) -> None:
     render_run([run_dir], run_dir)
 
 
-def print_summary(console: Console, summary: dict[str, Any], run_dir: Path, resumed: int = 0) -> None:
-    conf = summary["conformance"]
-    console.print(
-        f"policy conformance: {conf['policy_passed']}/{conf['policy_cases']} · invariant violations: {conf['invariant_violations']}"
-        f" · quality expectation mismatches: {conf['quality_expectation_mismatches']}"
-    )
-    table = Table(title="quality by variant (95% CI)")
-    for col in (
-        "variant",
-        "cases",
-        "errors",
-        "claim acc",
-        "verdict acc",
-        "model verdict acc",
-        "unsafe pass",
-        "macro-F1",
-        "invalid",
-    ):
-        table.add_column(col, overflow="fold")
-    for v in summary["variants"]:
-        table.add_row(
-            v["name"], str(v["quality_cases"]), str(v["errors"]),
-            _ci(v, "claim_accuracy"), _ci(v, "verdict_accuracy"), _ci(v, "model_verdict_accuracy"), _ci(v, "unsafe_pass_rate"),
-            _num(v.get("macro_f1")), _num(v.get("invalid_reply_rate")),
-        )  # fmt: skip
-    console.print(table)
-    for v in summary["variants"]:
-        reasons = v.get("errors_by_reason") or {}
-        if reasons:
-            listed = ", ".join(f"{reason} {n}" for reason, n in reasons.items())
-            console.print(f"errors by reason [{v['name']}]: {listed}", markup=False, highlight=False)
-    for gate in summary["gates"]:
-        if not gate["passed"]:
-            console.print(
-                f"[red]gate failed[/red] {gate['gate']} [{gate['variant'] or 'all'}]: {gate['detail']}", highlight=False
-            )
-    extra = f" (resumed: {resumed} results were already there)" if resumed else ""
-    console.print(f"run folder: {run_dir}{extra}", highlight=False)
-
-
-def _num(value: Any) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _ci(v: dict[str, Any], name: str) -> str:
-    ci = v.get(f"{name}_ci")
-    return _num(v.get(name)) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
-
-
 def cmd_compare(args: argparse.Namespace) -> int:
+    """Two finished runs paired by case: figures in points, a conclusion per pair, what differs between them."""
+    from harness.cli.console import print_comparisons
+    from harness.run.log import MANIFEST_FILE, read_manifest
     from harness.score.compare import compare_runs
 
+    err = Console(stderr=True, soft_wrap=True)
     console = Console(width=None if Console().is_terminal else 160)
     for path in (args.run_a, args.run_b):
         if not path.exists():
-            Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] no such run folder: {path}", highlight=False)
+            err.print(f"[red]error:[/red] no such run folder: {path}", highlight=False)
             return EXIT_USAGE
     try:
         rows = compare_runs(load_outcomes(args.run_a), load_outcomes(args.run_b))
     except (FileNotFoundError, RunFileError) as exc:
-        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {exc}", highlight=False)
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
-    table = Table(title=f"{args.run_a} (A) vs {args.run_b} (B), paired by case")
-    for col in (
-        "A variant",
-        "B variant",
-        "cases",
-        "verdict acc A",
-        "verdict acc B",
-        "A-only / B-only right",
-        "McNemar p",
-        "claim acc diff A-B [95% CI]",
-    ):
-        table.add_column(col, overflow="fold")
-    for r in rows:
-        ci = r["claim_accuracy_diff_ci"]
-        table.add_row(
-            r["a"], r["b"], str(r["cases"]), _num(r["verdict_accuracy_a"]), _num(r["verdict_accuracy_b"]),
-            f"{r['mcnemar_a_only']} / {r['mcnemar_b_only']}", f"{r['mcnemar_p']:.4g}",
-            _num(r["claim_accuracy_diff"]) + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""),
-        )  # fmt: skip
-    console.print(table)
     if not rows:
-        console.print("no variant of A could be paired with one of B")
+        err.print(
+            f"[red]error:[/red] no variant of {args.run_a} could be paired with one of {args.run_b} "
+            "(pairs need the same variant name, or one variant in each run)",
+            highlight=False,
+        )
+        return EXIT_USAGE
+    manifests = [read_manifest(p) if (p / MANIFEST_FILE).exists() else None for p in (args.run_a, args.run_b)]
+    worse = print_comparisons(console, rows, args.run_a, args.run_b, manifests[0], manifests[1], args.alpha)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    if args.fail_on_regression and worse:
+        err.print(f"regression: {', '.join(worse)} significantly worse in {args.run_b}", highlight=False)
+        return EXIT_GATE
     return EXIT_OK

@@ -130,20 +130,30 @@ def confusion_tables(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, An
 
 def comparison_rows(comparisons: Sequence[Mapping[str, Any]], alpha: float = ALPHA) -> list[dict[str, Any]]:
     """Paired comparisons with a plain-words reading of McNemar's p and the paired bootstrap CI."""
+    from harness.score.compare import conclusion
+
     rows = []
     for c in comparisons:
-        p = c.get("mcnemar_p")
+        p = c.get("p_adjusted", c.get("mcnemar_p"))  # a summary from before Holm: its raw p
         a_only, b_only = c.get("mcnemar_a_only", 0), c.get("mcnemar_b_only", 0)
         significant = p is not None and p < alpha and a_only != b_only
-        ci = c.get("claim_accuracy_diff_ci")
-        claim_sig = ci is not None and (ci[0] > 0 or ci[1] < 0)
+        diff, claim_p = (
+            c.get("claim_accuracy_diff"),
+            c.get("claim_accuracy_diff_p_adjusted", c.get("claim_accuracy_diff_p")),
+        )
+        claim_sig = diff is not None and claim_p is not None and claim_p < alpha and diff != 0
         rows.append(
             {
+                "p_adjusted": None,  # keys a summary written before them does not hold
+                "claim_accuracy_diff_p_adjusted": None,
+                "mde": None,
+                "unpaired_cases": None,
                 **c,
                 "verdict_significant": significant,
                 "verdict_better": (c["a"] if a_only > b_only else c["b"]) if significant else None,
                 "claim_significant": claim_sig,
-                "claim_better": (c["a"] if ci[0] > 0 else c["b"]) if claim_sig and ci else None,
+                "claim_better": (c["a"] if diff > 0 else c["b"]) if claim_sig else None,
+                "conclusion": conclusion(c, alpha),
             }
         )
     return rows
@@ -196,6 +206,7 @@ def stability_rows(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
             {
                 "name": v["name"],
                 "stability": s,
+                "consistency": v.get("consistency"),
                 "flaky_shown": (s or {}).get("flaky_cases", [])[:25],
                 "flaky_more": max(0, len((s or {}).get("flaky_cases", [])) - 25),
             }
@@ -284,3 +295,42 @@ def quality_mismatches(record: Mapping[str, Any]) -> list[str]:
     if record.get("reply_status") == "invalid":
         out.append(f"the reply was invalid ({record.get('invalid_reason')}) and the policy made it LOW_CONFID")
     return out
+
+
+MATRIX_LIMIT = 1500
+
+
+def case_matrix(results: pd.DataFrame, names: Sequence[str], limit: int = MATRIX_LIMIT) -> dict[str, Any]:
+    """Quality cases × variants: right (every epoch), wrong (every epoch), flipped (epochs disagree) or error.
+
+    Rows whose cells differ between variants come first; past `limit` rows the rest are counted, not shown.
+    """
+    quality = results[results["kind"] == "quality"]
+    if quality.empty or not names:
+        return {"variants": list(names), "rows": [], "total": 0, "differing": 0}
+    per = quality.groupby(["case_id", "variant"]).agg(
+        scored=("scored", "all"), right=("verdict_correct", "sum"), n=("verdict_correct", "size")
+    )
+    cells: dict[str, dict[str, str]] = {}
+    for (case_id, variant), row in per.iterrows():
+        state = (
+            "error"
+            if not row["scored"]
+            else "right"
+            if row["right"] == row["n"]
+            else "wrong"
+            if row["right"] == 0
+            else "flipped"
+        )
+        cells.setdefault(str(case_id), {})[str(variant)] = state
+    rows = []
+    for case_id in sorted(cells):
+        states = [cells[case_id].get(n, "none") for n in names]
+        rows.append({"case_id": case_id, "cells": states, "differs": len(set(states)) > 1})
+    rows.sort(key=lambda r: not r["differs"])  # stable: differing rows first, each group by case id
+    return {
+        "variants": list(names),
+        "rows": rows[:limit],
+        "total": len(rows),
+        "differing": sum(r["differs"] for r in rows),
+    }

@@ -17,17 +17,29 @@ from harness.report.casedata import embedded_data
 from harness.report.load import LoadedRun
 from harness.report.prices import PriceTable
 from harness.report.signoff import certification, columns_for, scenario_rows
-from harness.score.compare import compare_outcomes
+from harness.score.compare import adjust_comparisons, compare_outcomes
 from harness.score.frames import CLASSES
 from harness.score.outcomes import load_outcomes
 
-_SECRET = re.compile(r"key|token|secret|password|authori[sz]ation|cookie", re.IGNORECASE)
+_SECRET_WORDS = frozenset(
+    {"key", "apikey", "token", "secret", "password", "passwd", "authorization", "authorisation", "cookie",
+     "credential", "credentials", "bearer", "auth"}
+)  # fmt: skip
+
+
+def is_secret_name(name: str) -> bool:
+    """A setting that holds a credential: a word of its name is one (`access_token`, `api-key`), not a count of
+    them (`max_tokens`) nor the name of the variable that holds one (`api_key_env`)."""
+    words = [w for w in re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()) if w]
+    if words and words[-1] in {"env", "var", "variable"}:
+        return False
+    return any(w in _SECRET_WORDS for w in words)
 
 
 def public_settings(value: Any) -> Any:
-    """Client settings as shown on the page: anything that looks like a credential is redacted."""
+    """Client settings as shown on the page: anything that names a credential is redacted."""
     if isinstance(value, Mapping):
-        return {k: "(redacted)" if _SECRET.search(str(k)) else public_settings(v) for k, v in value.items()}
+        return {k: "(redacted)" if is_secret_name(str(k)) else public_settings(v) for k, v in value.items()}
     if isinstance(value, list):
         return [public_settings(v) for v in value]
     return value
@@ -42,6 +54,9 @@ def merged_variants(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
             info = infos.get(v["name"])
             out.append(
                 {
+                    "consistency": None,  # figures a summary written before them does not hold
+                    "calibration": None,
+                    "robustness": {},
                     **v,
                     "run": run.label,
                     "settings": public_settings(info.settings) if info else {},
@@ -63,10 +78,12 @@ def merged_comparisons(runs: Sequence[LoadedRun], names: Sequence[str]) -> list[
     if not frames:
         return []
     outcomes = pd.concat(frames, ignore_index=True)
-    return [
-        {"a": a, "b": b, **compare_outcomes(outcomes[outcomes["variant"] == a], outcomes[outcomes["variant"] == b])}
-        for a, b in itertools.combinations(names, 2)
-    ]
+    return adjust_comparisons(
+        [
+            {"a": a, "b": b, **compare_outcomes(outcomes[outcomes["variant"] == a], outcomes[outcomes["variant"] == b])}
+            for a, b in itertools.combinations(names, 2)
+        ]
+    )
 
 
 def build_signoff(runs: Sequence[LoadedRun]) -> dict[str, Any]:
@@ -97,6 +114,32 @@ def run_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
         }
         for run in runs
     ]
+
+
+DECISION_BADGE = {"ship": "pass", "block": "fail", "inconclusive": "warn"}
+
+
+def decision_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
+    """Each run's ship decisions with their one line of why and the regressions in words."""
+    from harness.score.decide import Decision
+    from harness.score.junit import regression_line
+    from harness.score.regression import headline
+
+    rows = []
+    for run in runs:
+        for d in run.summary.get("decisions", []):
+            rows.append(
+                {
+                    **d,
+                    "run": run.label,
+                    "why": headline(Decision.model_validate(d)),
+                    "badge": DECISION_BADGE[d["decision"]],
+                    "regression_lines": [
+                        {"case_id": r["case_id"], "text": regression_line(r)} for r in d.get("regressions", [])
+                    ],
+                }
+            )
+    return rows
 
 
 def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, Any]:
@@ -134,6 +177,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         "per_tag": analyses.breakdown_table(variants, "per_tag"),
         "per_dataset": analyses.breakdown_table(variants, "per_dataset"),
         "stability": stability,
+        "case_matrix": analyses.case_matrix(pd.concat([run.results for run in runs], ignore_index=True), names),
         "per_epoch": per_epoch,
         "operations": operations,
         "priced": any(r["cost"] is not None for r in operations),
@@ -141,6 +185,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         "classes": CLASSES,
         "signoff": signoff,
         "gates": gates,
+        "decisions": decision_rows(runs),
         "passed": passed,
         "selection": {**selection, "complete": selection["embedded"] == selection["results"]},
         "data": data,
@@ -156,6 +201,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
             "per_class": figures.per_class_chart(variants, CLASSES),
             "comparison": figures.comparison_chart(chart_pairs),
             "stability": figures.stability_chart(stability),
+            "reliability": figures.reliability_chart(variants),
             "epochs": figures.epoch_chart(per_epoch, names),
             "latency": figures.latency_chart(operations),
             "grounding": figures.grounding_chart(grounding),

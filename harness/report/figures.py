@@ -168,7 +168,7 @@ def epoch_chart(per_epoch: Mapping[str, Sequence[tuple[int, float, int]]], order
         ax.set_ylim(0, 1.02)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(color="#e2e8f0")
-        ax.legend(frameon=False, fontsize=8, loc="lower left")
+        ax.legend(frameon=False, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2)
         fig.tight_layout()
     return to_svg(fig, "epochs", "verdict accuracy per epoch")
 
@@ -191,7 +191,8 @@ def latency_chart(rows: Sequence[Mapping[str, Any]]) -> str | None:
         )
         ax.set_yticks(y, [label(r["name"], 40) for r in rows])
         ax.set_xlabel("latency per result (ms)")
-        ax.legend(frameon=False, loc="lower right")
+        # above the axes, never over the bars
+        ax.legend(frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2)
         fig.tight_layout()
     return to_svg(fig, "latency", "verifier latency per variant")  # fmt: skip
 
@@ -265,3 +266,27 @@ def comparison_chart(rows: Sequence[Mapping[str, Any]]) -> str | None:
         axes[0].set_yticks(y, [label(f"{r['a']} vs {r['b']}", 70) for r in rows])
         fig.tight_layout()
     return to_svg(fig, "comparison", "paired differences between variants")  # fmt: skip
+
+
+def reliability_chart(variants: Sequence[Mapping[str, Any]]) -> str | None:
+    """Reliability diagram: per score bin, the mean groundedness score against how often PASS was right."""
+    rows = [(i, v) for i, v in enumerate(variants) if (v.get("calibration") or {}).get("bins")]
+    if not rows:
+        return None
+    with plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(5, 4))
+        ax.plot([0, 1], [0, 1], ls=":", color="#64748b", lw=1, label="perfectly calibrated")
+        for i, v in rows:
+            bins = v["calibration"]["bins"]
+            ax.plot(
+                [b["mean_score"] for b in bins], [b["pass_right"] for b in bins], "o-", color=color(i),
+                label=label(v["name"], 40), markersize=4,
+            )  # fmt: skip
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("groundedness score (bin mean)")
+        ax.set_ylabel("share where PASS is the right verdict")
+        ax.grid(color="#e2e8f0")
+        ax.legend(frameon=False, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2)
+        fig.tight_layout()
+    return to_svg(fig, "reliability", "reliability diagram of the groundedness score")

@@ -26,6 +26,7 @@ from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
 from harness.report.signoff import results_frame
 from harness.run.log import CASES_FILE, MANIFEST_FILE, RESULTS_FILE, Manifest
 from harness.run.schedule import POLICY_VARIANT
+from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
 from harness.score.scoring import SUMMARY_FILE, GateSettings, score_run
 
 CHUNK = 5000
@@ -107,17 +108,25 @@ def rename_summary(summary: Mapping[str, Any], rename: Mapping[str, str]) -> dic
         f["variant"] = r(f["variant"])
     for g in out.get("gates", []):
         g["variant"] = r(g["variant"])
+    for d in out.get("decisions", []):
+        d["candidate"], d["control"] = r(d["candidate"]), r(d["control"])
     return out
 
 
 def gate_settings(manifest: Manifest) -> GateSettings:
-    """The threshold gates the run asked for, from its manifest (a baseline is not re-applied)."""
+    """The gates and decisions the run asked for, from its manifest (a baseline folder only while it is still there)."""
     gates = manifest.settings.get("gates") or {}
+    baseline = manifest.settings.get("baseline")
     return GateSettings(
         fail_under=dict(gates.get("fail_under") or {}),
         max_unsafe_pass=gates.get("max_unsafe_pass"),
         alpha=float(gates.get("alpha") or 0.05),
         max_error_rate=float(gates.get("max_error_rate") or 0.0),
+        control=manifest.settings.get("control"),
+        baseline=Path(baseline) if baseline and Path(baseline).is_dir() else None,
+        margin=float(gates.get("margin", DEFAULT_MARGIN * 100)) / 100,
+        require_ship=bool(gates.get("require_ship", False)),
+        decide_on=tuple(gates.get("decide_on") or DEFAULT_GATED),
     )
 
 

@@ -21,6 +21,7 @@ from harness.report.context import build_context
 from harness.report.load import load_runs
 from harness.report.prices import PriceTable, load_prices
 from harness.report.select import DEFAULT_LIMIT
+from harness.score.compare import p_text
 
 REPORT_FILE, MARKDOWN_FILE, SCREENSHOT_FILE = "report.html", "summary.md", "report-overview.png"
 
@@ -45,9 +46,20 @@ def ci(value: Any, percent: bool = True) -> str:
 
 
 def pval(value: Any) -> str:
+    return p_text(value)
+
+
+def pp(value: Any, sign: bool = True) -> str:
+    """A fraction shown in percentage points, the unit of every difference in the report."""
     if value is None:
         return "n/a"
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+    return f"{100 * value + 0.0:+.1f} pp" if sign else f"{100 * value + 0.0:.1f} pp"
+
+
+def pp_ci(value: Any) -> str:
+    if not value:
+        return ""
+    return f"[{100 * value[0] + 0.0:+.1f}, {100 * value[1] + 0.0:+.1f}]"
 
 
 def short(value: Any, n: int = 12) -> str:
@@ -73,7 +85,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pct=pct, num=num, ci=ci, pval=pval, short=short, md=md)
+    env.filters.update(pct=pct, num=num, ci=ci, pval=pval, short=short, md=md, pp=pp, pp_ci=pp_ci)
     return env
 
 

@@ -102,6 +102,8 @@ class VariantInfo(LogModel):
     prompt: str | None
     prompt_version: str | None = None
     prompt_hash: str | None = None
+    prompt_path: str | None = None
+    """The variant directory a prompt given as a path was loaded from (packaged prompts: None)."""
     claim_guard: bool = True
     settings: dict[str, Any] = Field(default_factory=dict)
 

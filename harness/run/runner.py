@@ -37,7 +37,8 @@ from harness.run.log import (
 )
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
 from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
-from harness.run.study import REFERENCE, Study
+from harness.run.study import REFERENCE, Study, StudyError
+from harness.system.prompts.variant import prompt_source
 from harness.system.store import MEMORY_URL, Store, StoreURLError, public_store_url
 from harness.system.verifiers.base import Verifier
 
@@ -69,15 +70,21 @@ def build_variants(study: Study) -> list[VariantInfo]:
         settings = study.model_settings.get(model)
         prompts: Sequence[str | None] = [None] if model == REFERENCE else study.prompts
         for prompt in prompts:
+            name, directory = prompt_source(prompt) if prompt is not None else (None, None)
             variants.append(
                 VariantInfo(
-                    name=variant_name(model, prompt),
+                    name=variant_name(model, name),
                     model=model,
-                    prompt=prompt,
+                    prompt=name,
+                    prompt_path=str(directory) if directory is not None else None,
                     claim_guard=study.claim_guard,
                     settings=settings.recorded() if settings else {},
                 )
             )
+    names = [v.name for v in variants]
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise StudyError(f"two prompts give the same variant name {', '.join(twice)}: rename one prompt directory")
     return variants
 
 
@@ -130,7 +137,15 @@ def make_manifest(
     run_id: str,
     hashes: Mapping[str, str] | None = None,
 ) -> Manifest:
-    prompts = {v.prompt: {"version": v.prompt_version, "hash": v.prompt_hash} for v in variants if v.prompt}
+    prompts = {
+        v.prompt: {
+            "version": v.prompt_version,
+            "hash": v.prompt_hash,
+            **({"path": v.prompt_path} if v.prompt_path else {}),
+        }
+        for v in variants
+        if v.prompt
+    }
     return Manifest(
         run_id=run_id,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -155,6 +170,8 @@ def make_manifest(
             "store": public_store_url(study.store) if study.store else None,
             "code_fingerprint": code_fingerprint(),
             "gates": study.gates.model_dump(),
+            "control": study.control,
+            "baseline": str(study.baseline) if study.baseline else None,
         },
         python=sys.version.split()[0],
         platform=platform.platform(),

@@ -16,6 +16,10 @@ from harness.system.store import store_url
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 REFERENCE = "reference"
+DecisionMetric = Literal["verdict_accuracy", "claim_accuracy", "unsafe_pass_rate"]
+DEFAULT_DECIDE_ON: tuple[DecisionMetric, ...] = ("verdict_accuracy", "unsafe_pass_rate")
+DEFAULT_MARGIN_PP = 5.0
+"""The ship decision's non-inferiority margin in percentage points (README, "The ship decision")."""
 DEFAULT_PROMPTS = ["baseline"]
 
 
@@ -73,6 +77,18 @@ class Gates(BaseModel):
         default=0.0, ge=0.0, le=1.0, description="share of quality cases allowed to end with no model reply"
     )
     alpha: float = 0.05
+    margin: float = Field(
+        default=DEFAULT_MARGIN_PP,
+        ge=0.0,
+        le=100.0,
+        description="non-inferiority margin of the ship decision, in percentage points (see README: the decision)",
+    )
+    require_ship: bool = Field(default=False, description="an inconclusive decision fails the run too")
+    decide_on: list[DecisionMetric] = Field(
+        default_factory=lambda: list(DEFAULT_DECIDE_ON),
+        min_length=1,
+        description="the metrics a candidate is gated on",
+    )
 
 
 class Study(BaseModel):
@@ -92,6 +108,9 @@ class Study(BaseModel):
     drop_corrupt: bool = False
     """With `resume`: take corrupt lines out of results.jsonl (kept in results.dropped.jsonl) and redo their cases."""
     baseline: Path | None = None
+    control: str | None = Field(
+        default=None, description="the control variant (of this run, or of the baseline); '@PROMPT' per model"
+    )
     filters: list[str] = Field(default_factory=list)
     excerpt_chars: int = Field(default=DEFAULT_EXCERPT_CHARS, ge=1)
     store: str | None = None
@@ -125,6 +144,15 @@ class Study(BaseModel):
         if len(set(models)) != len(models):
             raise ValueError("a model is given twice")
         return models
+
+    @model_validator(mode="after")
+    def _prompts_need_a_model_that_takes_one(self) -> Study:
+        if "prompts" in self.model_fields_set and all(m == REFERENCE for m in self.models):
+            raise ValueError(
+                f"a prompt was given, but no model of this run takes one ({', '.join(self.models)}): "
+                "add --model openai:<name>, or drop --prompt"
+            )
+        return self
 
 
 class StudyError(ValueError):

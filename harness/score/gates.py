@@ -1,8 +1,7 @@
-"""CI gates: thresholds on figures, policy conformance, and a paired comparison with a baseline.
+"""CI gates: thresholds on figures and policy conformance.
 
-A baseline gate fails only on a statistically significant drop: McNemar's exact
-test on verdict correctness, or a paired-bootstrap CI on claim accuracy that
-lies wholly below zero. Noise passes.
+The paired comparison with a control (a variant of this run or a baseline run)
+is a decision, not a threshold: `harness.score.decide`.
 """
 
 from __future__ import annotations
@@ -10,9 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
-
-from harness.score.compare import compare_outcomes
 
 GATEABLE = ("claim_accuracy", "verdict_accuracy", "model_verdict_accuracy", "macro_f1", "cohen_kappa", "grounding_bacc")
 
@@ -87,37 +83,6 @@ def threshold_gates(
                     + (" (an incomplete measurement)" if variant["errors"] else ""),
                 }
             )
-    return gates
-
-
-def baseline_gates(current: pd.DataFrame, baseline: pd.DataFrame, alpha: float = 0.05) -> list[dict[str, Any]]:
-    """Per shared variant: fail on a significant drop against the baseline, paired by case."""
-    gates: list[dict[str, Any]] = []
-    for variant in sorted(set(current["variant"]) & set(baseline["variant"])):
-        row = compare_outcomes(baseline[baseline["variant"] == variant], current[current["variant"] == variant])
-        base_only, cur_only, p = row["mcnemar_a_only"], row["mcnemar_b_only"], row["mcnemar_p"]
-        gates.append(
-            {
-                "gate": "baseline_verdict_accuracy",
-                "variant": variant,
-                "value": None if row["verdict_accuracy_diff"] is None else -row["verdict_accuracy_diff"],
-                "threshold": alpha,
-                "passed": not (base_only > cur_only and p < alpha),
-                "detail": f"{row['cases']} paired cases; baseline-only right {base_only}, current-only right {cur_only}, McNemar p = {p:.4g}",
-            }
-        )
-        ci = row["claim_accuracy_diff_ci"]  # baseline minus current
-        diff = row["claim_accuracy_diff"]
-        gates.append(
-            {
-                "gate": "baseline_claim_accuracy",
-                "variant": variant,
-                "value": None if diff is None else -diff,
-                "threshold": 0.0,
-                "passed": not (ci is not None and ci[0] > 0),
-                "detail": f"claim accuracy change {_fmt(None if diff is None else -diff)}, 95% CI {_fmt_ci(None if ci is None else (-ci[1], -ci[0]))}, p = {row['claim_accuracy_diff_p']:.4g}",
-            }
-        )
     return gates
 
 

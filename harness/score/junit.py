@@ -7,8 +7,13 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 
-def junit_xml(conformance: dict[str, Any], policy_case_ids: Sequence[str], gates: Sequence[dict[str, Any]]) -> str:
-    """The JUnit XML text; failure messages say what differed."""
+def junit_xml(
+    conformance: dict[str, Any],
+    policy_case_ids: Sequence[str],
+    gates: Sequence[dict[str, Any]],
+    decisions: Sequence[dict[str, Any]] = (),
+) -> str:
+    """The JUnit XML text; failure messages say what differed. Each regressed case is a failing test."""
     root = ET.Element("testsuites", name="verifier-bench")
     failures_by_case = {f["case_id"]: f for f in conformance["failures"] if f["kind"] == "policy"}
     suite = ET.SubElement(
@@ -33,5 +38,34 @@ def junit_xml(conformance: dict[str, Any], policy_case_ids: Sequence[str], gates
         )
         if not gate["passed"]:
             ET.SubElement(test, "failure", message=gate["detail"]).text = gate["detail"]
+    for decision in decisions:
+        _regressions_suite(root, decision)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _regressions_suite(root: ET.Element, decision: dict[str, Any]) -> None:
+    """One failing testcase per case the control got right and the candidate got wrong."""
+    pair = f"{decision['candidate']} vs {decision['control']}"
+    by_case: dict[str, list[dict[str, Any]]] = {}
+    for regression in decision.get("regressions", []):
+        by_case.setdefault(regression["case_id"], []).append(regression)
+    suite = ET.SubElement(
+        root, "testsuite", name=f"regressions: {pair}", tests=str(len(by_case)), failures=str(len(by_case))
+    )
+    for case_id, units in by_case.items():
+        test = ET.SubElement(suite, "testcase", classname="regressions", name=f"{case_id} [{pair}]")
+        lines = [regression_line(u) for u in units]
+        ET.SubElement(test, "failure", message=lines[0]).text = "\n".join(lines)
+
+
+def regression_line(unit: dict[str, Any]) -> str:
+    """What changed on one regressed unit, in words: verdicts and claim labels (gold in brackets)."""
+    claims = "; ".join(
+        f"{c['claim_id']}: {c['control']} -> {c['candidate']} (gold {' or '.join(c['gold'])})"
+        for c in unit.get("claim_changes", [])
+    )
+    return (
+        f"epoch {unit['epoch']}: control {unit['control_verdict']} (right), candidate {unit['candidate_verdict']} (wrong)"
+        + (f"; {claims}" if claims else "")
+    )

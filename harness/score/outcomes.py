@@ -1,4 +1,10 @@
-"""Per-case outcomes: the small table a baseline keeps so a later run can be paired with it."""
+"""Per-case outcomes: the small table a baseline keeps so a later run can be paired with it.
+
+`outcomes.jsonl` holds one row per variant × case × epoch (a *unit*): enough to
+pair a later run with this one case by case and epoch by epoch (verdict
+correctness, the unsafe-PASS flags, claims right and the predicted labels).
+Comparisons between variants read the per-case majority of those rows.
+"""
 
 from __future__ import annotations
 
@@ -10,47 +16,77 @@ from typing import Any
 import pandas as pd
 
 from harness.run.log import ResultRecord, RunFileError, read_results
-from harness.score.frames import claims_frame, quality_frame
+from harness.score.frames import quality_frame
 
 OUTCOMES_FILE = "outcomes.jsonl"
+UNIT_COLUMNS = [
+    "variant",
+    "case_id",
+    "case_hash",
+    "epoch",
+    "verdict",
+    "verdict_correct",
+    "model_verdict_correct",
+    "unsafe_eligible",
+    "unsafe_pass",
+    "claims_right",
+    "claims_total",
+    "claims",
+]
+CASE_COLUMNS = [
+    "variant",
+    "case_id",
+    "case_hash",
+    "verdict_correct",
+    "model_verdict_correct",
+    "claims_right",
+    "claims_total",
+]
 
 
 def outcomes_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
-    """One row per variant × case: majority verdict correctness and claims right / total per epoch."""
-    columns = [
-        "variant",
-        "case_id",
-        "case_hash",
-        "verdict_correct",
-        "model_verdict_correct",
-        "claims_right",
-        "claims_total",
-    ]
+    """One row per scored quality result (variant × case × epoch); transport errors have no outcome."""
     quality = quality_frame(records)
-    quality = quality[quality["scored"]]
-    if quality.empty:
-        return pd.DataFrame(columns=columns)
-    per_case = quality.groupby(["variant", "case_id"]).agg(
+    scored = {(r.variant, r.case_id, r.epoch): r for r in records if r.kind == "quality" and r.error is None}
+    rows = []
+    for row in quality[quality["scored"]].itertuples(index=False):
+        record = scored[(row.variant, row.case_id, row.epoch)]
+        gold = record.gold.claims or {}
+        rows.append(
+            {
+                "variant": row.variant,
+                "case_id": row.case_id,
+                "case_hash": record.case_hash,
+                "epoch": int(row.epoch),
+                "verdict": row.verdict,
+                "verdict_correct": bool(row.verdict_correct),
+                "model_verdict_correct": bool(row.model_verdict_correct),
+                "unsafe_eligible": bool(row.unsafe_eligible),
+                "unsafe_pass": bool(row.unsafe_pass),
+                "claims_right": float(sum(record.claims.get(cid) in ok for cid, ok in gold.items())),
+                "claims_total": float(len(gold)),
+                "claims": {cid: record.claims.get(cid) for cid in gold},
+            }
+        )
+    return pd.DataFrame(rows, columns=UNIT_COLUMNS)
+
+
+def case_outcomes(units: pd.DataFrame) -> pd.DataFrame:
+    """One row per variant × case: the majority verdict correctness and the mean claims right over epochs."""
+    if units.empty:
+        return pd.DataFrame(columns=CASE_COLUMNS)
+    if "epoch" not in units:  # a baseline written before outcomes had epochs: already one row per case
+        return units[[c for c in CASE_COLUMNS if c in units]]
+    per_case = units.groupby(["variant", "case_id"], sort=True).agg(
+        case_hash=("case_hash", "first"),
         verdict_correct=("verdict_correct", "mean"),
         model_verdict_correct=("model_verdict_correct", "mean"),
-        epochs=("epoch", "nunique"),
+        claims_right=("claims_right", "mean"),
+        claims_total=("claims_total", "mean"),
     )
-    claims = claims_frame(records)
-    claims = claims[claims["scored"]]
-    sums = (
-        claims.groupby(["variant", "case_id"])["correct"].agg(["sum", "count"])
-        if not claims.empty
-        else pd.DataFrame(columns=["sum", "count"])
-    )
-    per_case = per_case.join(sums, how="left").fillna({"sum": 0.0, "count": 0.0})
-    hashes = pd.Series({(r.variant, r.case_id): r.case_hash for r in records}, name="case_hash")
-    hashes.index.names = ["variant", "case_id"]
-    out = per_case.join(hashes, how="left").reset_index()
-    out["claims_right"] = out["sum"].astype(float) / out["epochs"]
-    out["claims_total"] = out["count"].astype(float) / out["epochs"]
-    out["verdict_correct"] = out["verdict_correct"] > 0.5
-    out["model_verdict_correct"] = out["model_verdict_correct"] > 0.5
-    return out[columns]
+    per_case["verdict_correct"] = per_case["verdict_correct"] > 0.5
+    per_case["model_verdict_correct"] = per_case["model_verdict_correct"] > 0.5
+    return per_case.reset_index()[CASE_COLUMNS]
 
 
 def write_outcomes(run_dir: Path, frame: pd.DataFrame) -> None:
@@ -60,7 +96,7 @@ def write_outcomes(run_dir: Path, frame: pd.DataFrame) -> None:
 
 
 def load_outcomes(folder: Path) -> pd.DataFrame:
-    """A baseline's outcomes: from outcomes.jsonl, or computed from a run folder's results.jsonl."""
+    """A run's or a baseline's unit outcomes: from outcomes.jsonl, or computed from results.jsonl."""
     path = folder / OUTCOMES_FILE
     if path.exists():
         rows: list[dict[str, Any]] = []

@@ -9,9 +9,11 @@ from typing import Any
 
 from harness.corpus.schema import Case
 from harness.run.log import read_cases, read_manifest, read_results
-from harness.score.gates import baseline_gates, threshold_gates
+from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
+from harness.score.gates import threshold_gates
 from harness.score.junit import junit_xml
-from harness.score.outcomes import load_outcomes, outcomes_frame, write_outcomes
+from harness.score.outcomes import outcomes_frame, write_outcomes
+from harness.score.regression import decision_gates, load_control_run, make_decisions
 from harness.score.summary import build_summary
 
 SUMMARY_FILE, JUNIT_FILE = "summary.json", "junit.xml"
@@ -24,6 +26,11 @@ class GateSettings:
     baseline: Path | None = None
     alpha: float = 0.05
     max_error_rate: float = 0.0
+    control: str | None = None
+    margin: float = DEFAULT_MARGIN
+    """Non-inferiority margin as a fraction (0.05 = 5 percentage points)."""
+    require_ship: bool = False
+    decide_on: tuple[str, ...] = DEFAULT_GATED
 
 
 def load_run_cases(run_dir: Path) -> dict[str, Case]:
@@ -37,9 +44,21 @@ def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
     outcomes = outcomes_frame(records)
     summary = build_summary(manifest, records, load_run_cases(run_dir), outcomes)
     gate_rows = threshold_gates(summary, gates.fail_under, gates.max_unsafe_pass, gates.max_error_rate)
-    if gates.baseline is not None:
-        gate_rows += baseline_gates(outcomes, load_outcomes(gates.baseline), gates.alpha)
+    baseline = load_control_run(gates.baseline) if gates.baseline is not None else None
+    decisions = make_decisions(
+        manifest,
+        records,
+        outcomes,
+        gates.control,
+        baseline,
+        gated=tuple(gates.decide_on),
+        margin=gates.margin,
+        alpha=gates.alpha,
+    )
+    if baseline is not None:
         summary["baseline"] = {"path": str(gates.baseline)}
+    summary["decisions"] = [d.model_dump(mode="json") for d in decisions]
+    gate_rows += decision_gates(decisions, gates.require_ship)
     summary["gates"] = gate_rows
     summary["passed"] = all(g["passed"] for g in gate_rows)
     (run_dir / SUMMARY_FILE).write_text(
@@ -47,7 +66,9 @@ def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
     )
     write_outcomes(run_dir, outcomes)
     policy_ids = sorted({r.case_id for r in records if r.kind == "policy"})
-    (run_dir / JUNIT_FILE).write_text(junit_xml(summary["conformance"], policy_ids, gate_rows), encoding="utf-8")
+    (run_dir / JUNIT_FILE).write_text(
+        junit_xml(summary["conformance"], policy_ids, gate_rows, summary["decisions"]), encoding="utf-8"
+    )
     return summary
 
 

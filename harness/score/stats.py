@@ -7,6 +7,8 @@ same intervals, so a resumed run ends with the same figures.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from scipy.stats import binomtest
 
@@ -54,3 +56,62 @@ def mcnemar_exact(right_a: np.ndarray, right_b: np.ndarray) -> tuple[int, int, f
     if a_only + b_only == 0:
         return a_only, b_only, 1.0
     return a_only, b_only, float(binomtest(min(a_only, b_only), a_only + b_only, 0.5).pvalue)
+
+
+def mde_paired_binary(n: int, discordant: int, alpha: float = 0.05, power: float = 0.8) -> float | None:
+    """Smallest paired difference in a rate that n pairs detect with this power (McNemar, normal approximation).
+
+    Connor's sample size for paired proportions, n = (z_a·√ψ + z_b·√(ψ−δ²))² / δ², solved for δ, where
+    ψ is the share of discordant pairs. A true difference δ needs at least δ discordance, so ψ is taken
+    as max(observed ψ, δ): two runs that agree on every pair still get an honest, non-zero MDE.
+    None when there is no pair, or when even δ = 1 cannot be detected.
+    """
+    if n <= 0:
+        return None
+    psi = discordant / n
+
+    def needed(delta: float) -> float:
+        return _connor_n(delta, psi, alpha, power)
+
+    if needed(1.0) > n:
+        return None
+    low, high = 1e-6, 1.0
+    for _ in range(60):  # bisection: `needed` falls as delta grows
+        mid = (low + high) / 2
+        low, high = (mid, high) if needed(mid) > n else (low, mid)
+    return high
+
+
+def holm(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment of a family of p-values (None stays None and is not counted).
+
+    Sorted ascending, the i-th smallest of m becomes max over j <= i of min(1, (m - j) * p_j): the
+    family-wise error rate is held at alpha whatever the dependence between the tests.
+    """
+    present = sorted((p, i) for i, p in enumerate(pvalues) if p is not None)
+    m = len(present)
+    out: list[float | None] = [None] * len(pvalues)
+    running = 0.0
+    for rank, (p, index) in enumerate(present):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[index] = running
+    return out
+
+
+def cases_needed(delta: float, discordance: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Paired units needed to detect a difference `delta` in a rate at this power (the inverse of the MDE).
+
+    Connor's formula with the discordant share taken as max(discordance, delta), as in `mde_paired_binary`.
+    """
+    if not 0 < delta <= 1:
+        raise ValueError("the difference must be in (0, 1]")
+    return int(np.ceil(_connor_n(delta, discordance, alpha, power) - 1e-9))
+
+
+def _connor_n(delta: float, discordance: float, alpha: float, power: float) -> float:
+    """Connor (1987): pairs needed for a paired-proportion difference `delta`, discordance at least `delta`."""
+    from scipy.stats import norm
+
+    z_a, z_b = float(norm.ppf(1 - alpha / 2)), float(norm.ppf(power))
+    eff = min(1.0, max(discordance, delta))
+    return float((z_a * eff**0.5 + z_b * max(eff - delta**2, 0.0) ** 0.5) ** 2 / delta**2)

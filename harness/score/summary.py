@@ -17,7 +17,7 @@ import pandas as pd
 from harness.corpus.catalogue import load_catalogue
 from harness.corpus.schema import Case
 from harness.run.log import Manifest, ResultRecord, error_reason
-from harness.score.compare import compare_outcomes
+from harness.score.compare import adjust_comparisons, compare_outcomes
 from harness.score.conformance import deterministic_mismatches, invariant_violations, policy_case_mismatches
 from harness.score.frames import claims_frame, quality_frame
 from harness.score.metrics import (
@@ -29,6 +29,7 @@ from harness.score.metrics import (
     verdict_metrics,
 )
 from harness.score.outcomes import outcomes_frame
+from harness.score.reliability import calibration_metrics, consistency_metrics
 from harness.system.models import VerifierEvaluation
 from harness.system.store import EVALUATION_KEY
 
@@ -123,6 +124,8 @@ def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.Data
     out["per_tag"] = breakdown(quality, claims, "tags")
     out["per_dataset"] = breakdown(quality.assign(ds=quality["dataset"].map(lambda d: [d])), claims, "ds")
     out["stability"] = stability(quality)
+    out["consistency"] = consistency_metrics(quality)
+    out["calibration"] = calibration_metrics(quality)
     return out
 
 
@@ -147,10 +150,12 @@ def build_summary(
         variants.append(variant_summary(meta, q, c))
     outcomes = outcomes_frame(records) if outcomes is None else outcomes
     names = [v.name for v in manifest.variants]
-    comparisons = [
-        {"a": a, "b": b, **compare_outcomes(outcomes[outcomes["variant"] == a], outcomes[outcomes["variant"] == b])}
-        for a, b in itertools.combinations(names, 2)
-    ]
+    comparisons = adjust_comparisons(
+        [
+            {"a": a, "b": b, **compare_outcomes(outcomes[outcomes["variant"] == a], outcomes[outcomes["variant"] == b])}
+            for a, b in itertools.combinations(names, 2)
+        ]
+    )
     return {
         "schema_version": SUMMARY_SCHEMA,
         "run": {

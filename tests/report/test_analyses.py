@@ -29,17 +29,26 @@ def test_headline_rows_mark_the_best_variant_per_metric_with_direction() -> None
     assert not any(c["best"] for c in analyses.headline_rows(variants[:1])[0]["cells"])
 
 
-def test_comparison_rows_read_mcnemar_and_the_paired_ci() -> None:
+def test_comparison_rows_read_the_holm_adjusted_p() -> None:
     rows = analyses.comparison_rows(
         [
-            {"a": "x", "b": "y", "mcnemar_p": 0.001, "mcnemar_a_only": 12, "mcnemar_b_only": 1, "claim_accuracy_diff_ci": [-0.2, -0.05]},
-            {"a": "x", "b": "z", "mcnemar_p": 0.30, "mcnemar_a_only": 4, "mcnemar_b_only": 2, "claim_accuracy_diff_ci": [-0.1, 0.1]},
+            {"a": "x", "b": "y", "cases": 30, "verdict_accuracy_diff": 0.36, "mcnemar_p": 0.001, "p_adjusted": 0.002,
+             "mcnemar_a_only": 12, "mcnemar_b_only": 1, "claim_accuracy_diff": -0.12, "claim_accuracy_diff_p": 0.004,
+             "claim_accuracy_diff_p_adjusted": 0.008},
+            {"a": "x", "b": "z", "cases": 30, "verdict_accuracy_diff": 0.1, "mcnemar_p": 0.04, "p_adjusted": 0.08,
+             "mcnemar_a_only": 5, "mcnemar_b_only": 0, "claim_accuracy_diff": 0.05, "claim_accuracy_diff_p": 0.03,
+             "claim_accuracy_diff_p_adjusted": 0.06, "mde": 0.2},
         ]
     )  # fmt: skip
     assert (rows[0]["verdict_significant"], rows[0]["verdict_better"]) == (True, "x")
-    assert (rows[0]["claim_significant"], rows[0]["claim_better"]) == (True, "y")  # the CI lies below 0: B better
+    assert (rows[0]["claim_significant"], rows[0]["claim_better"]) == (True, "y")  # A − B below 0: B better
+    # raw p 0.04 would read as significant; adjusted over the family it is 0.08, and the reading follows it
     assert (rows[1]["verdict_significant"], rows[1]["verdict_better"]) == (False, None)
     assert rows[1]["claim_significant"] is False
+    assert (
+        rows[1]["conclusion"].startswith("x vs z: no significant difference")
+        and "Holm-adjusted p = 0.080" in rows[1]["conclusion"]
+    )
 
 
 def test_breakdown_table_aligns_groups_across_variants_and_gives_the_spread() -> None:
@@ -148,3 +157,39 @@ def test_a_crowded_comparison_chart_shows_each_variant_against_the_best() -> Non
     assert len(picked) == 5 and all("v5" in (r["a"], r["b"]) for r in picked)
     assert "against v5" in note and "all 15 pairs" in note
     assert analyses.chart_comparisons(rows[:3], variants) == (rows[:3], None)
+
+
+def test_only_secrets_are_redacted_from_settings() -> None:
+    from harness.report.context import public_settings
+
+    shown = public_settings(
+        {"max_tokens": 512, "api_key": "sk-x", "apiKey": "sk-y", "extra_body": {"access_token": "t", "top_k": 3},
+         "api_key_env": "MY_KEY", "Authorization": "Bearer z", "timeout": 5, "refresh-token": "r"}
+    )  # fmt: skip
+    assert shown == {
+        "max_tokens": 512, "api_key": "(redacted)", "apiKey": "(redacted)",
+        "extra_body": {"access_token": "(redacted)", "top_k": 3}, "api_key_env": "MY_KEY",
+        "Authorization": "(redacted)", "timeout": 5, "refresh-token": "(redacted)",
+    }  # fmt: skip
+
+
+def test_case_matrix_marks_right_wrong_flipped_and_puts_differences_first() -> None:
+    import pandas as pd
+
+    rows = [
+        # case, variant, epoch, scored, right
+        ("c1", "a", 1, True, True), ("c1", "a", 2, True, True), ("c1", "b", 1, True, True), ("c1", "b", 2, True, True),
+        ("c2", "a", 1, True, True), ("c2", "a", 2, True, False), ("c2", "b", 1, True, False), ("c2", "b", 2, True, False),
+        ("c3", "a", 1, False, False), ("c3", "a", 2, True, True),
+    ]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["case_id", "variant", "epoch", "scored", "verdict_correct"]).assign(
+        kind="quality"
+    )
+    m = analyses.case_matrix(frame, ["a", "b"])
+    assert (m["total"], m["differing"]) == (3, 2)
+    assert [(r["case_id"], r["cells"], r["differs"]) for r in m["rows"]] == [
+        ("c2", ["flipped", "wrong"], True),
+        ("c3", ["error", "none"], True),
+        ("c1", ["right", "right"], False),
+    ]
+    assert len(analyses.case_matrix(frame, ["a", "b"], limit=1)["rows"]) == 1

@@ -156,3 +156,25 @@ def test_embedded_records_hold_what_the_drill_down_shows(llm_run: Path) -> None:
     assert policy["raw_reply"]["text"] == REPLY_XSS and policy["reply_status"] == "invalid"
     assert policy["variant"] == "policy" and policy["verdict"] == "LOW_CONFID"
     assert {r["variant"] for r in data["records"]} == {"policy", "reference", f"{HOSTILE_MODEL}@baseline"}
+
+
+def test_a_summary_written_before_the_newer_figures_still_renders(llm_run: Path, tmp_path: Path) -> None:
+    """A run folder scored by an older vbench (no decisions, Holm, MDE, consistency, calibration) still reports."""
+    import shutil
+
+    from harness.cli import main
+
+    old = tmp_path / "old-run"
+    shutil.copytree(llm_run, old)
+    summary = json.loads((old / "summary.json").read_text())
+    summary.pop("decisions", None)
+    for v in summary["variants"]:
+        for key in ("consistency", "calibration", "robustness"):
+            v.pop(key, None)
+    for c in summary["comparisons"]:
+        for key in ("p_adjusted", "claim_accuracy_diff_p_adjusted", "mde", "unpaired_cases"):
+            c.pop(key, None)
+    (old / "summary.json").write_text(json.dumps(summary))
+    assert main(["report", str(old)]) == 0
+    html = (old / "report.html").read_text()
+    assert 'id="calibration-table"' in html and 'id="comparison-table"' in html

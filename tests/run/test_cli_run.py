@@ -186,7 +186,7 @@ def test_exit_0_offline_reference_and_1_on_a_failed_gate(tmp_path: Path) -> None
     assert 'name="pol-demo-fabricated"' in junit and "<failure" in junit
 
 
-def test_exit_1_when_a_policy_case_does_not_conform(tmp_path: Path) -> None:
+def test_exit_1_when_a_policy_case_does_not_conform(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = write_corpus(tmp_path / "cases", ["q1"])
     policy = yaml.safe_load((corpus / "policy.yaml").read_text())
     policy["expected"]["verdict"] = "PASS"  # the system says REJECT, as the spec requires
@@ -195,6 +195,10 @@ def test_exit_1_when_a_policy_case_does_not_conform(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert summary["conformance"]["policy_passed"] == 0
     assert summary["conformance"]["failures"][0]["mismatches"] == ["verdict: expected ['PASS'], got REJECT"]
+    printed = capsys.readouterr().out
+    assert f"failing policy cases (1): {policy['id']}" in printed
+    assert "gate failed policy_conformance [all]: 0/1 policy cases" in printed
+    assert "gate passed error_rate<=0.0 [reference]" in printed  # every gate line, passed or not, names its variant
 
 
 @pytest.mark.parametrize(
@@ -284,7 +288,13 @@ def test_baseline_gate_fails_on_a_significant_drop_and_passes_on_equal(tmp_path:
         assert main(llm_args(bad, corpus, tmp_path / "worse", "--no-cache", "--baseline", str(tmp_path / "base"))) == 1
     summary = json.loads((tmp_path / "worse" / "summary.json").read_text())
     failed = {g["gate"] for g in summary["gates"] if not g["passed"]}
-    assert failed == {"baseline_verdict_accuracy", "baseline_claim_accuracy"}
+    assert failed == {"ship_decision"}
+    (decision,) = summary["decisions"]
+    assert decision["decision"] == "block" and decision["metrics"]["verdict_accuracy"]["diff"] == -1.0
+    assert decision["metrics"]["unsafe_pass_rate"]["units"] == 0  # every case's gold is PASS: nothing to measure
+    assert any("unsafe_pass_rate: not measured" in r for r in decision["reasons"])
+    same = json.loads((tmp_path / "same" / "summary.json").read_text())["decisions"][0]
+    assert same["decision"] == "ship" and same["metrics"]["verdict_accuracy"]["diff_ci"] == [0.0, 0.0]
 
 
 def test_compare_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

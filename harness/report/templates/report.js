@@ -228,6 +228,17 @@
   document.querySelectorAll("a[data-filter]").forEach(function (a) {
     a.addEventListener("click", function () { setFilter(a.getAttribute("data-filter"), a.getAttribute("data-value")); });
   });
+  var differs = document.getElementById("matrix-differs");
+  if (differs) {
+    differs.addEventListener("change", function () {
+      var shown = 0;
+      document.querySelectorAll("#matrix-table tbody tr").forEach(function (tr) {
+        tr.hidden = differs.checked && tr.getAttribute("data-differs") !== "1";
+        if (!tr.hidden) { shown += 1; }
+      });
+      document.getElementById("matrix-count").textContent = String(shown);
+    });
+  }
   window.addEventListener("hashchange", fromHash);
   apply();
   fromHash();

@@ -110,14 +110,26 @@ def available_prompts() -> list[str]:
     return sorted(p.name for p in PROMPTS_DIR.iterdir() if (p / PARAMS_FILE).is_file())
 
 
-def load_prompt(name: str) -> PromptVariant:
-    """A packaged variant by name, or a variant directory by path."""
-    packaged = PROMPTS_DIR / name
-    if re.fullmatch(r"[A-Za-z0-9_.-]+", name) and (packaged / PARAMS_FILE).is_file():
-        return load_prompt_dir(packaged)
+def prompt_source(name: str) -> tuple[str, Path | None]:
+    """(variant name, directory or None): a packaged prompt by name, else a variant directory named after itself.
+
+    Any other name is returned as it is: loading it is what says it is unknown.
+    """
+    if re.fullmatch(r"[A-Za-z0-9_.-]+", name) and (PROMPTS_DIR / name / PARAMS_FILE).is_file():
+        return name, None
     path = Path(name)
     if (path / PARAMS_FILE).is_file():
-        return load_prompt_dir(path)
+        return path.resolve().name, path
+    return name, None
+
+
+def load_prompt(name: str) -> PromptVariant:
+    """A packaged variant by name, or a variant directory by path."""
+    packaged_name, directory = prompt_source(name)
+    if directory is not None:
+        return load_prompt_dir(directory)
+    if (PROMPTS_DIR / packaged_name / PARAMS_FILE).is_file():
+        return load_prompt_dir(PROMPTS_DIR / packaged_name)
     raise PromptError(f"unknown prompt {name!r}: not one of {', '.join(available_prompts())} nor a variant directory")
 
 

@@ -1,0 +1,185 @@
+"""What `vbench run` prints when it ends: conformance, the figures, the decisions, every gate, where the report is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+SHOWN_REGRESSIONS = 5
+SHOWN_POLICY_FAILURES = 10
+DECISION_STYLE = {"ship": "green", "block": "red", "inconclusive": "yellow"}
+
+
+def num(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def pp(value: Any, sign: bool = True) -> str:
+    """A fraction as percentage points (the unit of every difference shown)."""
+    if value is None:
+        return "n/a"
+    return f"{value * 100 + 0.0:+.1f} pp" if sign else f"{value * 100 + 0.0:.1f} pp"
+
+
+def pval(value: Any) -> str:
+    from harness.score.compare import p_text
+
+    return p_text(value)
+
+
+def _ci(v: dict[str, Any], name: str) -> str:
+    ci = v.get(f"{name}_ci")
+    return num(v.get(name)) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
+def print_summary(
+    console: Console, summary: dict[str, Any], run_dir: Path, resumed: int = 0, report: bool = False
+) -> None:
+    conf = summary["conformance"]
+    console.print(
+        f"policy conformance: {conf['policy_passed']}/{conf['policy_cases']} · invariant violations: {conf['invariant_violations']}"
+        f" · quality expectation mismatches: {conf['quality_expectation_mismatches']}"
+    )
+    failed_policy = sorted({f["case_id"] for f in conf.get("failures", []) if f["kind"] == "policy"})
+    if failed_policy:
+        shown = ", ".join(failed_policy[:SHOWN_POLICY_FAILURES])
+        more = (
+            f" (+{len(failed_policy) - SHOWN_POLICY_FAILURES} more)"
+            if len(failed_policy) > SHOWN_POLICY_FAILURES
+            else ""
+        )
+        console.print(f"[red]failing policy cases[/red] ({len(failed_policy)}): {escape(shown)}{more}", highlight=False)
+    table = Table(title="quality by variant (95% CI)")
+    for col in (
+        "variant",
+        "cases",
+        "errors",
+        "claim acc",
+        "verdict acc",
+        "model verdict acc",
+        "unsafe pass",
+        "macro-F1",
+        "invalid",
+    ):
+        table.add_column(col, overflow="fold")
+    for v in summary["variants"]:
+        table.add_row(
+            escape(v["name"]), str(v["quality_cases"]), str(v["errors"]),
+            _ci(v, "claim_accuracy"), _ci(v, "verdict_accuracy"), _ci(v, "model_verdict_accuracy"), _ci(v, "unsafe_pass_rate"),
+            num(v.get("macro_f1")), num(v.get("invalid_reply_rate")),
+        )  # fmt: skip
+    console.print(table)
+    for v in summary["variants"]:
+        reasons = v.get("errors_by_reason") or {}
+        if reasons:
+            listed = ", ".join(f"{reason} {n}" for reason, n in reasons.items())
+            console.print(f"errors by reason [{v['name']}]: {listed}", markup=False, highlight=False)
+    for decision in summary.get("decisions", []):
+        print_decision(console, decision)
+    for gate in summary["gates"]:
+        mark = "[green]gate passed[/green]" if gate["passed"] else "[red]gate failed[/red]"
+        console.print(
+            f"{mark} {escape(gate['gate'])} {escape('[' + (gate['variant'] or 'all') + ']')}: {escape(str(gate['detail']))}",
+            highlight=False,
+        )
+    extra = f" (resumed: {resumed} results were already there)" if resumed else ""
+    console.print(f"run folder: {run_dir}{extra}", highlight=False)
+    if report:
+        console.print(f"report: {run_dir / 'report.html'}", highlight=False)
+
+
+def print_decision(console: Console, d: dict[str, Any]) -> None:
+    """The decision with its one line of why, the paired figures in points, and the first regressed cases."""
+    from harness.score.decide import Decision
+    from harness.score.regression import headline
+
+    style = DECISION_STYLE[d["decision"]]
+    why = headline(Decision.model_validate(d))
+    console.print(
+        f"[bold {style}]{d['decision'].upper()}[/bold {style}] {escape(d['candidate'])} against {escape(d['control'])}: {escape(why)}",
+        highlight=False,
+    )
+    table = Table(
+        title=f"paired on {d['paired_cases']} cases ({d['unpaired_cases']} unpaired); margin {pp(d['margin'], False)}"
+    )
+    for col in ("metric", "control", "candidate", "Δ [95% CI]", "p", "detectable (80% power)", "gated"):
+        table.add_column(col, overflow="fold")
+    for name, m in d["metrics"].items():
+        ci = m["diff_ci"]
+        table.add_row(
+            name, num(m["control"]), num(m["candidate"]),
+            pp(m["diff"]) + (f" [{pp(ci[0])}, {pp(ci[1])}]" if ci else ""),
+            pval(m["p"]), pp(m["mde"], False), "yes" if m["gated"] else "no",
+        )  # fmt: skip
+    console.print(table)
+    regressed = d["regressed_cases"]
+    if regressed:
+        shown = ", ".join(regressed[:SHOWN_REGRESSIONS])
+        more = f" … and {len(regressed) - SHOWN_REGRESSIONS} more" if len(regressed) > SHOWN_REGRESSIONS else ""
+        console.print(f"regressed cases ({len(regressed)}): {escape(shown)}{more}", highlight=False)
+    if d["changed"]:
+        console.print("changed: " + escape(", ".join(sorted(d["changed"]))), highlight=False)
+
+
+def print_comparisons(
+    console: Console,
+    rows: list[dict[str, Any]],
+    run_a: Path,
+    run_b: Path,
+    manifest_a: Any,
+    manifest_b: Any,
+    alpha: float,
+) -> list[str]:
+    """`vbench compare`: the table in points, a conclusion per pair, the settings diff; returns B's worse variants."""
+    from harness.score.compare import conclusion
+    from harness.score.decide import what_changed
+
+    table = Table(title=f"{run_a} (A) vs {run_b} (B), paired by case; differences B − A in percentage points")
+    for col in ("A variant", "B variant", "paired", "unpaired", "verdict acc A", "verdict acc B", "Δ verdict [95% CI]",
+                "McNemar p", "Holm p", "Δ claim acc [95% CI]", "claim p (Holm)", "detectable"):  # fmt: skip
+        table.add_column(col, overflow="fold")
+    worse = []
+    for r in rows:
+        vci, cci = r["verdict_accuracy_diff_ci"], r["claim_accuracy_diff_ci"]
+        table.add_row(
+            escape(r["a"]), escape(r["b"]), str(r["cases"]), str(r.get("unpaired_cases", 0)),
+            num(r["verdict_accuracy_a"]), num(r["verdict_accuracy_b"]),
+            _neg_pp(r["verdict_accuracy_diff"], vci), pval(r["mcnemar_p"]), pval(r.get("p_adjusted")),
+            _neg_pp(r["claim_accuracy_diff"], cci), pval(r.get("claim_accuracy_diff_p_adjusted")),
+            pp(r.get("mde"), sign=False),
+        )  # fmt: skip
+        adjusted = r.get("p_adjusted")
+        if adjusted is not None and adjusted < alpha and (r["verdict_accuracy_diff"] or 0) > 0:
+            worse.append(r["b"])
+    console.print(table)
+    for r in rows:
+        console.print(escape(conclusion(r, alpha, f"{r['a']} (A)", f"{r['b']} (B)")), highlight=False)
+        if manifest_a is not None and manifest_b is not None:
+            info_a = {v.name: v for v in manifest_a.variants}.get(r["a"])
+            info_b = {v.name: v for v in manifest_b.variants}.get(r["b"])
+            if info_a is not None and info_b is not None:
+                changed = what_changed(info_b, info_a, manifest_b, manifest_a)
+                text = "; ".join(f"{k}: {_short(c['control'])} → {_short(c['candidate'])}" for k, c in changed.items())
+                console.print(escape(f"  settings A → B: {text or 'nothing recorded differs'}"), highlight=False)
+    console.print(
+        "p-values are McNemar's exact test on verdict correctness; 'Holm p' is adjusted over the pairs shown. "
+        "'detectable' is the smallest verdict-accuracy difference the paired cases find at 80% power.",
+        highlight=False,
+    )
+    return worse
+
+
+def _neg_pp(diff: float | None, ci: list[float] | None) -> str:
+    """A − B as stored, shown as B − A (the second run against the first)."""
+    if diff is None:
+        return "n/a"
+    return pp(-diff) + (f" [{pp(-ci[1])}, {pp(-ci[0])}]" if ci else "")
+
+
+def _short(value: Any, n: int = 24) -> str:
+    text = str(value)
+    return text if len(text) <= n else text[: n - 1] + "…"

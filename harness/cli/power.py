@@ -1,0 +1,59 @@
+"""`vbench power`: how many paired cases a difference needs, or how small a difference a corpus can detect."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    power = sub.add_parser(
+        "power",
+        help="paired cases needed to detect a difference in a rate (McNemar, 80%% power), or the MDE of N cases",
+    )
+    what = power.add_mutually_exclusive_group(required=True)
+    what.add_argument("--diff", type=float, metavar="PP", help="the difference to detect, in percentage points")
+    what.add_argument(
+        "--cases", type=int, metavar="N", help="paired cases available: print the smallest detectable difference"
+    )
+    power.add_argument(
+        "--discordance",
+        type=float,
+        default=0.0,
+        metavar="PP",
+        help="expected share of cases the two sides answer differently, in points (default 0: the least it can be)",
+    )
+    power.add_argument("--alpha", type=float, default=0.05)
+    power.add_argument("--power", type=float, default=0.8)
+    power.set_defaults(handler=cmd_power)
+
+
+def cmd_power(args: argparse.Namespace) -> int:
+    from harness.score.stats import cases_needed, mde_paired_binary
+
+    if not (0 < args.alpha < 1 and 0 < args.power < 1 and 0 <= args.discordance <= 100):
+        print("error: --alpha and --power must lie in (0, 1), --discordance in [0, 100]", file=sys.stderr)
+        return EXIT_USAGE
+    if args.diff is not None:
+        if not 0 < args.diff <= 100:
+            print("error: --diff must lie in (0, 100] percentage points", file=sys.stderr)
+            return EXIT_USAGE
+        n = cases_needed(args.diff / 100, args.discordance / 100, args.alpha, args.power)
+        print(
+            f"{n} paired cases detect a {args.diff:g} pp difference at {args.power:.0%} power, alpha {args.alpha:g}"
+            f" (discordance {max(args.discordance, args.diff):g} pp)"
+        )
+        return EXIT_OK
+    if args.cases <= 0:
+        print("error: --cases must be positive", file=sys.stderr)
+        return EXIT_USAGE
+    mde = mde_paired_binary(args.cases, round(args.cases * args.discordance / 100), args.alpha, args.power)
+    if mde is None:
+        print(f"{args.cases} paired cases cannot detect any difference at {args.power:.0%} power")
+        return EXIT_OK
+    print(
+        f"{args.cases} paired cases detect differences of {mde * 100:.1f} pp or more at {args.power:.0%} power, alpha {args.alpha:g}"
+    )
+    return EXIT_OK

@@ -1,0 +1,160 @@
+"""The ship decision on hand-built unit outcomes: figures computed by hand, the three outcomes, MDE, pairing."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+from scipy.stats import norm
+
+from harness.run.log import VariantInfo
+from harness.score.decide import decide
+from harness.score.pairing import PairingError, resolve_pairs
+from harness.score.stats import mde_paired_binary
+
+GOLD = {"C1": ["direct_observation"], "C2": ["contradicted"]}
+
+
+def units(variant: str, right: list[bool], unsafe: list[bool] | None = None, epochs: int = 1) -> pd.DataFrame:
+    """Unit outcomes: case i right or wrong (same answer every epoch); wrong means C2 called direct_observation."""
+    rows = []
+    for i, ok in enumerate(right):
+        for epoch in range(1, epochs + 1):
+            bad_pass = bool(unsafe[i]) if unsafe else False
+            rows.append(
+                {
+                    "variant": variant, "case_id": f"c{i:02d}", "case_hash": "h", "epoch": epoch,
+                    "verdict": "REJECT" if ok else "PASS", "verdict_correct": ok, "model_verdict_correct": ok,
+                    "unsafe_eligible": True, "unsafe_pass": bad_pass,
+                    "claims_right": 2.0 if ok else 1.0, "claims_total": 2.0,
+                    "claims": {"C1": "direct_observation", "C2": "contradicted" if ok else "direct_observation"},
+                }
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def run_decide(cand: pd.DataFrame, ctl: pd.DataFrame, **kw: object):
+    gold = {cid: GOLD for cid in set(cand["case_id"]) | set(ctl["case_id"])}
+    return decide(cand, ctl, gold, candidate="cand", control="ctl", control_run="run", changed={}, **kw)  # type: ignore[arg-type]
+
+
+def test_a_significant_drop_blocks_with_hand_computed_figures() -> None:
+    d = run_decide(units("cand", [False] * 8 + [True] * 2, unsafe=[True] * 8 + [False] * 2), units("ctl", [True] * 10))
+    v = d.metrics["verdict_accuracy"]
+    assert (v.control, v.candidate, v.diff) == (1.0, 0.2, pytest.approx(-0.8))
+    assert v.p == pytest.approx(2 * 0.5**8) and v.test == "mcnemar_exact"  # 8 discordant, all the control's
+    assert v.significantly_worse and not v.non_inferior
+    u = d.metrics["unsafe_pass_rate"]
+    assert (u.control, u.candidate, u.diff, u.p) == (0.0, 0.8, pytest.approx(0.8), pytest.approx(2 * 0.5**8))
+    assert d.metrics["claim_accuracy"].diff == pytest.approx((12 - 20) / 20)
+    assert d.decision == "block" and d.regressed_cases == [f"c{i:02d}" for i in range(8)]
+    change = d.regressions[0].claim_changes
+    assert change == [
+        {"claim_id": "C2", "control": "contradicted", "candidate": "direct_observation", "gold": ["contradicted"]}
+    ]
+    assert any("significantly worse" in r for r in d.reasons)
+
+
+def test_identical_answers_ship_and_an_improvement_is_never_a_block() -> None:
+    same = run_decide(units("cand", [True, False] * 10), units("ctl", [True, False] * 10))
+    assert same.decision == "ship" and same.metrics["verdict_accuracy"].diff_ci == [0.0, 0.0]
+    assert same.metrics["verdict_accuracy"].p == 1.0 and same.regressed_cases == []
+    better = run_decide(units("cand", [True] * 10), units("ctl", [False] * 8 + [True] * 2))
+    assert better.decision == "ship" and better.metrics["verdict_accuracy"].diff == pytest.approx(0.8)
+
+
+def test_noise_is_inconclusive_not_ship_and_require_margin_decides() -> None:
+    d = run_decide(units("cand", [False, True] * 10), units("ctl", [True, False] * 10))
+    v = d.metrics["verdict_accuracy"]
+    assert v.diff == 0.0 and v.p == 1.0 and not v.significantly_worse
+    assert v.diff_ci[0] < -0.05 and d.decision == "inconclusive"  # the corpus cannot rule out a 5-point loss
+    assert (
+        run_decide(units("cand", [False, True] * 10), units("ctl", [True, False] * 10), margin=0.5).decision == "ship"
+    )
+
+
+def test_gated_metrics_are_chosen() -> None:
+    # worse only on unsafe PASS: blocked under the default gates, not when only verdict accuracy is gated
+    cand = units("cand", [True] * 10, unsafe=[True] * 8 + [False] * 2)
+    ctl = units("ctl", [True] * 10)
+    assert run_decide(cand, ctl).decision == "block"
+    assert run_decide(cand, ctl, gated=("verdict_accuracy",)).decision == "ship"
+
+
+def test_changed_cases_do_not_pair_and_partial_overlap_is_reported() -> None:
+    ctl = units("ctl", [True] * 10)
+    cand = units("cand", [True] * 10)
+    cand.loc[cand["case_id"].isin(["c00", "c01"]), "case_hash"] = "edited"
+    d = run_decide(cand, ctl)
+    assert (d.paired_cases, d.unpaired_cases) == (8, 2)
+    assert any("8 cases paired, 2 unpaired" in r for r in d.reasons)
+    none = run_decide(cand.assign(case_hash="x"), ctl)
+    assert none.paired_cases == 0 and none.decision == "inconclusive"
+
+
+def test_several_epochs_pair_by_epoch_and_use_the_cluster_bootstrap() -> None:
+    d = run_decide(units("cand", [False] * 8 + [True] * 2, epochs=3), units("ctl", [True] * 10, epochs=3))
+    v = d.metrics["verdict_accuracy"]
+    assert d.paired_units == 30 and v.units == 30 and v.test == "cluster_bootstrap"
+    assert v.diff == pytest.approx(-0.8) and v.p < 0.05 and d.decision == "block"
+
+
+def connor_n(delta: float, psi: float) -> float:
+    z_a, z_b = norm.ppf(0.975), norm.ppf(0.8)
+    psi = max(psi, delta)
+    return (z_a * math.sqrt(psi) + z_b * math.sqrt(psi - delta**2)) ** 2 / delta**2
+
+
+def test_mde_solves_connors_formula() -> None:
+    for n, discordant in ((136, 0), (136, 20), (400, 40), (50, 10)):
+        mde = mde_paired_binary(n, discordant)
+        assert mde is not None and connor_n(mde, discordant / n) == pytest.approx(n, rel=1e-6)
+    # hand check: no discordance, n = 136: (1.96 + 0.84)² / 136 ≈ 0.058 to first order
+    assert 0.05 < mde_paired_binary(136, 0) < 0.07
+    assert mde_paired_binary(136, 40) > mde_paired_binary(136, 0)  # more disagreement, less resolution
+    assert mde_paired_binary(0, 0) is None and mde_paired_binary(3, 0) is None
+
+
+def v(name: str, prompt: str | None = None) -> VariantInfo:
+    model = name.split("@")[0]
+    return VariantInfo(name=name, model=model, prompt=prompt)
+
+
+def test_pairing_rules() -> None:
+    run = [v("openai:m@baseline", "baseline"), v("openai:m@cand", "cand"), v("openai:n@baseline", "baseline")]
+    assert resolve_pairs(run, None, None) == []
+    pairs = resolve_pairs(run, "@baseline", None)
+    assert [(p.candidate, p.control) for p in pairs] == [("openai:m@cand", "openai:m@baseline")]
+    named = resolve_pairs(run, "openai:m@baseline", None)
+    assert [p.candidate for p in named] == ["openai:m@cand", "openai:n@baseline"]
+    with pytest.raises(PairingError, match="openai:m@baseline, openai:m@cand"):
+        resolve_pairs(run, "openai:x@baseline", None)
+    # a baseline: same name first, else the one variant of the same model
+    base = [v("openai:m@baseline", "baseline")]
+    got = resolve_pairs([v("openai:m@cand", "cand")], None, base)
+    assert [(p.candidate, p.control, p.control_side) for p in got] == [
+        ("openai:m@cand", "openai:m@baseline", "baseline")
+    ]
+    with pytest.raises(PairingError, match="baseline variants of model openai:other: none"):
+        resolve_pairs([v("openai:other@cand", "cand")], None, base)
+    two = [v("openai:m@a", "a"), v("openai:m@b", "b")]
+    with pytest.raises(PairingError, match="name one with --control"):
+        resolve_pairs([v("openai:m@cand", "cand")], None, two)
+    assert resolve_pairs([v("openai:m@cand", "cand")], "openai:m@b", two)[0].control == "openai:m@b"
+    with pytest.raises(PairingError, match="no candidate"):
+        resolve_pairs([v("reference")], "reference", None)
+
+
+def test_a_baseline_kept_before_epochs_and_unsafe_flags_still_decides_and_says_what_it_could_not_measure() -> None:
+    from harness.score.regression import headline
+
+    legacy = units("ctl", [True] * 10).drop(columns=["epoch", "unsafe_eligible", "unsafe_pass", "claims", "verdict"])
+    d = run_decide(units("cand", [True] * 10, unsafe=[True] * 8 + [False] * 2), legacy)
+    u = d.metrics["unsafe_pass_rate"]
+    assert u.units == 0 and u.diff is None and not u.significantly_worse  # unknown, never read as all unsafe
+    assert d.decision == "ship" and d.paired_units == 10
+    assert headline(d) == "non-inferior on verdict_accuracy within the 5.0 pp margin; not measured: unsafe_pass_rate"
+    assert any("predate unsafe-PASS outcomes" in r for r in d.reasons)
+    worse = run_decide(units("cand", [False] * 8 + [True] * 2), legacy)
+    assert worse.decision == "block" and worse.regressions[0].claim_changes == []  # the control kept no labels
