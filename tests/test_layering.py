@@ -1,4 +1,4 @@
-"""The harness is layered one way: llm → system → corpus/run → score → report → cli."""
+"""The harness is layered one way: llm → system → corpus/run → score → report → kit → cli."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ ALLOWED = {
     "run": {"llm", "system", "corpus"},
     "score": {"llm", "system", "corpus", "run"},
     "report": {"llm", "system", "corpus", "run", "score"},
-    "cli": {"llm", "system", "corpus", "run", "score", "report"},
+    "kit": {"llm", "system", "corpus", "run", "score", "report"},
+    "cli": {"llm", "system", "corpus", "run", "score", "report", "kit"},
 }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from harness import __version__
 from harness.cli import cases as cases_cmd
+from harness.cli import certify as certify_cmd
 from harness.cli import imports as imports_cmd
 from harness.cli import power as power_cmd
 from harness.cli import report as report_cmd
@@ -18,7 +19,7 @@ from harness.cli import run as run_cmd
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
 
-COMMAND_MODULES = [cases_cmd, imports_cmd, run_cmd, report_cmd, power_cmd]
+COMMAND_MODULES = [cases_cmd, imports_cmd, run_cmd, report_cmd, certify_cmd, power_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

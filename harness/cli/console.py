@@ -78,6 +78,7 @@ def print_summary(
         if reasons:
             listed = ", ".join(f"{reason} {n}" for reason, n in reasons.items())
             console.print(f"errors by reason [{v['name']}]: {listed}", markup=False, highlight=False)
+    print_robustness(console, summary)
     for decision in summary.get("decisions", []):
         print_decision(console, decision)
     for gate in summary["gates"]:
@@ -90,6 +91,22 @@ def print_summary(
     console.print(f"run folder: {run_dir}{extra}", highlight=False)
     if report:
         console.print(f"report: {run_dir / 'report.html'}", highlight=False)
+
+
+def print_robustness(console: Console, summary: dict[str, Any]) -> None:
+    """Per variant and perturbation: how often the answer flipped against the unperturbed one (when --perturb ran)."""
+    rows = [(v["name"], name, r) for v in summary["variants"] for name, r in (v.get("robustness") or {}).items()]
+    if not rows:
+        return
+    table = Table(title="robustness: answers that flipped under a perturbation (95% CI); accuracy under it")
+    for col in ("variant", "perturbation", "cases", "verdict flips", "claim flips", "verdict acc", "claim acc"):
+        table.add_column(col, overflow="fold")
+    for variant, name, r in rows:
+        table.add_row(
+            escape(variant), escape(name), str(r["cases"]), _ci(r, "verdict_flip_rate"), _ci(r, "claim_flip_rate"),
+            num(r.get("verdict_accuracy")), num(r.get("claim_accuracy")),
+        )  # fmt: skip
+    console.print(table)
 
 
 def print_decision(console: Console, d: dict[str, Any]) -> None:

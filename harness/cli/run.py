@@ -14,6 +14,7 @@ from rich.markup import escape
 
 from harness.cli.console import print_summary
 from harness.corpus.loader import CorpusError, load_cases
+from harness.corpus.perturb import PERTURBATIONS
 from harness.run.log import DROPPED_FILE, RESULTS_FILE, RunFileError, VariantInfo
 from harness.run.runner import ResumeError, run_study
 from harness.run.select import FilterError, select_cases
@@ -115,6 +116,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="where the system persists: a SQLAlchemy URL, postgresql://user@host:port/db, or a SQLite file path "
         "(default: a private in-memory SQLite per worker)",
     )
+    run.add_argument(
+        "--perturb",
+        action="append",
+        metavar="NAME[,NAME]",
+        help="also run every quality case under these perturbations (robustness only; see README): "
+        + ", ".join(PERTURBATIONS),
+    )
+    run.add_argument("--perturb-seed", type=int, help="the run seed the perturbations derive from")
     client = run.add_argument_group("client settings for openai: models (a study file can set them per model)")
     client.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     client.add_argument("--max-tokens", type=int)
@@ -184,6 +193,8 @@ def study_from_args(args: argparse.Namespace) -> Study:
         "report": False if args.no_report else None,
         "replay": False if args.no_replay else None,
         "gates": gates or None,
+        "perturb": args.perturb,
+        "perturb_seed": args.perturb_seed,
     }
     if args.no_cache:
         overrides["cache"] = None
@@ -291,6 +302,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "  pass --resume --drop-corrupt to take the corrupt lines out and redo their cases", highlight=False
             )
         return EXIT_USAGE
+    from harness.kit.certificate import write_run_certificate
+
+    certificate = write_run_certificate(run_dir, result.manifest, summary)
     if study.report:
         _render_report(run_dir, err)
     if result.dropped:
@@ -298,6 +312,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         err.print(
             f"dropped corrupt line(s) {lines} of {run_dir / RESULTS_FILE} (kept in {DROPPED_FILE})", highlight=False
         )
+    err.print(f"{certificate['headline']} · certificate: {run_dir / 'certificate.html'}", highlight=False, markup=False)
     print_summary(console, summary, run_dir, result.skipped, report=study.report)
     return EXIT_OK if summary["passed"] else EXIT_GATE
 

@@ -152,8 +152,8 @@ def comparison_rows(comparisons: Sequence[Mapping[str, Any]], alpha: float = ALP
                 "verdict_significant": significant,
                 "verdict_better": (c["a"] if a_only > b_only else c["b"]) if significant else None,
                 "claim_significant": claim_sig,
-                "claim_better": (c["a"] if diff > 0 else c["b"]) if claim_sig else None,
-                "conclusion": conclusion(c, alpha),
+                "claim_better": (c["a"] if (diff or 0) > 0 else c["b"]) if claim_sig else None,
+                "conclusion": conclusion(dict(c), alpha),
             }
         )
     return rows

@@ -16,6 +16,7 @@ from harness.report import analyses, figures
 from harness.report.casedata import embedded_data
 from harness.report.load import LoadedRun
 from harness.report.prices import PriceTable
+from harness.report.robustness import robustness_rows
 from harness.report.signoff import certification, columns_for, scenario_rows
 from harness.score.compare import adjust_comparisons, compare_outcomes
 from harness.score.frames import CLASSES
@@ -91,7 +92,10 @@ def build_signoff(runs: Sequence[LoadedRun]) -> dict[str, Any]:
     columns = [c for run in runs for c in columns_for(run.label, run.manifest, run.policy_variant, run.rename)]
     results = pd.concat([run.results for run in runs], ignore_index=True)
     rows = scenario_rows(catalogue, results, columns)
-    certs = [certification(run.label, run.manifest, run.summary, rows, columns, run.rename) for run in runs]
+    certs = [
+        {**certification(run.label, run.manifest, run.summary, rows, columns, run.rename), "run_dir": str(run.run_dir)}
+        for run in runs
+    ]
     return {
         "columns": columns,
         "rows": rows,
@@ -177,6 +181,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         "per_tag": analyses.breakdown_table(variants, "per_tag"),
         "per_dataset": analyses.breakdown_table(variants, "per_dataset"),
         "stability": stability,
+        "robustness": robustness_rows(variants),
         "case_matrix": analyses.case_matrix(pd.concat([run.results for run in runs], ignore_index=True), names),
         "per_epoch": per_epoch,
         "operations": operations,

@@ -27,6 +27,7 @@ from harness.report.signoff import results_frame
 from harness.run.log import CASES_FILE, MANIFEST_FILE, RESULTS_FILE, Manifest
 from harness.run.schedule import POLICY_VARIANT
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
+from harness.score.headline import is_headline
 from harness.score.scoring import SUMMARY_FILE, GateSettings, score_run
 
 CHUNK = 5000
@@ -174,6 +175,8 @@ def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
             row = outcome_row(line, path, number)
             if row is None:
                 break
+            if not is_headline(row):
+                continue  # a robustness unit: only summary.json's robustness figures read it
             row.variant = run.rename.get(row.variant, row.variant)
             selector.offer(row.case_id, row.variant, row.epoch, category(row, row.key in failed), line)
             batch.append(row)

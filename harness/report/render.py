@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -21,6 +22,7 @@ from harness.report.context import build_context
 from harness.report.load import load_runs
 from harness.report.prices import PriceTable, load_prices
 from harness.report.select import DEFAULT_LIMIT
+from harness.score.certificate import CERTIFICATE_HTML
 from harness.score.compare import p_text
 
 REPORT_FILE, MARKDOWN_FILE, SCREENSHOT_FILE = "report.html", "summary.md", "report-overview.png"
@@ -134,6 +136,9 @@ def render_run(
     context = build_context(runs, load_prices(None) if prices is None else prices)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    for cert in context["signoff"]["certifications"]:
+        page = Path(cert["run_dir"]) / CERTIFICATE_HTML
+        cert["certificate_href"] = os.path.relpath(page, out_dir) if page.exists() else None
     report = out_dir / REPORT_FILE
     report.write_text(render_html(context), encoding="utf-8")
     (out_dir / MARKDOWN_FILE).write_text(render_markdown(context), encoding="utf-8")

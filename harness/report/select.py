@@ -49,6 +49,7 @@ class OutcomeRow(BaseModel):
     error: str | None
     claims: dict[str, str]
     gold: OutcomeGold
+    perturbation: str | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:

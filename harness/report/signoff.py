@@ -17,6 +17,7 @@ import pandas as pd
 from harness.corpus.catalogue import Scenario
 from harness.report.select import OutcomeRow
 from harness.run.log import Manifest
+from harness.score.certificate import certificate_status
 
 FailureKey = tuple[str, str, int]
 SHOW_FAILURES = 50
@@ -192,9 +193,12 @@ def certification(
     failures = list(conf.get("failures", []))
     if not conf.get("policy_cases"):
         caveats.insert(0, "No policy case ran, so nothing about the implementation is certified.")
+    status, headline = certificate_status(conf, errors=0) if "scenarios" in conf else ("failed", "Not certified")
     return {
         "run": run,
-        "passed": bool(conf.get("passed")) and bool(conf.get("policy_cases")),
+        "status": status,
+        "headline": headline,
+        "passed": status != "failed" and bool(conf.get("passed")) and bool(conf.get("policy_cases")),
         "implementation": f"verifier-bench {manifest.package_version}",
         "git_sha": manifest.git_sha,
         "corpus_hash": manifest.corpus_hash,

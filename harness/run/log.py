@@ -79,6 +79,11 @@ class ResultRecord(LogModel):
     """The whole result was replayed from an earlier run (same code, case, variant, epoch: `harness.run.replay`)."""
     harness_cpu_ms: float = 0.0
     finished_at: str = ""
+    perturbation: str | None = None
+    """The perturbation (harness.corpus.perturb) this unit ran under; None for the case as written."""
+    perturbation_seed: int | None = None
+    claim_id_map: dict[str, str] | None = None
+    """Perturbed claim id -> the case's own (claim-ids), to read the answers back."""
     store_namespace: str | None = None
     """The prefix of every session id this result's case wrote to the store (`--store`: where to find its rows)."""
 

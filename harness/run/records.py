@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
+from pydantic import ValidationError
+
+from harness.corpus.perturb import Perturbed
 from harness.corpus.schema import Case
 from harness.run.log import GatekeeperOutcome, Gold, ResultRecord
 from harness.system.models import ParsedExecutorOutput
 from harness.system.parser import parse_structured_output
 from harness.system.pipeline import PipelineRun
 from harness.system.policy import structured_claims
+from harness.system.protocol import ReportedEvaluation
 from harness.system.store import EVALUATION_KEY
 
 DEFAULT_DATASET = "verifier-bench"
@@ -36,8 +41,20 @@ def dataset_of(case: Case) -> str:
     return value if isinstance(value, str) and value else DEFAULT_DATASET
 
 
+def perturbation_fields(perturbed: Perturbed | None) -> dict[str, object]:
+    """What a perturbed unit's record carries to be reproduced and read back (nothing for the case as written)."""
+    if perturbed is None:
+        return {}
+    return {"perturbation": perturbed.name, "perturbation_seed": perturbed.seed, "claim_id_map": perturbed.claim_id_map}
+
+
 def base_record(
-    case: Case, variant: str, epoch: int, case_hash: str | None = None, parsed: ParsedExecutorOutput | None = None
+    case: Case,
+    variant: str,
+    epoch: int,
+    case_hash: str | None = None,
+    parsed: ParsedExecutorOutput | None = None,
+    perturbed: Perturbed | None = None,
 ) -> dict[str, object]:
     """The fields every record has; `case_hash` and `parsed` when the caller already has them (neither is free)."""
     parsed = parsed or parse_structured_output(case.executor.emission().structured_output_raw)
@@ -56,17 +73,23 @@ def base_record(
         "critical_claims": [c.claim_id for c in claims if c.critical],
         "sibling_keys": sorted(k for k in case.session.self_evaluation if k != EVALUATION_KEY),
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        **perturbation_fields(perturbed),
     }
 
 
 def record_from_run(
-    case: Case, variant: str, epoch: int, run: PipelineRun, case_hash: str | None = None
+    case: Case,
+    variant: str,
+    epoch: int,
+    run: PipelineRun,
+    case_hash: str | None = None,
+    perturbed: Perturbed | None = None,
 ) -> ResultRecord:
     """Everything the metrics and the report need about one finished case run."""
     ev, call = run.evaluation, run.call
     transport_error = call.error if call.raw_reply is None and call.error else None
     return ResultRecord(
-        **base_record(case, variant, epoch, case_hash, run.parsed),  # type: ignore[arg-type]
+        **base_record(case, variant, epoch, case_hash, run.parsed, perturbed),  # type: ignore[arg-type]
         parse_status=ev.executor_output_parse_status.status,
         gatekeeper=GatekeeperOutcome(
             status=ev.gatekeeper_result.status,
@@ -92,10 +115,17 @@ def record_from_run(
     )
 
 
-def record_from_crash(case: Case, variant: str, epoch: int, error: str, case_hash: str | None = None) -> ResultRecord:
+def record_from_crash(
+    case: Case,
+    variant: str,
+    epoch: int,
+    error: str,
+    case_hash: str | None = None,
+    perturbed: Perturbed | None = None,
+) -> ResultRecord:
     """A case whose run raised: recorded as an error so the run finishes and nothing is lost."""
     return ResultRecord(
-        **base_record(case, variant, epoch, case_hash),  # type: ignore[arg-type]
+        **base_record(case, variant, epoch, case_hash, perturbed=perturbed),  # type: ignore[arg-type]
         parse_status=None,
         gatekeeper=None,
         claims={},
@@ -103,3 +133,62 @@ def record_from_crash(case: Case, variant: str, epoch: int, error: str, case_has
         verdict=None,
         error=error,
     )
+
+
+def record_from_sut(
+    case: Case,
+    variant: str,
+    self_evaluation: dict[str, Any] | None,
+    error: str | None,
+    raw_reply: str | None,
+    latency_ms: float = 0.0,
+    case_hash: str | None = None,
+) -> ResultRecord:
+    """A case a system under test answered over the protocol: its outcome read by the §7 names.
+
+    An answer that cannot be read that way keeps `persisted` (conformance says what is wrong with it) and
+    leaves the outcome fields empty; a SUT failure (timeout, 5xx, not JSON) is the record's `error`.
+    """
+    base = base_record(case, variant, 0, case_hash)
+    stored = (self_evaluation or {}).get(EVALUATION_KEY)
+    try:
+        ev = ReportedEvaluation.model_validate(stored) if isinstance(stored, dict) else None
+    except ValidationError:
+        ev = None
+    if ev is None:
+        return ResultRecord(
+            **base,  # type: ignore[arg-type]
+            parse_status=None,
+            gatekeeper=None,
+            claims={},
+            model_verdict=None,
+            verdict=None,
+            error=error,
+            raw_reply=raw_reply,
+            persisted=self_evaluation,
+            latency_ms=latency_ms,
+        )
+    return ResultRecord(
+        **base,  # type: ignore[arg-type]
+        parse_status=ev.executor_output_parse_status.status,
+        gatekeeper=GatekeeperOutcome(
+            status=ev.gatekeeper_result.status,
+            failed_rules=ev.gatekeeper_result.failed_rules,
+            warnings=ev.gatekeeper_result.warning_rules,
+        ),
+        claims={c.claim_id: c.verification for c in ev.claim_checks},
+        model_verdict=ev.model_verdict.value if ev.model_verdict else None,
+        verdict=ev.verdict.value,
+        error=error,
+        raw_reply=raw_reply,
+        adjustments=list(ev.adjustments),
+        reply_status=_reported_reply_status(ev),
+        persisted=self_evaluation,
+        latency_ms=latency_ms,
+    )
+
+
+def _reported_reply_status(ev: ReportedEvaluation) -> str | None:
+    """`reply_status.status` when the SUT reports it (the bundled one does; the protocol does not require it)."""
+    status = (ev.model_extra or {}).get("reply_status")
+    return status.get("status") if isinstance(status, dict) and isinstance(status.get("status"), str) else None

@@ -11,7 +11,6 @@ import contextlib
 import gc
 import hashlib
 import platform
-import subprocess
 import sys
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.corpus.perturb import PerturbContext, Perturbed, perturb
 from harness.corpus.schema import Case
 from harness.run.execute import scripted_verifier_for
 from harness.run.log import (
@@ -35,6 +35,7 @@ from harness.run.log import (
     write_cases,
     write_manifest,
 )
+from harness.run.provenance import package_git_sha
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
 from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
 from harness.run.study import REFERENCE, Study, StudyError
@@ -94,14 +95,38 @@ def plan_tasks(
     epochs: int,
     run_policy: bool = True,
     hashes: Mapping[str, str] | None = None,
+    perturbed: Sequence[Perturbed] = (),
 ) -> list[Task]:
-    """Policy cases once per suite; quality cases once per variant × epoch. `hashes`: case id -> content hash."""
+    """Policy cases once per suite; quality cases once per variant × epoch, and so is each perturbed case.
+
+    `hashes`: case id -> content hash. A perturbed case keeps its case's id under its own content hash, so
+    its unit has its own resume, cache and replay keys.
+    """
     hashes = hashes or {}
     tasks = [Task(c, None, 0, hashes.get(c.id, "")) for c in cases if c.kind == "policy"] if run_policy else []
+    perturbed_hashes = [(p, p.case.content_hash()) for p in perturbed]
     for variant in variants:
         for epoch in range(1, epochs + 1):
             tasks.extend(Task(c, variant, epoch, hashes.get(c.id, "")) for c in cases if c.kind == "quality")
+            tasks.extend(Task(p.case, variant, epoch, digest, p) for p, digest in perturbed_hashes)
     return tasks
+
+
+def perturb_cases(cases: Sequence[Case], names: Sequence[str], seed: int, excerpt_chars: int) -> list[Perturbed]:
+    """Every quality case under every named perturbation that applies to it; the other quality cases are the
+    distractor pool. A perturbation that applies to no case is an error (exit 2), not a silent no-op."""
+    quality = [c for c in cases if c.kind == "quality"]
+    context = PerturbContext(pool=quality, excerpt_chars=excerpt_chars)
+    out: list[Perturbed] = []
+    for name in names:
+        found = [p for case in quality if (p := perturb(case, name, seed, context)) is not None]
+        if not found:
+            raise StudyError(
+                f"--perturb {name}: applies to none of the {len(quality)} selected quality cases "
+                "(no structured claims, too few invocations or no other incident to draw from)"
+            )
+        out += found
+    return out
 
 
 def case_hashes(cases: Sequence[Case]) -> dict[str, str]:
@@ -117,25 +142,13 @@ def corpus_hash(cases: Sequence[Case], hashes: Mapping[str, str] | None = None) 
     return digest.hexdigest()[:16]
 
 
-def git_sha() -> str | None:
-    try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=5
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return f"{sha}-dirty" if dirty else sha
-
-
 def make_manifest(
     study: Study,
     cases: Sequence[Case],
     variants: Sequence[VariantInfo],
     run_id: str,
     hashes: Mapping[str, str] | None = None,
+    perturbed: Sequence[Perturbed] = (),
 ) -> Manifest:
     prompts = {
         v.prompt: {
@@ -150,7 +163,7 @@ def make_manifest(
         run_id=run_id,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
         package_version=__version__,
-        git_sha=git_sha(),
+        git_sha=package_git_sha(),
         corpus_hash=corpus_hash(cases, hashes),
         case_dirs=[str(p) for p in study.cases],
         case_count=len(cases),
@@ -172,6 +185,9 @@ def make_manifest(
             "gates": study.gates.model_dump(),
             "control": study.control,
             "baseline": str(study.baseline) if study.baseline else None,
+            "perturb": list(study.perturb),
+            "perturb_seed": study.perturb_seed,
+            "perturbed_cases": {name: sum(p.name == name for p in perturbed) for name in study.perturb},
         },
         python=sys.version.split()[0],
         platform=platform.platform(),
@@ -186,11 +202,18 @@ def check_resumable(old: Manifest, new: Manifest) -> None:
         and [(v.name, v.prompt_hash, v.claim_guard, v.settings) for v in old.variants]
         == [(v.name, v.prompt_hash, v.claim_guard, v.settings) for v in new.variants]
         and old.excerpt_chars == new.excerpt_chars
+        and _perturbations(old) == _perturbations(new)
     )
     if not same:
         raise ResumeError(
             "--resume: this folder holds a run of other cases, variants, prompts or settings; use a new --out"
         )
+
+
+def _perturbations(manifest: Manifest) -> tuple[list[str], int | None]:
+    """The perturbations a run asked for and their seed (a run from before perturbations asked for none)."""
+    names = list(manifest.settings.get("perturb") or [])
+    return names, manifest.settings.get("perturb_seed") if names else None
 
 
 def run_study(
@@ -204,6 +227,7 @@ def run_study(
     """Run (or resume) a study into `run_dir` and return every record of the run."""
     if study.store:
         check_store(study.store)
+    perturbed = perturb_cases(cases, study.perturb, study.perturb_seed, study.excerpt_chars)
     run_dir.mkdir(parents=True, exist_ok=True)
     variants = build_variants(study)
     verifiers: dict[tuple[str, int], Verifier] = {}
@@ -215,7 +239,7 @@ def run_study(
             variant.prompt_version = _str_or_none(prompt.get("version"))
             variant.prompt_hash = _str_or_none(prompt.get("hash"))
     hashes = case_hashes(cases)
-    manifest = make_manifest(study, cases, variants, run_id or run_dir.name, hashes)
+    manifest = make_manifest(study, cases, variants, run_id or run_dir.name, hashes, perturbed)
     existing: list[ResultRecord] = []
     dropped: list[int] = []
     if study.resume and (run_dir / MANIFEST_FILE).exists():
@@ -234,7 +258,7 @@ def run_study(
 
     by_name = {v.name: v for v in variants}
     done = {r.key for r in existing if r.error is None}  # a transport or harness error is tried again
-    planned = plan_tasks(cases, variants, study.epochs, study.run_policy, hashes)
+    planned = plan_tasks(cases, variants, study.epochs, study.run_policy, hashes, perturbed)
     tasks = [t for t in planned if t.key not in done]
 
     def verifier_for(task: Task) -> Verifier:

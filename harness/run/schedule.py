@@ -14,10 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from harness.corpus.perturb import Perturbed
 from harness.corpus.schema import STORE_NAMESPACE_LENGTH, Case
 from harness.run.execute import execute_case
 from harness.run.log import ResultRecord, ResultWriter, VariantInfo
-from harness.run.records import record_from_crash, record_from_run
+from harness.run.records import perturbation_fields, record_from_crash, record_from_run
 from harness.run.replay import ResultReplay, replayable
 from harness.system.policy import PolicySettings
 from harness.system.store import MEMORY_URL, Store
@@ -44,6 +45,8 @@ class Task:
     variant: VariantInfo | None  # None: a policy case with its scripted reply
     epoch: int
     case_hash: str = ""  # the case's content hash, computed once per case (hashing a case is not free)
+    perturbed: Perturbed | None = None
+    """Set for a robustness unit: `case` is then the perturbed case, `case_hash` its own hash."""
 
     @property
     def variant_name(self) -> str:
@@ -64,8 +67,9 @@ VerifierFor = Callable[[Task], Verifier]
 
 def store_namespace(seed: str, task: Task) -> str:
     """The case's own prefix in the store: the same for every try of this task in this run (a resumed run
-    replaces its own rows), another one in any other run, variant, epoch or case."""
-    digest = hashlib.sha256(f"{seed}\0{task.variant_name}\0{task.epoch}\0{task.case.id}".encode()).hexdigest()
+    replaces its own rows), another one in any other run, variant, epoch, case or perturbation of it (a
+    perturbed case has its own content hash)."""
+    digest = hashlib.sha256("\0".join([seed, *map(str, task.key)]).encode()).hexdigest()
     namespace = f"vb{digest[:12]}."  # STORE_NAMESPACE_LENGTH characters: the case contract leaves room for it
     assert len(namespace) == STORE_NAMESPACE_LENGTH
     return namespace
@@ -90,7 +94,7 @@ async def run_one(
         settings = PolicySettings(claim_guard=task.variant.claim_guard if task.variant else True)
         async with deadline:
             run = await execute_case(task.case, verifier, settings, excerpt_chars, store, namespace)
-        record = record_from_run(task.case, task.variant_name, task.epoch, run, task.case_hash or None)
+        record = record_from_run(task.case, task.variant_name, task.epoch, run, task.case_hash or None, task.perturbed)
         kept = store is not None and not store.private  # rows in a private in-memory store are gone after the case
         record.store_namespace = (namespace or None) if kept else None
         return record
@@ -100,7 +104,9 @@ async def run_one(
             return record_from_crash(task.case, task.variant_name, task.epoch, error, task.case_hash or None)
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         error = f"harness_error: {detail[:500]}"
-        return record_from_crash(task.case, task.variant_name, task.epoch, error, task.case_hash or None)
+        return record_from_crash(
+            task.case, task.variant_name, task.epoch, error, task.case_hash or None, task.perturbed
+        )
 
 
 async def run_tasks(
@@ -154,8 +160,8 @@ async def run_tasks(
                 key = key_of(task)
                 kept = replay.get(key, task.case.id, task.variant_name, task.epoch) if replay and key else None
                 if kept is not None:
-                    kept.store_namespace = None  # replayed: this run wrote no rows for it
-                    emit(kept, key)
+                    # replayed: this run wrote no rows for it
+                    emit(kept.model_copy(update={**perturbation_fields(task.perturbed), "store_namespace": None}), key)
                     continue
                 namespace = store_namespace(namespace_seed, task)
                 emit(await run_one(task, verifier_for, excerpt_chars, store, case_timeout, namespace), key)

@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.corpus.loader import strict_yaml
+from harness.corpus.perturb import DEFAULT_PERTURB_SEED, parse_perturbations
 from harness.llm.modes import check_base_url, public_url
 from harness.system.store import store_url
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
@@ -123,6 +124,22 @@ class Study(BaseModel):
     gates: Gates = Field(default_factory=Gates)
     model_settings: dict[str, ModelSettings] = Field(default_factory=dict)
     report: bool = True
+    perturb: list[str] = Field(
+        default_factory=list, description="perturbations (harness.corpus.perturb) run as extra quality work units"
+    )
+    perturb_seed: int = Field(
+        default=DEFAULT_PERTURB_SEED, ge=0, description="the run seed every perturbation derives from"
+    )
+
+    @field_validator("perturb", mode="before")
+    @classmethod
+    def _known_perturbations(cls, names: Any) -> Any:
+        """Names (or comma lists) checked against the registry; an unknown one lists the known ones."""
+        if isinstance(names, str):
+            names = [names]
+        return (
+            parse_perturbations(names) if isinstance(names, list) and all(isinstance(n, str) for n in names) else names
+        )
 
     @model_validator(mode="after")
     def _drop_needs_resume(self) -> Study:
@@ -144,6 +161,12 @@ class Study(BaseModel):
         if len(set(models)) != len(models):
             raise ValueError("a model is given twice")
         return models
+
+    @model_validator(mode="after")
+    def _seed_needs_a_perturbation(self) -> Study:
+        if "perturb_seed" in self.model_fields_set and not self.perturb:
+            raise ValueError("perturb_seed was given, but no perturbation: add --perturb NAME, or drop the seed")
+        return self
 
     @model_validator(mode="after")
     def _prompts_need_a_model_that_takes_one(self) -> Study:

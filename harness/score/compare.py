@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -73,7 +74,9 @@ def adjust_comparisons(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def conclusion(row: dict[str, Any], alpha: float = 0.05, a_name: str | None = None, b_name: str | None = None) -> str:
+def conclusion(
+    row: Mapping[str, Any], alpha: float = 0.05, a_name: str | None = None, b_name: str | None = None
+) -> str:
     """One sentence on a comparison, read from the Holm-adjusted p (differences in percentage points)."""
     a, b = a_name or row["a"], b_name or row["b"]
     p = row.get("p_adjusted", row.get("mcnemar_p"))

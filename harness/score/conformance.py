@@ -7,15 +7,37 @@ agree 100%; the invariants hold for every case of either kind (CASE_FORMAT.md).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import Enum
 from typing import Any
 
+from pydantic import ValidationError
+
 from harness.corpus.schema import Case
-from harness.system.models import LEGACY_MAPPING, PERSISTED_FIELDS, Derivability, Verdict, VerifierEvaluation
+from harness.system.models import LEGACY_MAPPING, PERSISTED_FIELDS, Claim, Derivability, Verdict, VerifierEvaluation
 from harness.system.parser import parse_structured_output
+from harness.system.policy import structured_claims
+from harness.system.protocol import ReportedEvaluation
 from harness.system.store import EVALUATION_KEY
 
+Evaluation = VerifierEvaluation | ReportedEvaluation
+"""What is judged: the bundled system's own evaluation, or any SUT's as read through the protocol (§7 names)."""
 
-def deterministic_mismatches(case: Case, evaluation: VerifierEvaluation) -> list[str]:
+
+def read_evaluation(stored: Any) -> tuple[ReportedEvaluation | None, str | None]:
+    """A persisted `verifier_evaluation` read by its §7 names, judging outcomes, not bytes; or why it cannot be."""
+    if not isinstance(stored, Mapping):
+        return None, "no verifier_evaluation persisted"
+    missing = [f for f in PERSISTED_FIELDS if f not in stored]
+    if missing:
+        return None, f"persisted verifier_evaluation lacks {missing}"
+    try:
+        return ReportedEvaluation.model_validate(stored), None
+    except ValidationError as exc:
+        errors = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+        return None, f"persisted verifier_evaluation does not follow INTERPRETATION §7: {errors}"
+
+
+def deterministic_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
     """Parse status and gatekeeper: decided without any model, for both kinds of case."""
     exp = case.expected
     got_gk = evaluation.gatekeeper_result
@@ -33,17 +55,21 @@ def deterministic_mismatches(case: Case, evaluation: VerifierEvaluation) -> list
     return out
 
 
-def claim_mismatches(case: Case, evaluation: VerifierEvaluation) -> list[str]:
+def claim_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
     """Sanitised claim classes against the gold labels (absent labels: not compared)."""
-    got = {c.claim_id: c.verification for c in evaluation.claim_checks}
+    got = {c.claim_id: _value(c.verification) for c in evaluation.claim_checks}
     return [
-        f"claims.{cid}: expected {sorted(a.value for a in ok)}, got {got[cid].value if cid in got else None}"
+        f"claims.{cid}: expected {sorted(a.value for a in ok)}, got {got.get(cid)}"
         for cid, ok in case.expected.acceptable_labels().items()
-        if got.get(cid) not in ok
+        if got.get(cid) not in {a.value for a in ok}
     ]
 
 
-def verdict_mismatches(case: Case, evaluation: VerifierEvaluation) -> list[str]:
+def _value(item: Any) -> str:
+    return str(item.value) if isinstance(item, Enum) else str(item)
+
+
+def verdict_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
     out: list[str] = []
     if evaluation.verdict not in case.expected.acceptable_verdicts():
         out.append(f"verdict: expected {_names(case.expected.acceptable_verdicts())}, got {evaluation.verdict.value}")
@@ -54,7 +80,7 @@ def verdict_mismatches(case: Case, evaluation: VerifierEvaluation) -> list[str]:
     return out
 
 
-def policy_case_mismatches(case: Case, evaluation: VerifierEvaluation) -> list[str]:
+def policy_case_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
     """Everything a policy case pins down; empty means the case passes."""
     return (
         deterministic_mismatches(case, evaluation)
@@ -69,32 +95,47 @@ def invariant_violations(case: Case, self_evaluation: Mapping[str, Any]) -> list
     for key in case.session.self_evaluation:
         if key != EVALUATION_KEY and key not in self_evaluation:
             out.append(f"sibling key {key!r} of self_evaluation was lost")
-    stored = self_evaluation.get(EVALUATION_KEY)
-    if not isinstance(stored, Mapping):
-        return [*out, "no verifier_evaluation persisted"]
-    missing = [f for f in PERSISTED_FIELDS if f not in stored]
-    if missing:
-        return [*out, f"persisted verifier_evaluation lacks {missing}"]
-    evaluation = VerifierEvaluation.model_validate(stored)
+    evaluation, unreadable = read_evaluation(self_evaluation.get(EVALUATION_KEY))
+    if evaluation is None:
+        return [*out, str(unreadable)]
     if evaluation.executor_output_parse_status.status != "valid" and evaluation.verdict == Verdict.PASS:
         out.append("a parse status other than valid ended in PASS")
-    expected_facts = [(c.claim_id, LEGACY_MAPPING[c.verification]) for c in evaluation.claim_checks]
+    if any(c.verification not in _CLASSES for c in evaluation.claim_checks):
+        out.append("a claim check outside the fixed derivability set")
+    expected_facts = [(c.claim_id, _legacy(c.verification)) for c in evaluation.claim_checks]
     got_facts = [(f.claim_id, f.verification) for f in evaluation.facts_checked]
     if expected_facts != got_facts:
         out.append("facts_checked is not the fixed mapping of the claim checks")
+    claims = _executor_claims(case)
+    critical = sum(1 for c in claims if c.critical)  # counted as the system must (§5 step 3), not as a model says
+    if evaluation.critical_fact_count != critical:
+        out.append(
+            f"critical_fact_count is {evaluation.critical_fact_count}; the executor marked {critical} claims critical"
+        )
     out.extend(_ref_violations(case, evaluation))
-    claimed = _claim_ids(case)
+    claimed = {c.claim_id for c in claims}
     out.extend(
         f"claim check for {c.claim_id}, which the executor never claimed"
         for c in evaluation.claim_checks
         if c.claim_id not in claimed
     )
-    if any(c.verification not in Derivability for c in evaluation.claim_checks):
-        out.append("a claim check outside the fixed derivability set")
     return out
 
 
-def _ref_violations(case: Case, evaluation: VerifierEvaluation) -> list[str]:
+_CLASSES = frozenset(d.value for d in Derivability)
+
+
+def _legacy(verification: str) -> str | None:
+    """The legacy class §6 maps a derivability class to (None outside the set)."""
+    return LEGACY_MAPPING[Derivability(verification)].value if verification in _CLASSES else None
+
+
+def _executor_claims(case: Case) -> list[Claim]:
+    """The executor's structured claims as the system reads them (one parse serves every invariant)."""
+    return structured_claims(parse_structured_output(case.executor.emission().structured_output_raw))
+
+
+def _ref_violations(case: Case, evaluation: ReportedEvaluation) -> list[str]:
     """Every ref that names a known trace entry (by trace_ref or invocation id) keeps all three fields."""
     by_ref = {e.trace_ref for e in evaluation.tool_trace_summary}
     by_id = {i for e in evaluation.tool_trace_summary for i in e.source_invocation_ids}
@@ -110,9 +151,7 @@ def _ref_violations(case: Case, evaluation: VerifierEvaluation) -> list[str]:
 
 
 def _claim_ids(case: Case) -> set[str]:
-    parsed = parse_structured_output(case.executor.emission().structured_output_raw)
-    claims = (parsed.structured or {}).get("claims", [])
-    return {c["claim_id"] for c in claims if isinstance(c, dict) and isinstance(c.get("claim_id"), str)}
+    return {c.claim_id for c in _executor_claims(case)}
 
 
 def _names(verdicts: set[Verdict]) -> list[str]:

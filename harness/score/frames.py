@@ -1,6 +1,7 @@
 """pandas frames built from the run log after the run: one row per quality result, one per gold claim.
 
-Users can load these for their own analysis: `quality_frame(read_results(run_dir))`.
+Users can load these for their own analysis: `quality_frame(headline_records(read_results(run_dir)))`
+(`harness.score.headline`: without it, the robustness units of a `--perturb` run count too).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ import pandas as pd
 
 from harness.run.log import ResultRecord, RunFileError, read_results
 from harness.score.frames import quality_frame
+from harness.score.headline import headline_records
 
 OUTCOMES_FILE = "outcomes.jsonl"
 UNIT_COLUMNS = [
@@ -108,5 +109,5 @@ def load_outcomes(folder: Path) -> pd.DataFrame:
                     raise RunFileError(path, f"not JSON: {exc}", number) from None
         return pd.DataFrame(rows)
     if (folder / "results.jsonl").exists():
-        return outcomes_frame(read_results(folder))
+        return outcomes_frame(headline_records(read_results(folder)))
     raise FileNotFoundError(f"{folder} holds neither {OUTCOMES_FILE} nor results.jsonl")

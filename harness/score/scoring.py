@@ -11,9 +11,11 @@ from harness.corpus.schema import Case
 from harness.run.log import read_cases, read_manifest, read_results
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
 from harness.score.gates import threshold_gates
+from harness.score.headline import headline_records
 from harness.score.junit import junit_xml
 from harness.score.outcomes import outcomes_frame, write_outcomes
 from harness.score.regression import decision_gates, load_control_run, make_decisions
+from harness.score.robustness import add_robustness
 from harness.score.summary import build_summary
 
 SUMMARY_FILE, JUNIT_FILE = "summary.json", "junit.xml"
@@ -38,11 +40,17 @@ def load_run_cases(run_dir: Path) -> dict[str, Case]:
 
 
 def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
-    """Compute the summary with its gates from the run log, write the scored files, return the summary."""
+    """Compute the summary with its gates from the run log, write the scored files, return the summary.
+
+    Everything but `variants[].robustness` reads the headline results only (perturbed units left out).
+    """
     manifest = read_manifest(run_dir)
-    records = read_results(run_dir)
+    logged = read_results(run_dir)
+    records = headline_records(logged)
     outcomes = outcomes_frame(records)
     summary = build_summary(manifest, records, load_run_cases(run_dir), outcomes)
+    add_robustness(summary, logged, manifest.settings.get("perturb") or [])
+    summary["run"]["perturbed_results"] = len(logged) - len(records)
     gate_rows = threshold_gates(summary, gates.fail_under, gates.max_unsafe_pass, gates.max_error_rate)
     baseline = load_control_run(gates.baseline) if gates.baseline is not None else None
     decisions = make_decisions(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -18,7 +18,12 @@ from harness.corpus.catalogue import load_catalogue
 from harness.corpus.schema import Case
 from harness.run.log import Manifest, ResultRecord, error_reason
 from harness.score.compare import adjust_comparisons, compare_outcomes
-from harness.score.conformance import deterministic_mismatches, invariant_violations, policy_case_mismatches
+from harness.score.conformance import (
+    deterministic_mismatches,
+    invariant_violations,
+    policy_case_mismatches,
+    read_evaluation,
+)
 from harness.score.frames import claims_frame, quality_frame
 from harness.score.metrics import (
     breakdown,
@@ -30,7 +35,6 @@ from harness.score.metrics import (
 )
 from harness.score.outcomes import outcomes_frame
 from harness.score.reliability import calibration_metrics, consistency_metrics
-from harness.system.models import VerifierEvaluation
 from harness.system.store import EVALUATION_KEY
 
 SUMMARY_SCHEMA = "summary_v1"
@@ -46,7 +50,9 @@ def case_problems(record: ResultRecord, case: Case | None) -> tuple[list[str], l
         return ([f"no evaluation: {record.error}"] if record.kind == "policy" else []), []
     if case is None:
         return ["case content missing from the run log"], []
-    evaluation = VerifierEvaluation.model_validate(record.persisted[EVALUATION_KEY])
+    evaluation, unreadable = read_evaluation(record.persisted[EVALUATION_KEY])
+    if evaluation is None:
+        return [str(unreadable)], invariant_violations(case, record.persisted)
     mismatches = (
         policy_case_mismatches(case, evaluation)
         if record.kind == "policy"
@@ -55,13 +61,20 @@ def case_problems(record: ResultRecord, case: Case | None) -> tuple[list[str], l
     return mismatches, invariant_violations(case, record.persisted)
 
 
-def conformance(records: Sequence[ResultRecord], cases: dict[str, Case]) -> dict[str, Any]:
-    """Policy cases must agree 100%; invariants must hold for every case of either kind."""
+def conformance(
+    records: Sequence[ResultRecord], cases: dict[str, Case], extra: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, Any]:
+    """Policy cases must agree 100%; invariants must hold for every case of either kind.
+
+    `extra`: further mismatches per case id, found outside the persisted outcome (a conformance kit's checks
+    of the request a SUT sent to its model).
+    """
     scenarios: dict[str, dict[str, int]] = {sid: {"cases": 0, "passed": 0} for sid in load_catalogue()}
     failures: list[dict[str, Any]] = []
     policy_cases = policy_passed = invariant_count = quality_mismatches = 0
     for record in records:
         mismatches, violations = case_problems(record, cases.get(record.case_id))
+        mismatches = [*mismatches, *(extra or {}).get(record.case_id, ())]
         invariant_count += len(violations)
         if record.kind == "policy":
             policy_cases += 1

@@ -75,20 +75,41 @@ def iter_claims(inp: GatekeeperInput) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def iter_bindings(inp: GatekeeperInput) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
-    """(path, claim, binding) for every binding that is a JSON object."""
+    """(path, claim, binding) for every binding that is a JSON object (a single-object `evidence_bindings` too)."""
     for ci, claim in iter_claims(inp):
-        bindings = claim.get("evidence_bindings")
-        if not isinstance(bindings, list):
-            continue
-        for bi, binding in enumerate(bindings):
-            if isinstance(binding, dict):
-                yield f"claims[{ci}].evidence_bindings[{bi}]", claim, binding
+        for suffix, binding, _typed in claim_bindings(claim):
+            yield f"claims[{ci}].evidence_bindings{suffix}", claim, binding
+
+
+def claim_bindings(claim: Mapping[str, Any]) -> list[tuple[str, dict[str, Any], bool]]:
+    """(path suffix, binding, well typed) for every binding object a claim names.
+
+    The one reader of `evidence_bindings` for the gatekeeper and the policy (§3): a single object given
+    instead of a list is still a binding (mistyped, so it never resolves) and its ids are still checked.
+    """
+    bindings = claim.get("evidence_bindings")
+    if isinstance(bindings, dict):
+        return [("", bindings, False)]  # mistyped: a binding, but never one that resolves
+    if not isinstance(bindings, list):
+        return []
+    return [(f"[{bi}]", b, _ids_typed(b)) for bi, b in enumerate(bindings) if isinstance(b, dict)]
+
+
+def _ids_typed(binding: Mapping[str, Any]) -> bool:
+    """`source_invocation_ids` is absent, null or a list: a bare value is mistyped (and never resolves)."""
+    ids = binding.get("source_invocation_ids")
+    return ids is None or isinstance(ids, list)
 
 
 def binding_invocation_ids(binding: Mapping[str, Any]) -> list[str]:
-    """The binding's invocation ids; a value that is not a string becomes an id no row can have."""
+    """The ids a binding names, whatever their type (§3): a list's items, or a bare value as one id.
+
+    A value that is not a string becomes an id no row can have; absent or null names none.
+    """
     ids = binding.get("source_invocation_ids")
-    return [as_invocation_id(i) for i in ids] if isinstance(ids, list) else []
+    if ids is None:
+        return []
+    return [as_invocation_id(i) for i in (ids if isinstance(ids, list) else [ids])]
 
 
 def as_invocation_id(value: Any) -> str:

@@ -120,8 +120,15 @@ class EvidenceRef(BaseModel):
     source_invocation_ids: list[str] = Field(default_factory=list)
 
 
-EvidenceBinding = EvidenceRef
-"""An executor's evidence binding, as the policy reads it after the gatekeeper ran (same fields as a ref)."""
+class EvidenceBinding(EvidenceRef):
+    """An executor's evidence binding, as the policy reads it after the gatekeeper ran (same fields as a ref).
+
+    `well_typed` is False for a binding given in a mistyped form (a bare `source_invocation_ids`, a single
+    object for `evidence_bindings`): its ids are still checked, but it never resolves (INTERPRETATION §3).
+    It is never serialised.
+    """
+
+    well_typed: bool = Field(default=True, exclude=True)
 
 
 class Claim(BaseModel):

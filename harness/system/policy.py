@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.system.gatekeeper import INVOCATION_REF, as_invocation_id
+from harness.system.gatekeeper import INVOCATION_REF, binding_invocation_ids, claim_bindings
 from harness.system.models import (
     LEGACY_MAPPING,
     Adjustment,
@@ -85,23 +85,19 @@ def structured_claims(parsed: ParsedExecutorOutput) -> list[Claim]:
                 statement=raw["statement"] if isinstance(raw.get("statement"), str) else "",
                 status=raw["status"] if isinstance(raw.get("status"), str) else "",
                 critical=raw.get("critical") is True,
-                evidence_bindings=[_binding(b) for b in _list(raw.get("evidence_bindings")) if isinstance(b, dict)],
+                evidence_bindings=[_binding(b, typed) for _, b, typed in claim_bindings(raw)],
             )
         )
     return claims
 
 
-def _binding(raw: dict[str, Any]) -> EvidenceBinding:
-    ids = [as_invocation_id(i) for i in _list(raw.get("source_invocation_ids"))]
+def _binding(raw: dict[str, Any], well_typed: bool) -> EvidenceBinding:
     return EvidenceBinding(
         trace_ref=raw["trace_ref"] if isinstance(raw.get("trace_ref"), str) and raw["trace_ref"] else None,
         tool_name=raw["tool_name"] if isinstance(raw.get("tool_name"), str) and raw["tool_name"] else None,
-        source_invocation_ids=ids,
+        source_invocation_ids=binding_invocation_ids(raw),
+        well_typed=well_typed,
     )
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 # --- binding resolution -------------------------------------------------------------
@@ -110,7 +106,12 @@ def _list(value: Any) -> list[Any]:
 def binding_resolves(
     binding: EvidenceBinding, invocations: Mapping[str, ToolInvocation], trace: Sequence[TraceEntry]
 ) -> bool:
-    """All its ids are current-session rows under its tool; or, with no ids, its trace_ref exists."""
+    """All its ids are current-session rows under its tool; or, with no ids, its trace_ref exists.
+
+    A binding given in a mistyped form never resolves (§3).
+    """
+    if not binding.well_typed:
+        return False
     if binding.source_invocation_ids:
         return all(
             (row := invocations.get(inv_id)) is not None and row.tool_name == binding.tool_name
@@ -196,7 +197,7 @@ def _has_resolving_evidence(
 def complete_refs(refs: Sequence[EvidenceRef], claim: Claim, trace: Sequence[TraceEntry]) -> list[EvidenceRef]:
     """Empty refs come from the claim's bindings; partial ones are filled (§7)."""
     if not refs:
-        refs = list(claim.evidence_bindings)  # a binding is an EvidenceRef
+        refs = [EvidenceRef.model_validate(b.model_dump()) for b in claim.evidence_bindings]
     return [_complete_one(ref, claim, trace) for ref in refs]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -13,13 +13,18 @@ from harness.system import strictjson
 from harness.system.models import InvalidReason, ReplyStatus, VerifierCall, VerifierReply
 
 _FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
-MAX_OBJECT_STARTS = 256
-"""How many `{` positions in prose are tried: bounds the scan of a huge or hostile reply."""
+_VALUE_START = re.compile(r"\{\s*[\"}]|\[")
+"""Where a JSON text can start in prose: `{` before a key or `}`, or `[` (a `{` before anything else cannot)."""
+_CUT_SLACK = 8
+FIRST_WINDOW = 256
+"""Characters a decode first sees: an error's cost is then bounded by the window, not by where it sits."""
 
 
 def json_objects(text: str) -> Iterator[dict[str, Any]]:
-    """Every complete JSON object in `text`, in order: the whole text, fenced blocks, then `{...}` in prose.
+    """Every JSON object that is the top-level value of a JSON text in `text`, in order.
 
+    The whole text, then each fenced block, then the JSON texts in prose (§5 step 2). An object nested
+    inside another JSON value (an object or an array) is not a top-level value, so it is never returned.
     Only strict, complete JSON is returned; nothing is closed or repaired.
     """
     for candidate in [text.strip()] + [m.group(1).strip() for m in _FENCE.finditer(text)]:
@@ -29,14 +34,84 @@ def json_objects(text: str) -> Iterator[dict[str, Any]]:
             continue
         if isinstance(value, dict):
             yield value
-    starts = (i for i, ch in enumerate(text) if ch == "{")
-    for start in itertools.islice(starts, MAX_OBJECT_STARTS):
+    yield from prose_json_objects(text)
+
+
+def prose_json_objects(text: str) -> Iterator[dict[str, Any]]:
+    """The top-level JSON objects in prose, in one pass, with no limit on what comes before them.
+
+    A decode is tried at each place a value can start that is not inside a value already decoded; a
+    value that decodes is skipped over whole (its nested objects are not top-level, and scanning them
+    again would be quadratic). Nesting too deep to decode is skipped to where its brackets close.
+    """
+    index = 0
+    while (match := _VALUE_START.search(text, index)) is not None:
+        start = match.start()
         try:
-            value, _ = strictjson.raw_decode(text, start)
-        except (ValueError, RecursionError):
+            value, end = decode_at(text, start)
+        except RecursionError:
+            index = bracket_end(text, start)
+            continue
+        except ValueError:
+            index = start + 1
             continue
         if isinstance(value, dict):
             yield value
+        index = end
+
+
+def decode_at(text: str, start: int) -> tuple[Any, int]:
+    """One strict JSON value at `start` and where it ends, decoded in a growing window.
+
+    Decoding the whole text at every start would make each error cost its position (the decoder counts
+    lines up to it), so a decode sees a window that grows only while the value runs off its end.
+    """
+    size = FIRST_WINDOW
+    while True:
+        window = text[start : start + size]
+        try:
+            value, end = strictjson.raw_decode(window, 0)
+        except ValueError as exc:
+            if start + size >= len(text) or not _ran_off(exc, len(window)):
+                raise
+            size *= 4
+            continue
+        return value, start + end
+
+
+def _ran_off(exc: ValueError, length: int) -> bool:
+    """Whether a decode error may come from the window's end rather than the text.
+
+    A cut can fall inside a literal or an escape (`tr`, `\\u12`), so an error within a few characters of
+    the end counts; a repeated key or NaN (strict errors) never does.
+    """
+    if not isinstance(exc, json.JSONDecodeError):
+        return False
+    return exc.pos >= length - _CUT_SLACK or exc.msg.startswith("Unterminated string")
+
+
+def bracket_end(text: str, start: int) -> int:
+    """Just past where the brackets opened at `start` close (strings skipped), or the text's end."""
+    depth = 0
+    index = start
+    in_string = False
+    while index < len(text):
+        ch = text[index]
+        if in_string:
+            if ch == "\\":
+                index += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    return len(text)
 
 
 def extract_json_object(text: str) -> dict[str, Any] | None:
@@ -47,9 +122,10 @@ def extract_json_object(text: str) -> dict[str, Any] | None:
 def parse_verifier_reply(call: VerifierCall) -> tuple[VerifierReply | None, ReplyStatus]:
     """Validate a verifier call's reply against the contract; say why when it fails.
 
-    The reply is the first JSON object in the text that is a valid reply: a
-    model that quotes the executor's JSON or a `{"trace_ref": ...}` before its
-    answer is not failed for it. When none is valid, the error shown is that of
+    The reply is the first top-level JSON object in the text that is a valid
+    reply: a model that quotes the executor's JSON or a `{"trace_ref": ...}`
+    before its answer is not failed for it, but a reply nested inside another
+    JSON value is not the reply (§5 step 2). When none is valid, the error shown is that of
     the first object that looks like a reply (it has a `verdict`), else the first.
     """
     if call.raw_reply is None and call.error:

@@ -178,3 +178,40 @@ def test_a_summary_written_before_the_newer_figures_still_renders(llm_run: Path,
     assert main(["report", str(old)]) == 0
     html = (old / "report.html").read_text()
     assert 'id="calibration-table"' in html and 'id="comparison-table"' in html
+
+
+def test_the_first_screen_links_the_certificate_and_the_sign_off_comes_second(reference_run: Path) -> None:
+    html = (reference_run / "report.html").read_text(encoding="utf-8")
+    cert = json.loads((reference_run / "certificate.json").read_text(encoding="utf-8"))
+    assert (reference_run / "certificate.html").exists()
+    overview = html[html.index('<section id="overview">') : html.index('<section id="signoff">')]
+    assert 'id="certificate-link-1" href="certificate.html"' in overview
+    assert cert["headline"] in overview and (cert["kit"]["git_sha"] or "unknown") in overview
+    assert html.index('<section id="signoff">') < html.index('<section id="ran">')
+    if cert["status"] == "failed":  # no green anywhere in the sign-off of a failed run
+        signoff = html[html.index('<section id="signoff">') : html.index('<section id="ran">')]
+        assert 'class="badge pass"' not in signoff and 'class="badge certified"' not in signoff
+
+
+def test_a_failed_run_shows_no_green_in_its_sign_off(tmp_path: Path) -> None:
+    from harness.cli import main
+
+    root = Path(__file__).resolve().parents[2] / "cases" / "policy"
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    for name in (
+        "gatekeeper/pol-fab-smart-errors-invented-invocation.yaml",
+        "fact-check/pol-pass-oomkilled-checkout.yaml",
+    ):
+        text = (root / name).read_text(encoding="utf-8")
+        if "fab-smart" in name:
+            text = text.replace("\n  verdict: REJECT\n", "\n  verdict: PASS\n")  # a wrong expectation: this case fails
+        (cases / Path(name).name).write_text(text, encoding="utf-8")
+    assert main(["run", "--cases", str(cases), "--out", str(tmp_path / "run")]) == 1
+    cert = json.loads((tmp_path / "run" / "certificate.json").read_text(encoding="utf-8"))
+    assert cert["status"] == "failed" and cert["failed_cases"] == ["pol-fab-smart-errors-invented-invocation"]
+    html = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    signoff = html[html.index('<section id="signoff">') : html.index('<section id="ran">')]
+    assert "Not certified: 1 of 2 policy cases failed" in signoff
+    assert 'class="badge pass"' not in signoff and 'class="badge certified"' not in signoff
+    assert 'class="cert fail"' in signoff

@@ -1,0 +1,37 @@
+"""Writing a certificate: certificate.json (the data, `harness.score.certificate`) and certificate.html."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.corpus.catalogue import DEFAULT_SPEC_DIR
+from harness.report.certificate import render_certificate
+from harness.run.log import Manifest
+from harness.run.provenance import spec_files
+from harness.score.certificate import CERTIFICATE_HTML, CERTIFICATE_JSON, build_certificate
+from harness.system.serve import SUT_NAME
+
+
+def write_certificate(out: Path, certificate: Mapping[str, Any]) -> None:
+    (out / CERTIFICATE_JSON).write_text(json.dumps(certificate, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (out / CERTIFICATE_HTML).write_text(render_certificate(certificate), encoding="utf-8")
+
+
+def write_run_certificate(run_dir: Path, manifest: Manifest, summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The certificate of a `vbench run`: the bundled system, in process, on the run's policy cases."""
+    certificate = build_certificate(
+        sut={"url": "in-process", "name": SUT_NAME, "version": manifest.package_version},
+        kit={"name": "verifier-bench", "version": manifest.package_version, "git_sha": manifest.git_sha},
+        spec=spec_files(DEFAULT_SPEC_DIR),
+        corpus_hash=manifest.corpus_hash,
+        conformance=summary["conformance"],
+        case_dirs=manifest.case_dirs,
+        filters=manifest.filters,
+        errors=0,
+        skipped={"quality_cases": 0, "case_ids": [], "reason": "quality cases ran as measurements, not certification"},
+    )
+    write_certificate(run_dir, certificate)
+    return certificate

@@ -1,0 +1,200 @@
+"""`vbench certify`: every policy case through a system under test, over the protocol, judged as a run is.
+
+For each case the kit serves the case's scripted verifier reply on an OpenAI-compatible endpoint of its
+own on 127.0.0.1 (so the SUT's real model client runs), sends the case to `POST <sut>/verify`, records the
+request the SUT sent to the model and the SUT's answer, and scores the answer with the same conformance
+functions a `vbench run` uses. Nothing is lost when a case fails: each record is written as it finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from harness import __version__
+from harness.corpus.catalogue import DEFAULT_SPEC_DIR
+from harness.corpus.schema import Case
+from harness.kit.certificate import write_certificate
+from harness.kit.requests import input_problems, request_for, scripted_reply
+from harness.kit.sut import SutReply, fetch_info, post_verify
+from harness.llm.local_server import LocalOpenAIServer
+from harness.run.log import ResultRecord, ResultWriter, write_cases
+from harness.run.provenance import package_git_sha, spec_files
+from harness.run.records import record_from_sut
+from harness.run.runner import case_hashes, corpus_hash
+from harness.score.certificate import build_certificate
+from harness.score.frames import claims_frame, quality_frame
+from harness.score.summary import conformance, variant_summary
+from harness.system.protocol import SutInfo
+from harness.system.trace import DEFAULT_EXCERPT_CHARS
+
+SUT_LOG = "sut-log.jsonl"
+SUMMARY = "summary.json"
+VARIANT = "sut"
+
+
+@dataclass(frozen=True)
+class CertifySettings:
+    sut_url: str
+    out: Path
+    case_dirs: Sequence[Path]
+    filters: Sequence[str] = ()
+    timeout_s: float = 30.0
+    concurrency: int = 4
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS
+    spec_dir: Path = DEFAULT_SPEC_DIR
+    model_base_url: str | None = None
+    """A real model endpoint for quality cases (the SUT calls it with its own key); None: they are skipped."""
+    model: str | None = None
+
+
+@dataclass
+class CertifyResult:
+    summary: dict[str, Any]
+    certificate: dict[str, Any]
+    records: list[ResultRecord] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """Every policy case agreed and no invariant broke (nor any deterministic part of a quality case)."""
+        return bool(self.certificate["status"] != "failed")
+
+
+async def certify_case(
+    case: Case, session: aiohttp.ClientSession, settings: CertifySettings
+) -> tuple[SutReply, list[dict[str, Any]], list[str]]:
+    """One case: its own scripted model endpoint, one request to the SUT; (reply, model requests, input problems)."""
+    script = scripted_reply(case)
+    endpoint = LocalOpenAIServer(lambda _body: script, model="kit-scripted-verifier")
+    await endpoint.start_async()
+    try:
+        body = request_for(case, endpoint.base_url, settings.excerpt_chars).model_dump(mode="json")
+        reply = await post_verify(session, settings.sut_url, body, settings.timeout_s)
+    finally:
+        await endpoint.stop_async()
+    model_requests = list(endpoint.requests)
+    problems = input_problems(case, model_requests, settings.excerpt_chars) if reply.error is None else []
+    return reply, model_requests, problems
+
+
+def quality_variant(settings: CertifySettings) -> str:
+    return f"sut:{settings.model}"
+
+
+async def quality_case(case: Case, session: aiohttp.ClientSession, settings: CertifySettings) -> SutReply:
+    """A quality case through the SUT against the real model endpoint the user named."""
+    assert settings.model_base_url is not None and settings.model is not None
+    body = request_for(case, settings.model_base_url, settings.excerpt_chars, settings.model).model_dump(mode="json")
+    return await post_verify(session, settings.sut_url, body, settings.timeout_s)
+
+
+async def run_cases(
+    cases: Sequence[Case], settings: CertifySettings, hashes: dict[str, str], writer: ResultWriter, log: Any
+) -> tuple[SutInfo, list[ResultRecord], dict[str, list[str]]]:
+    """Every case through the SUT, a few at a time; records and log lines written as each finishes."""
+    records: list[ResultRecord] = []
+    extra: dict[str, list[str]] = {}
+    gate = asyncio.Semaphore(max(1, settings.concurrency))
+    async with aiohttp.ClientSession() as session:
+        info = await fetch_info(session, settings.sut_url, settings.timeout_s)
+
+        async def one(case: Case) -> None:
+            async with gate:
+                if case.kind == "policy":
+                    reply, model_requests, problems = await certify_case(case, session, settings)
+                else:
+                    reply, model_requests, problems = await quality_case(case, session, settings), [], []
+            record = record_from_sut(
+                case,
+                VARIANT if case.kind == "policy" else quality_variant(settings),
+                reply.self_evaluation,
+                reply.error,
+                scripted_reply(case) if model_requests else None,
+                reply.elapsed_ms,
+                hashes.get(case.id),
+            )
+            records.append(record)
+            if problems:
+                extra[case.id] = problems
+            writer.write(record)
+            log.write(json.dumps(_log_line(case, reply, model_requests, problems)) + "\n")
+            log.flush()
+
+        await asyncio.gather(*(one(c) for c in cases))
+    return info, records, extra
+
+
+def _log_line(case: Case, reply: SutReply, model_requests: list[dict[str, Any]], problems: list[str]) -> dict[str, Any]:
+    """What an auditor needs to inspect one case: the SUT's answer as sent, and what it asked the model."""
+    return {
+        "case_id": case.id,
+        "http_status": reply.status,
+        "error": reply.error,
+        "elapsed_ms": reply.elapsed_ms,
+        "sut_response": reply.body,
+        "model_requests": model_requests,
+        "input_problems": problems,
+    }
+
+
+def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySettings) -> CertifyResult:
+    """Certify the SUT on `cases` (policy cases); `quality` cases are scored with the named model, else skipped."""
+    git_sha = package_git_sha()  # before anything is written: the code that runs, as it is now
+    settings.out.mkdir(parents=True, exist_ok=True)
+    hashes = case_hashes([*cases, *quality])
+    write_cases(settings.out, [*cases, *quality], hashes)
+    with ResultWriter(settings.out) as writer, (settings.out / SUT_LOG).open("w", encoding="utf-8") as log:
+        ran_quality = list(quality) if settings.model else []
+        info, records, extra = asyncio.run(run_cases([*cases, *ran_quality], settings, hashes, writer, log))
+    by_id = {c.id: c for c in [*cases, *ran_quality]}
+    records.sort(key=lambda r: r.case_id)
+    conf = conformance(records, by_id, extra)
+    errors = sum(1 for r in records if r.error)
+    hash_ = corpus_hash([*cases, *quality], hashes)
+    skipped = {
+        "quality_cases": 0 if ran_quality else len(quality),
+        "case_ids": [] if ran_quality else sorted(c.id for c in quality),
+        "reason": "quality cases need a real model endpoint; none was named" if not ran_quality else "",
+    }
+    summary = {
+        "schema_version": "summary_v1",
+        "kind": "certify",
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "package_version": __version__,
+        "sut": {"url": settings.sut_url, **info.model_dump()},
+        "corpus_hash": hash_,
+        "filters": list(settings.filters),
+        "conformance": conf,
+        "errors": errors,
+        "skipped": skipped,
+        "variants": [quality_summary(settings, records)] if ran_quality else [],
+        "gates": [],
+    }
+    certificate = build_certificate(
+        sut={"url": settings.sut_url, **info.model_dump()},
+        kit={"name": "verifier-bench", "version": __version__, "git_sha": git_sha},
+        spec=spec_files(settings.spec_dir),
+        corpus_hash=hash_,
+        conformance=conf,
+        case_dirs=[str(p) for p in settings.case_dirs],
+        filters=list(settings.filters),
+        errors=errors,
+        skipped=skipped,
+    )
+    (settings.out / SUMMARY).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_certificate(settings.out, certificate)
+    return CertifyResult(summary=summary, certificate=certificate, records=records)
+
+
+def quality_summary(settings: CertifySettings, records: Sequence[ResultRecord]) -> dict[str, Any]:
+    """The quality cases' figures, scored as a run scores a variant."""
+    quality = [r for r in records if r.kind == "quality"]
+    meta = {"name": quality_variant(settings), "model": settings.model, "base_url": settings.model_base_url}
+    return variant_summary(meta, quality_frame(quality), claims_frame(quality))

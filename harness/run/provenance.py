@@ -1,0 +1,56 @@
+"""Provenance: which code ran, and against which spec. An auditor must be able to trust both.
+
+The git sha is read from the package's own source tree (where `harness` was imported from), never from
+the working directory: run from another repository, the answer is still this package's commit. The
+tree is dirty when a tracked file differs *or* an untracked, not ignored file exists (a new case or
+module that was never committed changes what ran).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import harness
+
+PACKAGE_DIR = Path(harness.__file__).resolve().parent
+SOURCE_ROOT = PACKAGE_DIR.parent
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10, check=True
+    ).stdout.strip()
+
+
+def source_tree(package_dir: Path = PACKAGE_DIR) -> Path | None:
+    """The git work tree holding the package's source, or None (an installed wheel has none)."""
+    try:
+        top = Path(_git(package_dir, "rev-parse", "--show-toplevel")).resolve()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return top if package_dir.resolve().is_relative_to(top) else None
+
+
+def package_git_sha(package_dir: Path = PACKAGE_DIR) -> str | None:
+    """The full sha of the commit the running code came from, `-dirty` when anything differs; None outside git."""
+    top = source_tree(package_dir)
+    if top is None:
+        return None
+    try:
+        sha = _git(top, "rev-parse", "HEAD")
+        dirty = _git(top, "status", "--porcelain", "--untracked-files=normal")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{sha}-dirty" if dirty else sha
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def spec_files(spec_dir: Path, root: Path | None = None) -> dict[str, str]:
+    """Every file of the spec folder (the catalogue's source), path -> sha256, in path order."""
+    base = root or spec_dir
+    return {str(p.relative_to(base)): file_sha256(p) for p in sorted(spec_dir.rglob("*")) if p.is_file()}

@@ -1,0 +1,156 @@
+"""The bundled system as a SUT: the protocol of `harness.system.protocol` served over HTTP (aiohttp.web).
+
+`POST /verify` runs the whole system (parser, gatekeeper, model call through the openai client, policy,
+persistence) for one session and answers the persisted `self_evaluation`; `GET /info` names the
+implementation. Each request writes in its own namespace (its own in-memory store, or, with a shared
+store URL, its own session ids), so concurrent requests never touch each other's rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from pydantic import ValidationError
+
+from harness import __version__
+from harness.system.models import ExecutorEmission, TraceEntry
+from harness.system.pipeline import run_pipeline
+from harness.system.policy import PolicySettings
+from harness.system.protocol import PROTOCOL_VERSION, SutInfo, VerifyRequest
+from harness.system.store import NewSession, Store
+
+SUT_NAME = "verifier-bench bundled system"
+PROMPT = "baseline"
+API_KEY_ENV = "VBENCH_SUT_API_KEY"
+"""The key the bundled SUT sends to the model endpoint (else OPENAI_API_KEY); never echoed anywhere."""
+
+Handler = Callable[[VerifyRequest, Store, str], Awaitable[dict[str, Any]]]
+
+
+def namespaced(request: VerifyRequest, namespace: str) -> list[NewSession]:
+    """The request's sessions as rows, every session id under `namespace` (ids need only be unique per request)."""
+    sessions = [
+        NewSession(f"{namespace}{other.id}", invocations=other.tool_invocations)
+        for other in request.session.other_sessions
+    ]
+    sessions.append(
+        NewSession(
+            f"{namespace}{request.session.id}",
+            question=request.session.question,
+            invocations=request.session.tool_invocations,
+            self_evaluation=request.session.self_evaluation,
+            final_answer=request.executor.final_answer,
+            structured_output_raw=request.executor.structured_output_raw,
+        )
+    )
+    return sessions
+
+
+async def verify(request: VerifyRequest, store: Store, namespace: str) -> dict[str, Any]:
+    """One request through the whole system; the persisted `self_evaluation`."""
+    from harness.llm.openai_model import OpenAIChatModel
+    from harness.system.prompts import load_prompt
+    from harness.system.verifiers.llm import LLMVerifier
+
+    store.add_sessions(namespaced(request, namespace))
+    api_key = os.environ.get(API_KEY_ENV) or os.environ.get("OPENAI_API_KEY")
+    model = OpenAIChatModel(
+        request.verifier.model,
+        base_url=request.verifier.base_url,
+        api_key=api_key,
+        timeout=request.settings.timeout_s,
+        max_attempts=2,
+    )
+    verifier = LLMVerifier(model, load_prompt(PROMPT))
+    trace: list[TraceEntry] | None = request.session.tool_trace_summary
+    try:
+        run = await run_pipeline(
+            store,
+            f"{namespace}{request.session.id}",
+            request.session.question,
+            ExecutorEmission(
+                final_answer=request.executor.final_answer,
+                structured_output_raw=request.executor.structured_output_raw,
+            ),
+            verifier,
+            PolicySettings(claim_guard=request.settings.claim_guard),
+            trace=trace,
+            excerpt_chars=request.settings.excerpt_chars,
+        )
+    finally:
+        await verifier.aclose()
+    return dict(run.self_evaluation)
+
+
+class SutServer:
+    """The aiohttp application of the bundled SUT; `store_url` None gives each request a fresh in-memory store."""
+
+    def __init__(self, store_url: str | None = None, handler: Handler = verify, name: str = SUT_NAME) -> None:
+        self.store_url = store_url
+        self.handler = handler
+        self.name = name
+        self._shared: Store | None = None
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/verify", self._verify)
+        app.router.add_get("/info", self._info)
+        app.on_cleanup.append(self._close)
+        return app
+
+    async def _info(self, _request: web.Request) -> web.Response:
+        return web.json_response(SutInfo(name=self.name, version=__version__, protocol=PROTOCOL_VERSION).model_dump())
+
+    async def _verify(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            return _bad_request("the body is not JSON")
+        try:
+            parsed = VerifyRequest.model_validate(body)
+        except ValidationError as exc:
+            return _bad_request("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:10]))
+        namespace = f"req-{uuid.uuid4().hex}/"
+        if self.store_url is None:
+            store = Store()
+            try:
+                persisted = await self.handler(parsed, store, namespace)
+            finally:
+                store.close()
+        else:
+            if self._shared is None:
+                self._shared = Store(self.store_url)
+            persisted = await self.handler(parsed, self._shared, namespace)
+        return web.json_response({"self_evaluation": persisted})
+
+    async def _close(self, _app: web.Application) -> None:
+        if self._shared is not None:
+            self._shared.close()
+
+
+def _bad_request(message: str) -> web.Response:
+    return web.json_response({"error": message}, status=400)
+
+
+async def serve(server: SutServer, host: str = "127.0.0.1", port: int = 0, port_file: Path | None = None) -> None:
+    """Serve until cancelled; the bound port goes to `port_file` once requests are accepted."""
+    runner = web.AppRunner(server.app(), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    bound = runner.addresses[0][1]
+    print(f"SUT listening on http://{host}:{bound}", flush=True)
+    if port_file is not None:
+        tmp = port_file.with_name(port_file.name + ".tmp")
+        tmp.write_text(str(bound), encoding="utf-8")
+        tmp.replace(port_file)  # a reader never sees a half-written number
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

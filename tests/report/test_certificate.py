@@ -1,0 +1,73 @@
+"""certificate.json's status and headline, and certificate.html as an auditor reads it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.report.certificate import render_certificate
+from harness.score.certificate import build_certificate, certificate_status
+
+SHA = "0123456789abcdef0123456789abcdef01234567-dirty"
+
+
+def conformance(covered: int, failed: int = 0, violations: int = 0) -> dict[str, Any]:
+    scenarios = {f"s{i:02d}": {"cases": 2 if i < covered else 0, "passed": 2 if i < covered else 0} for i in range(22)}
+    if failed:
+        scenarios["s00"]["passed"] = 1
+    return {
+        "scenarios": scenarios,
+        "policy_cases": 10,
+        "policy_passed": 10 - failed,
+        "invariant_violations": violations,
+        "failures": [
+            {
+                "case_id": "<b>case</b>",
+                "kind": "policy",
+                "mismatches": ["verdict: <script>x</script>"],
+                "invariant_violations": [],
+            }
+        ]
+        if failed
+        else [],
+    }
+
+
+def certificate(conf: dict[str, Any], name: str = "acme <sut>") -> dict[str, Any]:
+    return build_certificate(
+        sut={"url": "http://127.0.0.1:1", "name": name, "version": "1"},
+        kit={"name": "verifier-bench", "version": "0", "git_sha": SHA},
+        spec={"INTERPRETATION.md": "ab" * 32},
+        corpus_hash="cafe",
+        conformance=conf,
+        case_dirs=["cases"],
+        filters=[],
+        errors=0,
+        skipped={"quality_cases": 3, "case_ids": [], "reason": "no endpoint"},
+    )
+
+
+def test_status_and_headline() -> None:
+    assert certificate_status(conformance(22), 0) == ("certified", "Certified (22/22 scenarios)")
+    assert certificate_status(conformance(2), 0) == ("partial", "Partially certified (2/22 scenarios)")
+    assert certificate_status(conformance(22, failed=1), 0)[0] == "failed"
+    assert certificate_status(conformance(22, violations=1), 0)[0] == "failed"
+    assert certificate_status(conformance(22), errors=1)[0] == "failed"
+    assert certificate_status({**conformance(22), "policy_cases": 0, "policy_passed": 0}, 0)[0] == "failed"
+
+
+def test_a_failing_certificate_shows_no_green_and_the_full_dirty_sha() -> None:
+    html = render_certificate(certificate(conformance(22, failed=1)))
+    assert 'class="head failed"' in html and "chip ok" not in html and "head ok" not in html
+    assert SHA in html and "chip neutral" in html
+
+
+def test_a_partial_certificate_says_how_far() -> None:
+    html = render_certificate(certificate(conformance(2)))
+    assert "Partially certified (2/22 scenarios)" in html and 'class="head partial"' in html
+    assert html.count("not covered") == 20
+
+
+def test_everything_from_a_sut_or_a_case_is_escaped() -> None:
+    html = render_certificate(certificate(conformance(22, failed=1)))
+    assert "<sut>" not in html and "&lt;sut&gt;" in html
+    assert "<script>x" not in html and "<b>case" not in html
