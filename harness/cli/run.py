@@ -8,12 +8,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from harness.cli.console import print_summary
 from harness.corpus.loader import CorpusError, load_cases
 from harness.corpus.perturb import PERTURBATIONS
-from harness.run.log import VariantInfo
+from harness.run.log import DROPPED_FILE, RESULTS_FILE, RunFileError, VariantInfo
 from harness.run.runner import ResumeError, run_study
 from harness.run.select import FilterError, select_cases
 from harness.run.study import ModelSettings, Study, StudyError, build_study, load_study_file
@@ -23,6 +25,7 @@ from harness.score.pairing import PairingError
 from harness.score.regression import load_control_run, preflight
 from harness.score.scoring import GateSettings, score_run
 from harness.system.prompts import PromptError
+from harness.system.store import StoreURLError
 from harness.system.verifiers.base import Verifier
 from harness.system.verifiers.factory import ModelSpecError
 
@@ -52,6 +55,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     run.add_argument(
         "--resume", action="store_true", help="finish an interrupted run in --out without redoing finished work"
+    )
+    run.add_argument(
+        "--drop-corrupt",
+        action="store_true",
+        help="with --resume: take corrupt lines out of results.jsonl (kept in results.dropped.jsonl) and redo their cases",
     )
     run.add_argument(
         "--baseline",
@@ -94,8 +102,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="tag:T, scenario:S, id:GLOB, ids:FILE, kind:K, or a bare id glob/tag",
     )
     run.add_argument("--excerpt-chars", type=int, help="tool result excerpt limit in the trace summary")
+    run.add_argument(
+        "--case-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="bound on one case over all its attempts; a case past it is recorded as a case_timeout error",
+    )
     run.add_argument("--no-claim-guard", action="store_true", help="measure the bare model verdict (policy step 5 off)")
     run.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    run.add_argument(
+        "--store",
+        metavar="URL",
+        help="where the system persists: a SQLAlchemy URL, postgresql://user@host:port/db, or a SQLite file path "
+        "(default: a private in-memory SQLite per worker)",
+    )
     run.add_argument(
         "--perturb",
         action="append",
@@ -107,8 +127,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     client = run.add_argument_group("client settings for openai: models (a study file can set them per model)")
     client.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     client.add_argument("--max-tokens", type=int)
-    client.add_argument("--timeout", type=float, help="per-request timeout in seconds")
+    client.add_argument(
+        "--timeout", type=float, help="deadline of one attempt (connect, headers and whole body), in seconds"
+    )
     client.add_argument("--max-attempts", type=int)
+    client.add_argument(
+        "--max-retry-after", type=float, help="cap on a server's Retry-After wait, in seconds (default 120)"
+    )
     client.add_argument(
         "--structured-mode",
         choices=["json_schema", "json_object", "plain"],
@@ -157,10 +182,13 @@ def study_from_args(args: argparse.Namespace) -> Study:
         "out": args.out,
         "cache": args.cache,
         "resume": args.resume or None,
+        "drop_corrupt": args.drop_corrupt or None,
         "baseline": args.baseline,
         "control": args.control,
         "filters": args.filter,
         "excerpt_chars": args.excerpt_chars,
+        "case_timeout": args.case_timeout,
+        "store": args.store,
         "claim_guard": False if args.no_claim_guard else None,
         "report": False if args.no_report else None,
         "replay": False if args.no_replay else None,
@@ -182,6 +210,7 @@ def _apply_client_flags(study: Study, args: argparse.Namespace) -> Study:
         "max_tokens": args.max_tokens,
         "timeout": args.timeout,
         "max_attempts": args.max_attempts,
+        "max_retry_after": args.max_retry_after,
         "structured_mode": args.structured_mode,
         "transport": args.transport,
     }
@@ -199,7 +228,11 @@ def _apply_client_flags(study: Study, args: argparse.Namespace) -> Study:
     for model in study.models:
         if model.startswith("openai:"):
             current = settings[model].model_dump(exclude_none=True) if model in settings else {}
-            settings[model] = ModelSettings(**{**current, **flags})
+            try:
+                settings[model] = ModelSettings(**{**current, **flags})
+            except ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+                raise StudyError(f"flags for {model}: {problems}") from None
     return study.model_copy(update={"model_settings": settings})
 
 
@@ -244,29 +277,41 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         result = run_study(study, cases, run_dir, default_factory(study), RichProgress(err))
-    except (ResumeError, StudyError, ModelSpecError, PromptError) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        gates = study.gates
+        summary = score_run(
+            run_dir,
+            GateSettings(
+                fail_under=gates.fail_under,
+                max_unsafe_pass=gates.max_unsafe_pass,
+                baseline=study.baseline,
+                alpha=gates.alpha,
+                max_error_rate=gates.max_error_rate,
+                control=study.control,
+                margin=gates.margin / 100,
+                require_ship=gates.require_ship,
+                decide_on=tuple(gates.decide_on),
+            ),
+        )
+    except (ResumeError, StudyError, ModelSpecError, PromptError, StoreURLError) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
-    gates = study.gates
-    summary = score_run(
-        run_dir,
-        GateSettings(
-            fail_under=gates.fail_under,
-            max_unsafe_pass=gates.max_unsafe_pass,
-            baseline=study.baseline,
-            alpha=gates.alpha,
-            max_error_rate=gates.max_error_rate,
-            control=study.control,
-            margin=gates.margin / 100,
-            require_ship=gates.require_ship,
-            decide_on=tuple(gates.decide_on),
-        ),
-    )
+    except RunFileError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        if exc.path.name == RESULTS_FILE and exc.line:
+            err.print(
+                "  pass --resume --drop-corrupt to take the corrupt lines out and redo their cases", highlight=False
+            )
+        return EXIT_USAGE
     from harness.kit.certificate import write_run_certificate
 
     certificate = write_run_certificate(run_dir, result.manifest, summary)
     if study.report:
         _render_report(run_dir, err)
+    if result.dropped:
+        lines = ", ".join(map(str, result.dropped))
+        err.print(
+            f"dropped corrupt line(s) {lines} of {run_dir / RESULTS_FILE} (kept in {DROPPED_FILE})", highlight=False
+        )
     err.print(f"{certificate['headline']} · certificate: {run_dir / 'certificate.html'}", highlight=False, markup=False)
     print_summary(console, summary, run_dir, result.skipped, report=study.report)
     return EXIT_OK if summary["passed"] else EXIT_GATE
@@ -305,8 +350,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     try:
         rows = compare_runs(load_outcomes(args.run_a), load_outcomes(args.run_b))
-    except FileNotFoundError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
+    except (FileNotFoundError, RunFileError) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
     if not rows:
         err.print(

@@ -25,10 +25,12 @@ from harness.corpus.schema import Case
 from harness.run.execute import scripted_verifier_for
 from harness.run.log import (
     MANIFEST_FILE,
+    RESULTS_FILE,
     Manifest,
     ResultRecord,
     ResultWriter,
     VariantInfo,
+    drop_corrupt_results,
     read_manifest,
     read_results,
     write_cases,
@@ -39,6 +41,7 @@ from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant
 from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
 from harness.run.study import REFERENCE, Study, StudyError
 from harness.system.prompts.variant import prompt_source
+from harness.system.store import MEMORY_URL, Store, StoreURLError, public_store_url
 from harness.system.verifiers.base import Verifier
 
 VerifierFactory = Callable[[VariantInfo, int], Verifier]
@@ -50,6 +53,8 @@ class RunResult:
     manifest: Manifest
     records: list[ResultRecord] = field(default_factory=list)
     skipped: int = 0
+    dropped: list[int] = field(default_factory=list)
+    """Line numbers of results.jsonl that `drop_corrupt` took out (their cases were redone)."""
 
 
 class ResumeError(ValueError):
@@ -175,6 +180,8 @@ def make_manifest(
             "claim_guard": study.claim_guard,
             "cache": str(study.cache) if study.cache else None,
             "replay": bool(study.cache and study.replay),
+            "case_timeout": study.case_timeout,
+            "store": public_store_url(study.store) if study.store else None,
             "code_fingerprint": code_fingerprint(),
             "gates": study.gates.model_dump(),
             "control": study.control,
@@ -219,6 +226,8 @@ def run_study(
     run_id: str | None = None,
 ) -> RunResult:
     """Run (or resume) a study into `run_dir` and return every record of the run."""
+    if study.store:
+        check_store(study.store)
     perturbed = perturb_cases(cases, study.perturb, study.perturb_seed, study.excerpt_chars)
     run_dir.mkdir(parents=True, exist_ok=True)
     variants = build_variants(study)
@@ -234,10 +243,15 @@ def run_study(
     manifest = make_manifest(study, cases, variants, run_id or run_dir.name, hashes, perturbed)
     manifest.verifiers = {v.name: _json_safe(verifiers[(v.name, 1)].describe()) for v in variants}
     existing: list[ResultRecord] = []
+    dropped: list[int] = []
     if study.resume and (run_dir / MANIFEST_FILE).exists():
         old = read_manifest(run_dir)
         check_resumable(old, manifest)
         manifest = manifest.model_copy(update={"run_id": old.run_id, "created": old.created})
+        if study.drop_corrupt:
+            dropped = drop_corrupt_results(run_dir)
+            if not dropped:
+                raise ResumeError(f"--drop-corrupt: {run_dir / RESULTS_FILE} has no corrupt line; nothing to drop")
         existing = read_results(run_dir)
     elif (run_dir / MANIFEST_FILE).exists():
         raise ResumeError(f"{run_dir} already holds a run: pass --resume to finish it, or choose another --out")
@@ -293,6 +307,9 @@ def run_study(
                             progress,
                             replay,
                             replay_key,
+                            study.case_timeout,
+                            study.store or MEMORY_URL,
+                            f"{manifest.run_id}\0{manifest.created}\0{run_dir.resolve()}",
                         ),
                         verifiers,
                     )
@@ -301,7 +318,20 @@ def run_study(
         progress.stop()
     merged = {r.key: r for r in existing}
     merged.update((r.key, r) for r in new)
-    return RunResult(run_dir=run_dir, manifest=manifest, records=list(merged.values()), skipped=len(done))
+    return RunResult(
+        run_dir=run_dir, manifest=manifest, records=list(merged.values()), skipped=len(done), dropped=dropped
+    )
+
+
+def check_store(url: str) -> None:
+    """Open the store once (creating its tables) before anything runs; `StoreURLError` says why it cannot be."""
+    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)  # a new file's folder
+    try:
+        Store(url).close()
+    except Exception as exc:  # a bad URL, a missing driver, a refused connection: all exit 2 before the run
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise StoreURLError(f"cannot open the store {public_store_url(url)}: {detail}") from None
 
 
 @contextlib.contextmanager

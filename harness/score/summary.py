@@ -8,6 +8,7 @@ its figure as `<name>_ci: [low, high]`.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ import pandas as pd
 
 from harness.corpus.catalogue import load_catalogue
 from harness.corpus.schema import Case
-from harness.run.log import Manifest, ResultRecord
+from harness.run.log import Manifest, ResultRecord, error_reason
 from harness.score.compare import adjust_comparisons, compare_outcomes
 from harness.score.conformance import (
     deterministic_mismatches,
@@ -109,6 +110,13 @@ def conformance(
     }
 
 
+def errors_by_reason(quality: pd.DataFrame) -> dict[str, int]:
+    """Error samples (case × epoch with no model reply) per reason, most frequent first; sums to error_samples."""
+    errors = quality.loc[~quality["scored"], "error"].dropna()
+    counts = Counter(error_reason(str(e)) for e in errors)
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.DataFrame) -> dict[str, Any]:
     """Every figure of one variant."""
     scored_q = quality[quality["scored"]]
@@ -119,6 +127,7 @@ def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.Data
         "quality_samples": len(quality),
         "errors": int(quality.loc[~quality["scored"], "case_id"].nunique()),
         "error_samples": int((~quality["scored"]).sum()),
+        "errors_by_reason": errors_by_reason(quality),
     }
     out.update(claim_metrics(scored_c))
     out.update(verdict_metrics(scored_q))

@@ -382,38 +382,6 @@ def test_resume_retries_the_cases_that_got_no_reply(tmp_path: Path, api_key: str
     assert len(records) == 3 and all(r.error is None for r in records)
 
 
-def test_credentials_in_a_base_url_are_never_recorded(
-    tmp_path: Path, openai_server: LocalOpenAIServer, api_key: str
-) -> None:
-    corpus = write_corpus(tmp_path / "cases", ["q1"])
-    url = openai_server.base_url.replace("http://", "http://alice:hunter2pw@")
-    assert (
-        main(
-            [
-                "run",
-                "--cases",
-                str(corpus),
-                "--model",
-                "openai:local-model",
-                "--base-url",
-                url,
-                "--out",
-                str(tmp_path / "r"),
-                "--no-cache",
-                "--no-report",
-            ]
-        )
-        == 0
-    )
-    for path in (tmp_path / "r").iterdir():
-        text = path.read_text(errors="replace")
-        assert "hunter2pw" not in text and api_key not in text, path.name
-    assert (
-        json.loads((tmp_path / "r" / "manifest.json").read_text())["variants"][0]["settings"]["base_url"]
-        == openai_server.base_url
-    )
-
-
 def test_a_study_file_names_the_key_variable(
     tmp_path: Path, openai_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
