@@ -12,12 +12,10 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.corpus.catalogue import load_catalogue
-from harness.corpus.export import claim_rows, write_export
 from harness.corpus.generator import DEFAULT_COUNT, DEFAULT_PER_SEED, DEFAULT_RANDOM_SEED, generate, write_cases
 from harness.corpus.loader import CorpusError, load_cases, load_cases_with_files
 from harness.corpus.schema import case_json_schema
 from harness.corpus.stats import ORIGINS, CorpusStats, KindCount, corpus_stats
-from harness.score.conformance import case_check_problems, quality_case_problems
 
 DEFAULT_CASES = Path("cases")
 DEFAULT_SCHEMA = DEFAULT_CASES / "case.schema.json"
@@ -92,6 +90,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Every expectation that needs no model: policy cases whole, quality cases' parse and gatekeeper."""
+    from harness.score.conformance import case_check_problems
+
     console = Console()
     loaded = _load(args.dirs, Console(stderr=True, soft_wrap=True, emoji=False), with_files=True)
     if loaded is None:
@@ -112,6 +112,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     """Mutants of the seed cases, written under --out; exit 1 if fewer than --count could be made."""
+    from harness.score.conformance import quality_case_problems
+
     console = Console()
     seeds = _load(args.seeds or [DEFAULT_SEEDS], Console(stderr=True, soft_wrap=True, emoji=False))
     if seeds is None:
@@ -130,6 +132,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from harness.corpus.export import claim_rows, write_export  # pyarrow and datasets: only here
+
     cases = _load(args.dirs, Console(stderr=True, soft_wrap=True, emoji=False))
     if cases is None:
         return 2
