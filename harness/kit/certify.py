@@ -155,7 +155,7 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         info, records, extra = asyncio.run(run_cases([*cases, *ran_quality], settings, hashes, writer, log))
     by_id = {c.id: c for c in [*cases, *ran_quality]}
     records.sort(key=lambda r: r.case_id)
-    conf = conformance(records, by_id, extra)
+    conf = conformance(records, by_id, extra, settings.excerpt_chars)
     errors = sum(1 for r in records if r.error)
     hash_ = corpus_hash([*cases, *quality], hashes)
     skipped = {
