@@ -180,7 +180,9 @@ def certification(
     ]
     caveats = []
     if not sha:
-        caveats.append("The git commit is unknown: the implementation cannot be tied to a commit.")
+        caveats.append(
+            "The git commit is unknown (installed package, no git checkout): the implementation cannot be tied to a commit."
+        )
     elif sha.endswith("-dirty"):
         caveats.append(
             f"The working tree had uncommitted changes (git {sha}): what was certified is that tree, not commit {sha.removesuffix('-dirty')} alone."
