@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    err = Console(stderr=True)
+    err = Console(stderr=True, emoji=False)
     if len(args.run_dirs) > 1 and args.out is None:
         err.print("[red]error:[/red] give --out for a report that combines several runs")
         return EXIT_USAGE

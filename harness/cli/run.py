@@ -250,7 +250,10 @@ def default_factory(study: Study):  # type: ignore[no-untyped-def]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    console, err = Console(width=None if Console().is_terminal else 160), Console(stderr=True, soft_wrap=True)
+    console, err = (
+        Console(width=None if Console().is_terminal else 160, emoji=False),
+        Console(stderr=True, soft_wrap=True, emoji=False),
+    )
     try:
         study = study_from_args(args)
         corpus = load_cases(study.cases)
@@ -343,7 +346,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from harness.run.log import MANIFEST_FILE, read_manifest
     from harness.score.compare import compare_runs
 
-    err = Console(stderr=True, soft_wrap=True)
+    err = Console(stderr=True, soft_wrap=True, emoji=False)
     console = Console(width=None if Console().is_terminal else 160)
     for path in (args.run_a, args.run_b):
         if not path.exists():

@@ -36,6 +36,7 @@ class OutcomeRow(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     case_id: str
+    case_hash: str = ""
     variant: str
     epoch: int
     kind: Literal["policy", "quality"]

@@ -304,3 +304,18 @@ def read_cases(run_dir: Path) -> dict[str, dict[str, Any]]:
                 except (ValueError, KeyError, TypeError) as exc:
                     raise RunFileError(path, f"not a case line: {exc}", number) from None
     return out
+
+
+def folder_fingerprint(folder: Path) -> str | None:
+    """sha256 of the files a run folder is paired by (outcomes.jsonl, else results.jsonl): a baseline's identity."""
+    import hashlib
+
+    for name in ("outcomes.jsonl", RESULTS_FILE):
+        path = folder / name
+        if path.is_file():
+            digest = hashlib.sha256()
+            with path.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+            return digest.hexdigest()
+    return None

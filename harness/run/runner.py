@@ -31,6 +31,7 @@ from harness.run.log import (
     ResultWriter,
     VariantInfo,
     drop_corrupt_results,
+    folder_fingerprint,
     read_manifest,
     read_results,
     write_cases,
@@ -185,7 +186,9 @@ def make_manifest(
             "code_fingerprint": code_fingerprint(),
             "gates": study.gates.model_dump(),
             "control": study.control,
-            "baseline": str(study.baseline) if study.baseline else None,
+            # absolute, with the outcomes' hash: a later rescore decides against this very baseline or not at all
+            "baseline": str(study.baseline.resolve()) if study.baseline else None,
+            "baseline_sha256": folder_fingerprint(study.baseline) if study.baseline else None,
             "perturb": list(study.perturb),
             "perturb_seed": study.perturb_seed,
             "perturbed_cases": {name: sum(p.name == name for p in perturbed) for name in study.perturb},

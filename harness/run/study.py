@@ -77,7 +77,7 @@ class Gates(BaseModel):
     max_error_rate: float = Field(
         default=0.0, ge=0.0, le=1.0, description="share of quality cases allowed to end with no model reply"
     )
-    alpha: float = 0.05
+    alpha: float = Field(default=0.05, gt=0.0, lt=1.0, description="significance level of decisions")
     margin: float = Field(
         default=DEFAULT_MARGIN_PP,
         ge=0.0,

@@ -301,7 +301,8 @@ def test_baseline_gate_fails_on_a_significant_drop_and_passes_on_equal(tmp_path:
     assert decision["metrics"]["unsafe_pass_rate"]["units"] == 0  # every case's gold is PASS: nothing to measure
     assert any("unsafe_pass_rate: not measured" in r for r in decision["reasons"])
     same = json.loads((tmp_path / "same" / "summary.json").read_text())["decisions"][0]
-    assert same["decision"] == "ship" and same["metrics"]["verdict_accuracy"]["diff_ci"] == [0.0, 0.0]
+    # identical answers, but no case here can show an unsafe PASS: a gated metric nobody measured never ships
+    assert same["decision"] == "inconclusive" and same["metrics"]["verdict_accuracy"]["diff_ci"] == [0.0, 0.0]
 
 
 def test_compare_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
