@@ -256,8 +256,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     try:
         study = study_from_args(args)
-        cases = load_cases(study.cases)
-        cases = select_cases(cases, study.filters)
+        corpus = load_cases(study.cases)
+        cases = select_cases(corpus, study.filters)
     except (StudyError, GateError, FilterError) as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         return EXIT_USAGE
@@ -307,7 +307,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from harness.kit.certificate import write_run_certificate
 
-    certificate = write_run_certificate(run_dir, result.manifest, summary)
+    corpus_policy = sum(1 for c in corpus if c.kind == "policy")
+    certificate = write_run_certificate(run_dir, result.manifest, summary, corpus_policy)
     if study.report:
         _render_report(run_dir, err)
     if result.dropped:

@@ -36,11 +36,14 @@ from harness.score.metrics import (
 from harness.score.outcomes import outcomes_frame
 from harness.score.reliability import calibration_metrics, consistency_metrics
 from harness.system.store import EVALUATION_KEY
+from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 SUMMARY_SCHEMA = "summary_v1"
 
 
-def case_problems(record: ResultRecord, case: Case | None) -> tuple[list[str], list[str]]:
+def case_problems(
+    record: ResultRecord, case: Case | None, excerpt_chars: int = DEFAULT_EXCERPT_CHARS
+) -> tuple[list[str], list[str]]:
     """(expectation mismatches, invariant violations) of one record.
 
     Policy records are checked whole; quality records on their deterministic
@@ -52,28 +55,32 @@ def case_problems(record: ResultRecord, case: Case | None) -> tuple[list[str], l
         return ["case content missing from the run log"], []
     evaluation, unreadable = read_evaluation(record.persisted[EVALUATION_KEY])
     if evaluation is None:
-        return [str(unreadable)], invariant_violations(case, record.persisted)
+        return [str(unreadable)], invariant_violations(case, record.persisted, excerpt_chars)
     mismatches = (
         policy_case_mismatches(case, evaluation)
         if record.kind == "policy"
         else deterministic_mismatches(case, evaluation)
     )
-    return mismatches, invariant_violations(case, record.persisted)
+    return mismatches, invariant_violations(case, record.persisted, excerpt_chars)
 
 
 def conformance(
-    records: Sequence[ResultRecord], cases: dict[str, Case], extra: Mapping[str, Sequence[str]] | None = None
+    records: Sequence[ResultRecord],
+    cases: dict[str, Case],
+    extra: Mapping[str, Sequence[str]] | None = None,
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
 ) -> dict[str, Any]:
     """Policy cases must agree 100%; invariants must hold for every case of either kind.
 
     `extra`: further mismatches per case id, found outside the persisted outcome (a conformance kit's checks
-    of the request a SUT sent to its model).
+    of the request a SUT sent to its model). `excerpt_chars`: the run's excerpt limit, which defines the
+    trace summary every evaluation must have persisted.
     """
     scenarios: dict[str, dict[str, int]] = {sid: {"cases": 0, "passed": 0} for sid in load_catalogue()}
     failures: list[dict[str, Any]] = []
     policy_cases = policy_passed = invariant_count = quality_mismatches = 0
     for record in records:
-        mismatches, violations = case_problems(record, cases.get(record.case_id))
+        mismatches, violations = case_problems(record, cases.get(record.case_id), excerpt_chars)
         mismatches = [*mismatches, *(extra or {}).get(record.case_id, ())]
         invariant_count += len(violations)
         if record.kind == "policy":
@@ -181,7 +188,7 @@ def build_summary(
             "cases": manifest.case_count,
             "results": len(records),
         },
-        "conformance": conformance(records, cases),
+        "conformance": conformance(records, cases, excerpt_chars=manifest.excerpt_chars),
         "variants": variants,
         "comparisons": comparisons,
     }

@@ -425,3 +425,19 @@ def test_the_transport_flag_reaches_the_client_and_the_manifest(
     assert manifest["variants"][0]["settings"]["transport"] == "httpx"
     assert openai_server.authorizations == [f"Bearer {api_key}"]
     assert main(llm_args(openai_server, corpus, tmp_path / "bad", "--transport", "curl")) == 2
+
+
+def test_a_filtered_run_certifies_only_part_of_the_corpus(tmp_path: Path) -> None:
+    """A `vbench run` narrowed by --filter is partial in certificate.json and the report, even with every
+    scenario it names passing (issue 15 review: a filtered run must not read as certified)."""
+    policy = Path(__file__).resolve().parents[2] / "cases" / "policy"
+    out = tmp_path / "run"
+    assert main(["run", "--cases", str(policy), "--filter", "id:pol-fab-*", "--out", str(out)]) == 0
+    cert = json.loads((out / "certificate.json").read_text(encoding="utf-8"))
+    corpus = len(list(policy.rglob("*.yaml")))
+    assert cert["status"] == "partial" and cert["corpus_policy_cases"] == corpus > cert["policy_cases"] > 0
+    assert (
+        cert["headline"].startswith("Partially certified (")
+        and f"{cert['policy_cases']}/{corpus} policy cases" in cert["headline"]
+    )
+    assert cert["headline"] in (out / "report.html").read_text(encoding="utf-8")
