@@ -55,7 +55,7 @@ def stage_breakdown(cases_jsonl: Path, n: int | None = None, passes: int = 2) ->
         for case, reply_text in zip(cases, replies, strict=True):
             marks = [time.thread_time()]
             emission = case.executor.emission()
-            load_case_into_store(case, store, clear=True, emission=emission)
+            load_case_into_store(case, store, emission=emission)
             marks.append(time.thread_time())
             invocations = store.invocations(case.session_id)
             marks.append(time.thread_time())

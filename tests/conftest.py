@@ -7,6 +7,7 @@ import os
 import pytest
 
 from tests.llm.server_fixtures import openai_server  # noqa: F401 - the shared local OpenAI-compatible server
+from tests.postgres_fixtures import postgres_url  # noqa: F401 - the shared throwaway PostgreSQL cluster
 
 
 @pytest.fixture(autouse=True)

@@ -12,12 +12,10 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.corpus.catalogue import load_catalogue
-from harness.corpus.export import claim_rows, write_export
 from harness.corpus.generator import DEFAULT_COUNT, DEFAULT_PER_SEED, DEFAULT_RANDOM_SEED, generate, write_cases
 from harness.corpus.loader import CorpusError, load_cases, load_cases_with_files
 from harness.corpus.schema import case_json_schema
 from harness.corpus.stats import ORIGINS, CorpusStats, KindCount, corpus_stats
-from harness.score.conformance import case_check_problems, quality_case_problems
 
 DEFAULT_CASES = Path("cases")
 DEFAULT_SCHEMA = DEFAULT_CASES / "case.schema.json"
@@ -81,7 +79,7 @@ def _load(dirs: list[Path], console: Console, with_files: bool = False):  # type
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    console = Console(stderr=True, soft_wrap=True)
+    console = Console(stderr=True, soft_wrap=True, emoji=False)
     cases = _load(args.dirs, console)
     if cases is None:
         return 2
@@ -92,8 +90,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Every expectation that needs no model: policy cases whole, quality cases' parse and gatekeeper."""
+    from harness.score.conformance import case_check_problems
+
     console = Console()
-    loaded = _load(args.dirs, Console(stderr=True, soft_wrap=True), with_files=True)
+    loaded = _load(args.dirs, Console(stderr=True, soft_wrap=True, emoji=False), with_files=True)
     if loaded is None:
         return 2
     cases = [case for case, _ in loaded]
@@ -112,8 +112,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     """Mutants of the seed cases, written under --out; exit 1 if fewer than --count could be made."""
+    from harness.score.conformance import quality_case_problems
+
     console = Console()
-    seeds = _load(args.seeds or [DEFAULT_SEEDS], Console(stderr=True, soft_wrap=True))
+    seeds = _load(args.seeds or [DEFAULT_SEEDS], Console(stderr=True, soft_wrap=True, emoji=False))
     if seeds is None:
         return 2
     cases = generate(seeds, random_seed=args.seed, per_seed=args.per_seed, check=quality_case_problems)
@@ -130,7 +132,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    cases = _load(args.dirs, Console(stderr=True, soft_wrap=True))
+    from harness.corpus.export import claim_rows, write_export  # pyarrow and datasets: only here
+
+    cases = _load(args.dirs, Console(stderr=True, soft_wrap=True, emoji=False))
     if cases is None:
         return 2
     paths = write_export(cases, args.out)
@@ -159,7 +163,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """Counts and targets; exit 1 on a missed target only with --require-targets."""
-    cases = _load(args.dirs, Console(stderr=True, soft_wrap=True))
+    cases = _load(args.dirs, Console(stderr=True, soft_wrap=True, emoji=False))
     if cases is None:
         return 2
     stats = corpus_stats(cases, load_catalogue(), counted=tuple(args.origin or ["hand-written"]))

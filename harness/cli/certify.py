@@ -94,7 +94,8 @@ def certify_command(args: argparse.Namespace) -> int:
         print(f"error: {args.out} already holds a run; choose another --out", file=sys.stderr)
         return EXIT_USAGE
     try:
-        cases = select_cases(load_cases(dirs), args.filter)
+        corpus = load_cases(dirs)
+        cases = select_cases(corpus, args.filter)
     except FilterError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -115,6 +116,7 @@ def certify_command(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         model_base_url=args.model_base_url,
         model=args.model,
+        corpus_policy_cases=sum(1 for c in corpus if c.kind == "policy"),
     )
     try:
         result = certify(policy, quality, settings)

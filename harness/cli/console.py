@@ -73,6 +73,11 @@ def print_summary(
             num(v.get("macro_f1")), num(v.get("invalid_reply_rate")),
         )  # fmt: skip
     console.print(table)
+    for v in summary["variants"]:
+        reasons = v.get("errors_by_reason") or {}
+        if reasons:
+            listed = ", ".join(f"{reason} {n}" for reason, n in reasons.items())
+            console.print(f"errors by reason [{v['name']}]: {listed}", markup=False, highlight=False)
     print_robustness(console, summary)
     for decision in summary.get("decisions", []):
         print_decision(console, decision)

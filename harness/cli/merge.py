@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from harness.run.log import Manifest
 from harness.run.merge import MergeError, merge_shards
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
@@ -25,36 +23,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     merge.set_defaults(handler=cmd_merge)
 
 
-def gate_settings(manifest: Manifest) -> Any:
-    """The gates the shards were run with (recorded in each manifest), so the merge scores as the run would."""
-    from harness.score.scoring import GateSettings
-
-    gates: dict[str, Any] = manifest.settings.get("gates") or {}
-    baseline = manifest.settings.get("baseline")
-    return GateSettings(
-        fail_under=dict(gates.get("fail_under") or {}),
-        max_unsafe_pass=gates.get("max_unsafe_pass"),
-        baseline=Path(baseline) if baseline else None,
-        alpha=gates.get("alpha", 0.05),
-        max_error_rate=gates.get("max_error_rate", 0.0),
-        control=manifest.settings.get("control"),
-        margin=gates.get("margin", 5.0) / 100,
-        require_ship=bool(gates.get("require_ship")),
-        decide_on=tuple(gates.get("decide_on") or ("verdict_accuracy", "unsafe_pass_rate")),
-    )
-
-
 def cmd_merge(args: argparse.Namespace) -> int:
     from harness.cli.console import print_summary
+    from harness.report.load import ReportError, gate_settings
     from harness.score.scoring import score_run
 
     err = Console(stderr=True, soft_wrap=True)
     try:
         manifest = merge_shards(args.runs, args.out)
-    except MergeError as exc:
+        gates = gate_settings(manifest)  # the gates the shards ran with, so the merge decides as the run would
+    except (MergeError, ReportError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
-    summary = score_run(args.out, gate_settings(manifest))
+    summary = score_run(args.out, gates)
     from harness.kit.certificate import write_run_certificate
 
     write_run_certificate(args.out, manifest, summary)

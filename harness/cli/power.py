@@ -43,7 +43,12 @@ def cmd_power(args: argparse.Namespace) -> int:
         n = cases_needed(args.diff / 100, args.discordance / 100, args.alpha, args.power)
         print(
             f"{n} paired cases detect a {args.diff:g} pp difference at {args.power:.0%} power, alpha {args.alpha:g}"
-            f" (discordance {max(args.discordance, args.diff):g} pp)"
+            f" (discordance {max(args.discordance, args.diff):g} pp"
+            + (
+                "; the fewest possible: two sides that disagree more often need more cases)"
+                if args.discordance == 0
+                else ")"
+            )
         )
         return EXIT_OK
     if args.cases <= 0:

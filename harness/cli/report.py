@@ -14,6 +14,7 @@ from harness.report.load import ReportError
 from harness.report.prices import PriceError, load_prices
 from harness.report.render import MARKDOWN_FILE, SCREENSHOT_FILE, render_run
 from harness.report.select import DEFAULT_LIMIT
+from harness.run.log import RunFileError
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
 
@@ -42,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    err = Console(stderr=True)
+    err = Console(stderr=True, emoji=False)
     if len(args.run_dirs) > 1 and args.out is None:
         err.print("[red]error:[/red] give --out for a report that combines several runs")
         return EXIT_USAGE
@@ -54,7 +55,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         prices = load_prices(args.prices)
         report = render_run(args.run_dirs, out, prices=prices, limit=args.max_embedded, rescore=args.rescore)
-    except (ReportError, PriceError) as exc:
+    except (ReportError, PriceError, RunFileError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
     print(f"report: {report}")

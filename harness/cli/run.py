@@ -8,12 +8,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from harness.cli.console import print_summary
 from harness.corpus.loader import CorpusError, load_cases
 from harness.corpus.perturb import PERTURBATIONS
-from harness.run.log import VariantInfo
+from harness.run.log import DROPPED_FILE, RESULTS_FILE, RunFileError, VariantInfo
 from harness.run.ray_executor import RayUnavailable
 from harness.run.runner import ResumeError, run_study
 from harness.run.select import FilterError, select_cases
@@ -24,6 +26,7 @@ from harness.score.pairing import PairingError
 from harness.score.regression import load_control_run, preflight
 from harness.score.scoring import GateSettings, score_run
 from harness.system.prompts import PromptError
+from harness.system.store import StoreURLError
 from harness.system.verifiers.base import Verifier
 from harness.system.verifiers.factory import ModelSpecError
 
@@ -53,6 +56,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     run.add_argument(
         "--resume", action="store_true", help="finish an interrupted run in --out without redoing finished work"
+    )
+    run.add_argument(
+        "--drop-corrupt",
+        action="store_true",
+        help="with --resume: take corrupt lines out of results.jsonl (kept in results.dropped.jsonl) and redo their cases",
     )
     run.add_argument(
         "--baseline",
@@ -95,8 +103,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="tag:T, scenario:S, id:GLOB, ids:FILE, kind:K, or a bare id glob/tag",
     )
     run.add_argument("--excerpt-chars", type=int, help="tool result excerpt limit in the trace summary")
+    run.add_argument(
+        "--case-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="bound on one case over all its attempts; a case past it is recorded as a case_timeout error",
+    )
     run.add_argument("--no-claim-guard", action="store_true", help="measure the bare model verdict (policy step 5 off)")
     run.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    run.add_argument(
+        "--store",
+        metavar="URL",
+        help="where the system persists: a SQLAlchemy URL, postgresql://user@host:port/db, or a SQLite file path "
+        "(default: a private in-memory SQLite per worker)",
+    )
     run.add_argument(
         "--perturb",
         action="append",
@@ -114,8 +134,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     client = run.add_argument_group("client settings for openai: models (a study file can set them per model)")
     client.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     client.add_argument("--max-tokens", type=int)
-    client.add_argument("--timeout", type=float, help="per-request timeout in seconds")
+    client.add_argument(
+        "--timeout", type=float, help="deadline of one attempt (connect, headers and whole body), in seconds"
+    )
     client.add_argument("--max-attempts", type=int)
+    client.add_argument(
+        "--max-retry-after", type=float, help="cap on a server's Retry-After wait, in seconds (default 120)"
+    )
     client.add_argument(
         "--structured-mode",
         choices=["json_schema", "json_object", "plain"],
@@ -164,10 +189,13 @@ def study_from_args(args: argparse.Namespace) -> Study:
         "out": args.out,
         "cache": args.cache,
         "resume": args.resume or None,
+        "drop_corrupt": args.drop_corrupt or None,
         "baseline": args.baseline,
         "control": args.control,
         "filters": args.filter,
         "excerpt_chars": args.excerpt_chars,
+        "case_timeout": args.case_timeout,
+        "store": args.store,
         "claim_guard": False if args.no_claim_guard else None,
         "report": False if args.no_report else None,
         "replay": False if args.no_replay else None,
@@ -192,6 +220,7 @@ def _apply_client_flags(study: Study, args: argparse.Namespace) -> Study:
         "max_tokens": args.max_tokens,
         "timeout": args.timeout,
         "max_attempts": args.max_attempts,
+        "max_retry_after": args.max_retry_after,
         "structured_mode": args.structured_mode,
         "transport": args.transport,
     }
@@ -209,7 +238,11 @@ def _apply_client_flags(study: Study, args: argparse.Namespace) -> Study:
     for model in study.models:
         if model.startswith("openai:"):
             current = settings[model].model_dump(exclude_none=True) if model in settings else {}
-            settings[model] = ModelSettings(**{**current, **flags})
+            try:
+                settings[model] = ModelSettings(**{**current, **flags})
+            except ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+                raise StudyError(f"flags for {model}: {problems}") from None
     return study.model_copy(update={"model_settings": settings})
 
 
@@ -227,11 +260,14 @@ def default_factory(study: Study):  # type: ignore[no-untyped-def]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    console, err = Console(width=None if Console().is_terminal else 160), Console(stderr=True, soft_wrap=True)
+    console, err = (
+        Console(width=None if Console().is_terminal else 160, emoji=False),
+        Console(stderr=True, soft_wrap=True, emoji=False),
+    )
     try:
         study = study_from_args(args)
-        cases = load_cases(study.cases)
-        cases = select_cases(cases, study.filters)
+        corpus = load_cases(study.cases)
+        cases = select_cases(corpus, study.filters)
     except (StudyError, GateError, FilterError) as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         return EXIT_USAGE
@@ -254,29 +290,42 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         result = run_study(study, cases, run_dir, default_factory(study), RichProgress(err))
-    except (ResumeError, StudyError, ModelSpecError, PromptError, RayUnavailable) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        gates = study.gates
+        summary = score_run(
+            run_dir,
+            GateSettings(
+                fail_under=gates.fail_under,
+                max_unsafe_pass=gates.max_unsafe_pass,
+                baseline=study.baseline,
+                alpha=gates.alpha,
+                max_error_rate=gates.max_error_rate,
+                control=study.control,
+                margin=gates.margin / 100,
+                require_ship=gates.require_ship,
+                decide_on=tuple(gates.decide_on),
+            ),
+        )
+    except (ResumeError, StudyError, ModelSpecError, PromptError, StoreURLError, RayUnavailable) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
-    gates = study.gates
-    summary = score_run(
-        run_dir,
-        GateSettings(
-            fail_under=gates.fail_under,
-            max_unsafe_pass=gates.max_unsafe_pass,
-            baseline=study.baseline,
-            alpha=gates.alpha,
-            max_error_rate=gates.max_error_rate,
-            control=study.control,
-            margin=gates.margin / 100,
-            require_ship=gates.require_ship,
-            decide_on=tuple(gates.decide_on),
-        ),
-    )
+    except RunFileError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        if exc.path.name == RESULTS_FILE and exc.line:
+            err.print(
+                "  pass --resume --drop-corrupt to take the corrupt lines out and redo their cases", highlight=False
+            )
+        return EXIT_USAGE
     from harness.kit.certificate import write_run_certificate
 
-    certificate = write_run_certificate(run_dir, result.manifest, summary)
+    corpus_policy = sum(1 for c in corpus if c.kind == "policy")
+    certificate = write_run_certificate(run_dir, result.manifest, summary, corpus_policy)
     if study.report:
         _render_report(run_dir, err)
+    if result.dropped:
+        lines = ", ".join(map(str, result.dropped))
+        err.print(
+            f"dropped corrupt line(s) {lines} of {run_dir / RESULTS_FILE} (kept in {DROPPED_FILE})", highlight=False
+        )
     err.print(f"{certificate['headline']} · certificate: {run_dir / 'certificate.html'}", highlight=False, markup=False)
     print_summary(console, summary, run_dir, result.skipped, report=study.report)
     return EXIT_OK if summary["passed"] else EXIT_GATE
@@ -307,7 +356,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from harness.run.log import MANIFEST_FILE, read_manifest
     from harness.score.compare import compare_runs
 
-    err = Console(stderr=True, soft_wrap=True)
+    err = Console(stderr=True, soft_wrap=True, emoji=False)
     console = Console(width=None if Console().is_terminal else 160)
     for path in (args.run_a, args.run_b):
         if not path.exists():
@@ -315,8 +364,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     try:
         rows = compare_runs(load_outcomes(args.run_a), load_outcomes(args.run_b))
-    except FileNotFoundError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
+    except (FileNotFoundError, RunFileError) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
     if not rows:
         err.print(

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-DEFAULT_SPEC_DIR = Path(__file__).resolve().parents[2] / "cases" / "spec"
+DEFAULT_SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
+"""The spec ships inside the package (an installed wheel has its catalogue); cases/spec links here."""
 
 _REQ = re.compile(r"^\s*(?:#+\s*)?Requirement:\s*(?P<title>.+?)\s*$")
 _SCN = re.compile(r"^\s*(?:#+\s*)?Scenario:\s*(?P<title>.+?)\s*$")

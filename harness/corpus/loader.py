@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -38,28 +39,88 @@ class CorpusError(Exception):
 
 _BaseSafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+DEFAULT_MAX_CASE_BYTES = 1_000_000
+"""The size limit of one case file (the largest case in the corpus is ~25 KB)."""
+MAX_CASE_BYTES_ENV = "VBENCH_MAX_CASE_BYTES"
+"""The environment variable that sets another limit (a positive number of bytes) for validate and run alike."""
+
+
+class CaseFileError(ValueError):
+    """A case file refused before it is parsed (too big) or while it is built (an alias)."""
+
+
+def max_case_bytes() -> int:
+    """The case-file size limit: `$VBENCH_MAX_CASE_BYTES`, else `DEFAULT_MAX_CASE_BYTES`."""
+    raw = os.environ.get(MAX_CASE_BYTES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_CASE_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise CorpusError([CaseError(f"${MAX_CASE_BYTES_ENV}", "", f"{raw!r} is not a positive number of bytes")])
+    return value
+
 
 class _StrictSafeLoader(_BaseSafeLoader):  # type: ignore[misc,valid-type]
-    """The safe loader (libyaml's C parser when present) that refuses a mapping with a repeated key."""
+    """The safe loader (libyaml's C parser when present) that refuses a repeated key and any alias.
+
+    An alias (`*name`) lets a few KB stand for billions of nodes once something walks the data (the
+    billion-laughs pattern), so a case file may not use one; every node is built exactly once.
+    """
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        if node in self.constructed_objects or node in self.recursive_objects:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                "YAML anchors and aliases are not allowed in case files (the node here is used again by an alias)",
+                node.start_mark,
+            )
+        return super().construct_object(node, deep=deep)
 
 
 def _construct_mapping(loader: _StrictSafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
-        if key in seen:
+    out: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            repeated = key in out
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"unhashable key {type(key).__name__}", key_node.start_mark
+            ) from None
+        if repeated:
             raise yaml.constructor.ConstructorError(None, None, f"repeated key {key!r}", key_node.start_mark)
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
+        out[key] = loader.construct_object(value_node, deep=deep)
+    return out
 
 
 _StrictSafeLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def read_yaml(path: Path) -> Any:
-    """Safe-load one YAML file, refusing repeated keys."""
-    with path.open(encoding="utf-8") as fh:
-        return yaml.load(fh, Loader=_StrictSafeLoader)  # noqa: S506 - a SafeLoader subclass
+def read_yaml(path: Path, max_bytes: int | None = None) -> Any:
+    """Safe-load one case file of at most `max_bytes` (default: `max_case_bytes()`), refusing repeated keys and
+    aliases. Raises `CaseFileError` for a file over the limit, `yaml.YAMLError` for one that is not a case's YAML."""
+    limit = max_case_bytes() if max_bytes is None else max_bytes
+    with path.open("rb") as fh:
+        data = fh.read(limit + 1)  # never more than the limit in memory, whatever stat says
+    if len(data) > limit:
+        raise CaseFileError(f"the file is over the size limit of {limit:,} bytes (${MAX_CASE_BYTES_ENV})")
+    return strict_yaml(data.decode("utf-8"))
+
+
+def strict_yaml(text: str) -> Any:
+    """Safe-load YAML text refusing repeated keys and aliases (`yaml.YAMLError`); for every YAML file a run
+    reads (cases, study files, price tables), so none can stand for more data than it holds."""
+    loader = _StrictSafeLoader(text)
+    try:
+        return loader.get_single_data()
+    except RecursionError:
+        raise CaseFileError("the YAML is nested too deeply") from None
+    finally:
+        loader.dispose()
 
 
 def case_files(paths: Iterable[Path]) -> list[Path]:
@@ -70,11 +131,13 @@ def case_files(paths: Iterable[Path]) -> list[Path]:
     return files
 
 
-def load_case_file(path: Path, catalogue: dict[str, Scenario]) -> tuple[Case | None, list[CaseError]]:
-    """One case, or the errors that name its file and key paths."""
+def load_case_file(
+    path: Path, catalogue: dict[str, Scenario], max_bytes: int | None = None
+) -> tuple[Case | None, list[CaseError]]:
+    """One case, or the errors that name its file and key paths (`max_bytes`: see `read_yaml`)."""
     name = str(path)
     try:
-        data = read_yaml(path)
+        data = read_yaml(path, max_bytes)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -82,7 +145,11 @@ def load_case_file(path: Path, catalogue: dict[str, Scenario]) -> tuple[Case | N
         if problem.startswith("repeated key") and mark is not None:
             key_path = _repeated_key_path(path, mark.line, mark.column)
             return None, [CaseError(name, key_path or where, f"{problem} ({where})")]
+        if problem.startswith("YAML anchors and aliases"):
+            return None, [CaseError(name, where, problem)]
         return None, [CaseError(name, where, f"YAML syntax error: {problem}")]
+    except CaseFileError as exc:
+        return None, [CaseError(name, "", str(exc))]
     except (OSError, UnicodeDecodeError) as exc:
         return None, [CaseError(name, "", f"cannot read: {exc}")]
     if not isinstance(data, dict):
@@ -115,6 +182,7 @@ def load_cases_with_files(
 ) -> list[tuple[Case, str]]:
     """`load_cases`, each case with the file it was read from (for messages that name the file)."""
     catalogue = load_catalogue() if catalogue is None else catalogue
+    limit = max_case_bytes()
     cases: list[tuple[Case, str]] = []
     errors: list[CaseError] = []
     first_file: dict[str, str] = {}
@@ -122,7 +190,7 @@ def load_cases_with_files(
     errors.extend(CaseError(str(p), "", "no such file or folder") for p in given if not p.exists())
     files = case_files(p for p in given if p.exists())
     for path in files:
-        case, errs = load_case_file(path, catalogue)
+        case, errs = load_case_file(path, catalogue, limit)
         errors.extend(errs)
         if case is None:
             continue

@@ -24,6 +24,7 @@ from harness.system.models import (
     TraceEntry,
     Verdict,
 )
+from harness.system.store import KEY_LENGTH
 
 CaseKind = Literal["policy", "quality"]
 ADVERSARIAL_PREFIX = "adv-"
@@ -44,6 +45,10 @@ ADVERSARIAL_CATEGORIES: dict[str, str] = {
 """The adversarial categories a tag `adv-*` may name (a tag outside them is a validation error)."""
 MAX_LABELS = 2
 """At most two acceptable labels per claim (cases/README.md: never list two to avoid deciding, never more)."""
+STORE_NAMESPACE_LENGTH = 15
+"""Room for the prefix a runner puts on each session id in the store (`harness.run.schedule.store_namespace`)."""
+MAX_SESSION_ID = KEY_LENGTH - STORE_NAMESPACE_LENGTH
+"""A session id (the case's or an other session's) that fits every backend with its namespace: 185 characters."""
 FAIL_RULES = sorted(r.id for r in RULES.values() if r.severity == "fail")
 WARN_RULES = sorted(r.id for r in RULES.values() if r.severity == "warn")
 
@@ -166,6 +171,39 @@ class Case(Contract):
     def session_id(self) -> str:
         return self.session.id or self.id
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        """PostgreSQL's text cannot hold a NUL character, so no case may carry one (a case that validates runs
+        on every backend)."""
+        if (where := _nul_path(data, "")) is not None:
+            raise ValueError(f"{where or '<root>'} holds a NUL character (\\0), which PostgreSQL cannot store")
+        return data
+
+    @model_validator(mode="after")
+    def _fits_the_store(self) -> Case:
+        """Ids and tool names within the store's column lengths on every backend (SQLite would not check)."""
+        too_long: list[str] = []
+        sessions = [("session", self.session_id, self.session.tool_invocations)]
+        sessions += [
+            (f"session.other_sessions[{i}]", o.id, o.tool_invocations)
+            for i, o in enumerate(self.session.other_sessions)
+        ]
+        for path, session_id, invocations in sessions:
+            if len(session_id) > MAX_SESSION_ID:
+                name = "id" if path != "session" or self.session.id else "id (the case id, used as the session id)"
+                too_long.append(f"{path}.{name} is {len(session_id)} characters (at most {MAX_SESSION_ID})")
+            for j, inv in enumerate(invocations):
+                for key in ("id", "tool_name"):
+                    value = getattr(inv, key)
+                    if len(value) > KEY_LENGTH:
+                        too_long.append(
+                            f"{path}.tool_invocations[{j}].{key} is {len(value)} characters (at most {KEY_LENGTH})"
+                        )
+        if too_long:
+            raise ValueError("; ".join(too_long) + ": the store's columns hold no more on PostgreSQL")
+        return self
+
     def content_hash(self) -> str:
         """A stable hash of the case content, so a changed case is never matched to old results."""
         blob = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True, ensure_ascii=False)
@@ -185,6 +223,24 @@ def did_you_mean(word: str, known: Any) -> str:
     if close:
         return f" (did you mean {close[0]!r}?)"
     return f"; known: {', '.join(options)}" if len(options) <= 15 else ""
+
+
+def _nul_path(value: Any, path: str) -> str | None:
+    """The key path of the first string (or key) holding a NUL character, or None."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and "\x00" in key:
+                return where
+            if (found := _nul_path(item, where)) is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if (found := _nul_path(item, f"{path}[{i}]")) is not None:
+                return found
+    return None
 
 
 def _as_list(value: Any) -> list[Any]:

@@ -20,8 +20,12 @@ def write_certificate(out: Path, certificate: Mapping[str, Any]) -> None:
     (out / CERTIFICATE_HTML).write_text(render_certificate(certificate), encoding="utf-8")
 
 
-def write_run_certificate(run_dir: Path, manifest: Manifest, summary: Mapping[str, Any]) -> dict[str, Any]:
-    """The certificate of a `vbench run`: the bundled system, in process, on the run's policy cases."""
+def write_run_certificate(
+    run_dir: Path, manifest: Manifest, summary: Mapping[str, Any], corpus_policy_cases: int | None = None
+) -> dict[str, Any]:
+    """The certificate of a `vbench run`: the bundled system, in process, on the run's policy cases.
+
+    `corpus_policy_cases`: the policy cases in the run's folders before its filters (fewer ran: partial)."""
     certificate = build_certificate(
         sut={"url": "in-process", "name": SUT_NAME, "version": manifest.package_version},
         kit={"name": "verifier-bench", "version": manifest.package_version, "git_sha": manifest.git_sha},
@@ -32,6 +36,7 @@ def write_run_certificate(run_dir: Path, manifest: Manifest, summary: Mapping[st
         filters=manifest.filters,
         errors=0,
         skipped={"quality_cases": 0, "case_ids": [], "reason": "quality cases ran as measurements, not certification"},
+        corpus_policy_cases=corpus_policy_cases,
     )
     write_certificate(run_dir, certificate)
     return certificate

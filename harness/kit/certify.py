@@ -53,6 +53,8 @@ class CertifySettings:
     model_base_url: str | None = None
     """A real model endpoint for quality cases (the SUT calls it with its own key); None: they are skipped."""
     model: str | None = None
+    corpus_policy_cases: int | None = None
+    """The policy cases in `case_dirs` before any filter: fewer ran, and the certificate is partial."""
 
 
 @dataclass
@@ -155,7 +157,7 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         info, records, extra = asyncio.run(run_cases([*cases, *ran_quality], settings, hashes, writer, log))
     by_id = {c.id: c for c in [*cases, *ran_quality]}
     records.sort(key=lambda r: r.case_id)
-    conf = conformance(records, by_id, extra)
+    conf = conformance(records, by_id, extra, settings.excerpt_chars)
     errors = sum(1 for r in records if r.error)
     hash_ = corpus_hash([*cases, *quality], hashes)
     skipped = {
@@ -187,6 +189,7 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         filters=list(settings.filters),
         errors=errors,
         skipped=skipped,
+        corpus_policy_cases=settings.corpus_policy_cases,
     )
     (settings.out / SUMMARY).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     write_certificate(settings.out, certificate)

@@ -22,7 +22,7 @@ from harness.system.protocol import (
     VerifyRequest,
     VerifySettings,
 )
-from harness.system.trace import DEFAULT_EXCERPT_CHARS, build_trace_summary
+from harness.system.trace import DEFAULT_EXCERPT_CHARS, session_trace_summary
 
 SCRIPTED_MODEL = "kit-scripted-verifier"
 GATEKEEPER_FIELDS = ("status", "failed_rules", "warnings", "errors")
@@ -115,7 +115,7 @@ def input_problems(
             out.append(f"input: structured claim {cid} is not in the model request")
         if isinstance(statement, str) and statement and not _mentions(text, statement):
             out.append(f"input: the statement of claim {cid} is not in the model request")
-    trace = case.session.tool_trace_summary or build_trace_summary(case.session.tool_invocations, excerpt_chars)
+    trace = session_trace_summary(case.session.tool_trace_summary, case.session.tool_invocations, excerpt_chars)
     out += [
         f"input: trace ref {e.trace_ref} is not in the model request" for e in trace if not _token(text, e.trace_ref)
     ]

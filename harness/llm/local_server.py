@@ -32,7 +32,18 @@ from pydantic import BaseModel, ConfigDict
 
 Responder = Callable[[dict[str, Any]], str]
 FaultKind = Literal[
-    "rate_limit", "server_error", "slow", "malformed", "length", "empty", "refusal", "drop", "not_json_content"
+    "rate_limit",
+    "server_error",
+    "slow",
+    "malformed",
+    "length",
+    "empty",
+    "refusal",
+    "drop",
+    "not_json_content",
+    "trickle",
+    "truncated",
+    "html",
 ]
 
 REFUSAL_TEXT = "I'm sorry, but I can't help with that request."
@@ -45,7 +56,11 @@ class Fault(BaseModel):
     slow: the normal reply after `delay_s` more seconds; malformed: a 200 whose
     body is broken JSON; length: the reply cut in half with finish_reason
     `length`; empty: empty content; refusal: `message.refusal` set, no content;
-    drop: the connection closed without a response; not_json_content: prose.
+    drop: the connection closed without a response; not_json_content: prose;
+    trickle: the normal reply's headers at once, then its body one byte every
+    `delay_s` seconds (a read timeout between bytes never fires); truncated: a
+    200 that promises the whole body (Content-Length) and closes after half;
+    html: a 200 whose body is an HTML error page, not JSON.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -252,10 +267,36 @@ class LocalOpenAIServer:
             return self._completion(body, None, "stop", refusal=REFUSAL_TEXT)
         if kind == "not_json_content":
             return self._completion(body, "The answer looks fine to me.", "stop")
+        if kind == "html":
+            return web.Response(
+                status=200, text="<html><body><h1>502 Bad Gateway</h1></body></html>", content_type="text/html"
+            )
+        if kind in ("trickle", "truncated"):
+            return await self._stream(request, body, trickle=kind == "trickle", delay_s=fault.delay_s)
         # drop: close the connection without answering
         if request.transport is not None:
             request.transport.abort()
         return web.Response(status=500)  # never reaches the client: the socket is gone
+
+    async def _stream(
+        self, request: web.Request, body: dict[str, Any], *, trickle: bool, delay_s: float
+    ) -> web.StreamResponse:
+        """The normal reply with its full Content-Length, sent a byte at a time (trickle) or cut in half."""
+        data = self._completion(body, self._reply_text(body), "stop").body
+        assert isinstance(data, bytes)
+        response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        response.content_length = len(data)
+        await response.prepare(request)
+        if trickle:
+            for i in range(len(data)):
+                await response.write(data[i : i + 1])
+                await asyncio.sleep(delay_s)
+            await response.write_eof()
+            return response
+        await response.write(data[: len(data) // 2])
+        if request.transport is not None:
+            request.transport.close()
+        return response
 
     def _completion(
         self, body: dict[str, Any], text: str | None, finish: str, refusal: str | None = None

@@ -26,6 +26,28 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
+class BaseURLError(ValueError):
+    """A base URL the client must not be given (exit code 2); the message never holds its credentials."""
+
+
+def check_base_url(url: str) -> str:
+    """`url`, refused when it carries user info (`user:password@host`).
+
+    The HTTP client would send such credentials as `Authorization: Basic ...`, which replaces the Bearer API
+    key (a real endpoint rejects the request), and a server that echoes the header would carry them into
+    replies, results and the cache as base64. So they are refused: the key goes in OPENAI_API_KEY (or the
+    variable a study's `api_key_env` names).
+    """
+    netloc = urlsplit(url).netloc
+    if "@" in netloc:
+        raise BaseURLError(
+            f"the base URL {public_url(url)!r} carries credentials (user:password@ before the host), which the "
+            "client would send in place of the API key: remove them and give the key in OPENAI_API_KEY (or the "
+            "variable a study file's api_key_env names)"
+        )
+    return url
+
+
 _lock = threading.Lock()
 _modes: dict[Endpoint, StructuredMode] = {}
 _confirmed: set[Endpoint] = set()

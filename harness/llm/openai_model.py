@@ -11,6 +11,7 @@ A reply that came (empty, refused, cut off) is returned as is, never retried.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import importlib.util
 import json
@@ -18,13 +19,12 @@ import logging
 import os
 import time
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.llm import modes
-from harness.llm.modes import public_url
+from harness.llm.modes import check_base_url, public_url
 from harness.llm.retry import backoff_delay, parse_retry_after
 from harness.llm.types import ChatRequest, ChatResponse, ErrorReason, StructuredMode, TokenUsage
 
@@ -45,11 +45,12 @@ class OpenAISettings(BaseModel):
     """The mode to start from; the ladder only ever steps down from it."""
     max_attempts: int = Field(default=4, ge=1)
     timeout: float = Field(default=120.0, gt=0)
-    """Seconds per attempt, unless the request sets its own."""
+    """Seconds per attempt, unless the request sets its own: a hard deadline on the whole attempt (connect,
+    headers and body), not the HTTP library's gap between two reads, so a server that trickles its body is cut."""
     backoff_base: float = Field(default=0.5, ge=0)
     backoff_max: float = Field(default=30.0, ge=0)
     max_retry_after: float = Field(default=120.0, ge=0)
-    """A longer `Retry-After` is cut to this."""
+    """A longer `Retry-After` is cut to this (`--max-retry-after`, study key `max_retry_after`)."""
     max_tokens: int | None = Field(default=None, ge=1)
     """Overrides the request's max_tokens (a small model's context may need less)."""
     token_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
@@ -58,6 +59,18 @@ class OpenAISettings(BaseModel):
     transport: Literal["aiohttp", "httpx"] = "aiohttp"
     """The openai client's HTTP transport: `aiohttp` (openai's DefaultAioHttpClient, ~0.35 ms less CPU per
     request here) or httpx (the client's default). Changes no reply, so it is not part of the cache key."""
+
+
+def worst_case_seconds(settings: OpenAISettings) -> float:
+    """The longest one `generate` call can take: every attempt to its deadline, and the longest wait before
+    each retry (a Retry-After at its cap, or that retry's back-off before jitter), plus one attempt's wait for an endpoint's
+    structured-output probe (see `OpenAIChatModel.generate`). A run's bound is computed from it."""
+    attempts = settings.max_attempts
+    waits = sum(
+        max(settings.max_retry_after, min(settings.backoff_max, settings.backoff_base * 2 ** (retry - 1)))
+        for retry in range(1, attempts)
+    )
+    return (attempts + 1) * settings.timeout + waits
 
 
 class _Failure(Exception):
@@ -80,13 +93,13 @@ def _http() -> Any:
     return http
 
 
-def transport_for(requested: str, base_url: str) -> str:
+def transport_for(requested: str) -> str:
     """The transport a client really uses: aiohttp when asked for and available, else httpx.
 
-    aiohttp refuses credentials in the URL next to the client's Authorization header, so such a URL keeps httpx.
+    (aiohttp refuses credentials in the URL next to the Authorization header; `check_base_url` refuses them
+    before any client is built, so a URL cannot choose the transport.)
     """
-    parts = urlsplit(base_url)
-    usable = requested == "aiohttp" and not (parts.username or parts.password) and _aiohttp_usable()
+    usable = requested == "aiohttp" and _aiohttp_usable()
     return "aiohttp" if usable else "httpx"
 
 
@@ -133,10 +146,10 @@ class OpenAIChatModel:
         self.name = f"openai:{model}"
         base = settings or OpenAISettings()
         self.settings = OpenAISettings.model_validate({**base.model_dump(), **overrides})
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = check_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
         self.endpoint: modes.Endpoint = (public_url(self.base_url), model)
-        self.transport = transport_for(self.settings.transport, self.base_url)
+        self.transport = transport_for(self.settings.transport)
         self._client: openai.AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
@@ -198,10 +211,20 @@ class OpenAIChatModel:
         self._get_client()  # built outside the timed span: its first construction costs ~0.3 s
         started = time.perf_counter()
         if request.response_schema is not None and not modes.is_confirmed(self.endpoint):
-            async with modes.probe_lock(self.endpoint):
-                if not modes.is_confirmed(self.endpoint):  # still unprobed: this request is the probe
+            lock = modes.probe_lock(self.endpoint)
+            if not lock.locked():
+                async with lock:  # this request is the probe
                     return await self._attempts(request, started)
+            # Another request is probing: wait for it (its refusal teaches this one the mode), but never longer
+            # than one attempt, so a probe stuck in retries against a failing server holds nobody up.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._attempt_timeout(request)):
+                    async with lock:
+                        pass
         return await self._attempts(request, started)
+
+    def _attempt_timeout(self, request: ChatRequest) -> float:
+        return request.timeout or self.settings.timeout
 
     async def _attempts(self, request: ChatRequest, started: float) -> ChatResponse:
         settings = self.settings
@@ -212,7 +235,10 @@ class OpenAIChatModel:
         while True:
             attempts += 1
             try:
-                body = await self._send(request, mode)
+                async with asyncio.timeout(self._attempt_timeout(request)):  # the whole attempt, body included
+                    body = await self._send(request, mode)
+            except TimeoutError:
+                failure = _Failure("timeout", f"no whole reply within {self._attempt_timeout(request):g} s")
             except openai.APIStatusError as exc:
                 refusal = self._mode_refusal(exc) if has_schema and mode != "plain" else None
                 if refusal is not None:
@@ -225,7 +251,7 @@ class OpenAIChatModel:
                 if _dropped_not_timed_out(exc):
                     failure = _Failure("connection", self._redact(f"connection lost: {exc.__cause__ or exc}"))
                 else:
-                    failure = _Failure("timeout", f"no reply within {request.timeout or settings.timeout:g} s")
+                    failure = _Failure("timeout", f"no reply within {self._attempt_timeout(request):g} s")
             except openai.APIConnectionError as exc:
                 failure = _Failure("connection", self._redact(f"{type(exc).__name__}: {exc}"))
             except _Failure as exc:

@@ -82,6 +82,7 @@ def headline_rows(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
                 "prompt": v.get("prompt"),
                 "quality_cases": v.get("quality_cases"),
                 "errors": v.get("errors"),
+                "errors_by_reason": v.get("errors_by_reason") or {},
                 "claims_scored": v.get("claims_scored"),
                 "cells": cells,
             }

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.report.analyses import quality_mismatches
-from harness.report.select import CATEGORY_NAMES, RIGHT, claims_wrong, is_failure
+from harness.score.outcome import CATEGORY_NAMES, RIGHT, is_failure, outcome
 
 TOOL_RESULT_LIMIT = 3000
 REPLY_LIMIT = 8000
@@ -98,6 +98,18 @@ def _evaluation(record: Mapping[str, Any]) -> Mapping[str, Any]:
     return ev if isinstance(ev, Mapping) else {}
 
 
+def _outcome(record: Mapping[str, Any]):  # type: ignore[no-untyped-def]
+    gold = record.get("gold") or {}
+    return outcome(
+        error=record.get("error"),
+        verdict=record.get("verdict"),
+        model_verdict=record.get("model_verdict"),
+        claims=record.get("claims") or {},
+        gold_verdicts=gold.get("verdict") or [],
+        gold_claims=gold.get("claims"),
+    )
+
+
 def claim_rows(record: Mapping[str, Any], case: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """Every claim the executor made or the gold labels name: gold, predicted, right or wrong, the check's detail."""
     gold = (record.get("gold") or {}).get("claims") or {}
@@ -105,6 +117,7 @@ def claim_rows(record: Mapping[str, Any], case: Mapping[str, Any] | None) -> lis
     checks = {c.get("claim_id"): c for c in _evaluation(record).get("claim_checks") or [] if isinstance(c, Mapping)}
     order = list(dict.fromkeys([*record.get("executor_claim_ids", []), *gold, *predicted]))
     critical = set(record.get("critical_claims") or [])
+    wrong = set(_outcome(record).claims_wrong)
     rows = []
     for cid in order:
         check = checks.get(cid) or {}
@@ -114,7 +127,7 @@ def claim_rows(record: Mapping[str, Any], case: Mapping[str, Any] | None) -> lis
                 "id": cid,
                 "gold": list(gold[cid]) if cid in gold else None,
                 "pred": predicted.get(cid),
-                "ok": None if cid not in gold else predicted.get(cid) in gold[cid],
+                "ok": None if cid not in gold else cid not in wrong,
                 "critical": cid in critical,
                 "detail": check.get("detail"),
                 "refs": refs,
@@ -157,7 +170,7 @@ def record_payload(
         "spec": list(record.get("spec") or []),
         "ok": not is_failure(cat),
         "cat": CATEGORY_NAMES[cat],
-        "claims_wrong": len(claims_wrong(record.get("claims") or {}, gold.get("claims"))) if cat != RIGHT else 0,
+        "claims_wrong": len(_outcome(record).claims_wrong) if cat != RIGHT else 0,
         "verdict": record.get("verdict"),
         "model_verdict": record.get("model_verdict"),
         "derived_verdict": record.get("derived_verdict"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -18,6 +19,7 @@ from harness.report.load import LoadedRun
 from harness.report.prices import PriceTable
 from harness.report.robustness import robustness_rows
 from harness.report.signoff import certification, columns_for, scenario_rows
+from harness.score.certificate import CERTIFICATE_JSON
 from harness.score.compare import adjust_comparisons, compare_outcomes
 from harness.score.frames import CLASSES
 from harness.score.outcomes import load_outcomes
@@ -87,13 +89,27 @@ def merged_comparisons(runs: Sequence[LoadedRun], names: Sequence[str]) -> list[
     )
 
 
+def recorded_corpus_policy_cases(run: LoadedRun) -> int | None:
+    """How many policy cases the run's folders held before its filters, as its certificate.json recorded."""
+    try:
+        value = json.loads((run.run_dir / CERTIFICATE_JSON).read_text(encoding="utf-8")).get("corpus_policy_cases")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def build_signoff(runs: Sequence[LoadedRun]) -> dict[str, Any]:
     catalogue = load_catalogue()
     columns = [c for run in runs for c in columns_for(run.label, run.manifest, run.policy_variant, run.rename)]
     results = pd.concat([run.results for run in runs], ignore_index=True)
     rows = scenario_rows(catalogue, results, columns)
     certs = [
-        {**certification(run.label, run.manifest, run.summary, rows, columns, run.rename), "run_dir": str(run.run_dir)}
+        {
+            **certification(
+                run.label, run.manifest, run.summary, rows, columns, run.rename, recorded_corpus_policy_cases(run)
+            ),
+            "run_dir": str(run.run_dir),
+        }
         for run in runs
     ]
     return {

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
 from harness.report.signoff import results_frame
-from harness.run.log import CASES_FILE, MANIFEST_FILE, RESULTS_FILE, Manifest
+from harness.run.log import CASES_FILE, MANIFEST_FILE, RESULTS_FILE, Manifest, folder_fingerprint
 from harness.run.schedule import POLICY_VARIANT
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
 from harness.score.headline import is_headline
@@ -118,13 +118,21 @@ def gate_settings(manifest: Manifest) -> GateSettings:
     """The gates and decisions the run asked for, from its manifest (a baseline folder only while it is still there)."""
     gates = manifest.settings.get("gates") or {}
     baseline = manifest.settings.get("baseline")
+    if baseline:
+        recorded = manifest.settings.get("baseline_sha256")
+        if not Path(baseline).is_dir() or (recorded and folder_fingerprint(Path(baseline)) != recorded):
+            raise ReportError(
+                f"run {manifest.run_id} was decided against the baseline {baseline}, which is gone or has changed "
+                "since: its decisions cannot be made again. Restore that baseline, or report from the run's own "
+                "summary.json (without --rescore)"
+            )
     return GateSettings(
         fail_under=dict(gates.get("fail_under") or {}),
         max_unsafe_pass=gates.get("max_unsafe_pass"),
         alpha=float(gates.get("alpha") or 0.05),
         max_error_rate=float(gates.get("max_error_rate") or 0.0),
         control=manifest.settings.get("control"),
-        baseline=Path(baseline) if baseline and Path(baseline).is_dir() else None,
+        baseline=Path(baseline) if baseline else None,
         margin=float(gates.get("margin", DEFAULT_MARGIN * 100)) / 100,
         require_ship=bool(gates.get("require_ship", False)),
         decide_on=tuple(gates.get("decide_on") or DEFAULT_GATED),
@@ -168,6 +176,7 @@ def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
     selector = Selector(limit=limit)
     frames: list[pd.DataFrame] = []
     batch: list[OutcomeRow] = []
+    keys: set[tuple[str, str, str, int]] = set()  # a retried unit is logged twice: the summary counts it once
     with path.open("rb") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
@@ -177,6 +186,7 @@ def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
                 break
             if not is_headline(row):
                 continue  # a robustness unit: only summary.json's robustness figures read it
+            keys.add((row.case_id, row.case_hash, row.variant, row.epoch))
             row.variant = run.rename.get(row.variant, row.variant)
             selector.offer(row.case_id, row.variant, row.epoch, category(row, row.key in failed), line)
             batch.append(row)
@@ -184,14 +194,14 @@ def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
                 frames.append(results_frame(run.label, batch, failed))
                 batch = []
     frames.append(results_frame(run.label, batch, failed))
-    run.results = pd.concat(frames, ignore_index=True)
+    run.results = pd.concat(frames, ignore_index=True).drop_duplicates(["case_id", "variant", "epoch"], keep="last")
     run.picked = []
     for cat, line in selector.chosen():
         data = json.loads(line)
         data["variant"] = run.rename.get(data["variant"], data["variant"])
         run.picked.append((cat, data))
     run.selection = selector.describe()
-    return selector.seen
+    return len(keys)
 
 
 def read_case_subset(run_dir: Path, wanted: set[str]) -> dict[str, dict[str, Any]]:

@@ -22,6 +22,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.corpus.loader import strict_yaml
+
 PRICES_ENV = "VBENCH_PRICES"
 
 
@@ -70,8 +72,8 @@ def load_prices(path: Path | None) -> PriceTable:
         elif path.suffix == ".json":
             data = json.loads(text)
         else:
-            data = yaml.safe_load(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError, yaml.YAMLError) as exc:
+            data = strict_yaml(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError, yaml.YAMLError, ValueError) as exc:
         raise PriceError(f"{path}: not a valid {path.suffix.lstrip('.') or 'YAML'} file: {exc}") from exc
     return parse_prices(data or {}, str(path))
 

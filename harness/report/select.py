@@ -10,24 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from harness.score.outcome import CATEGORY_NAMES, RIGHT, Outcome, is_failure, outcome
+from harness.score.outcome import category as outcome_category
+
+__all__ = ["CATEGORY_NAMES", "RIGHT", "OutcomeRow", "Selector", "category", "is_failure"]
+
 DEFAULT_LIMIT = 2000
 RIGHT_SHARE = 0.1  # at least this share of the budget shows results that went right, when there are any
-
-# outcome categories: lower is shown first
-CONFORMANCE_FAILURE, ERROR, VERDICT_WRONG, CLAIMS_WRONG, RIGHT = range(5)
-CATEGORY_NAMES = {
-    CONFORMANCE_FAILURE: "conformance failure",
-    ERROR: "error",
-    VERDICT_WRONG: "verdict wrong",
-    CLAIMS_WRONG: "claims wrong",
-    RIGHT: "right",
-}
 
 
 class OutcomeGold(BaseModel):
@@ -41,6 +36,7 @@ class OutcomeRow(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     case_id: str
+    case_hash: str = ""
     variant: str
     epoch: int
     kind: Literal["policy", "quality"]
@@ -56,37 +52,29 @@ class OutcomeRow(BaseModel):
         return (self.case_id, self.variant, self.epoch)
 
     @property
+    def outcome(self) -> Outcome:
+        """The one outcome rule (harness.score.outcome), as scoring applies it."""
+        return outcome(
+            error=self.error,
+            verdict=self.verdict,
+            model_verdict=None,
+            claims=self.claims,
+            gold_verdicts=self.gold.verdict,
+            gold_claims=self.gold.claims,
+        )
+
+    @property
     def scored(self) -> bool:
-        """As score.frames.quality_frame: a transport error is not scored."""
         return self.error is None
 
     @property
     def verdict_correct(self) -> bool:
-        return self.scored and self.verdict in self.gold.verdict
+        return self.outcome.verdict_correct
 
 
 def category(record: OutcomeRow, conformance_failed: bool) -> int:
     """The outcome category of one result record."""
-    if conformance_failed:
-        return CONFORMANCE_FAILURE
-    if record.error:
-        return ERROR
-    if record.kind == "policy":
-        return RIGHT
-    if not record.verdict_correct:
-        return VERDICT_WRONG
-    if claims_wrong(record.claims, record.gold.claims):
-        return CLAIMS_WRONG
-    return RIGHT
-
-
-def claims_wrong(got: Mapping[str, str], gold: Mapping[str, Sequence[str]] | None) -> list[str]:
-    """Claim ids whose predicted class is outside the gold labels."""
-    return [cid for cid, ok in (gold or {}).items() if got.get(cid) not in ok]
-
-
-def is_failure(cat: int) -> bool:
-    return cat <= VERDICT_WRONG
+    return outcome_category(record.outcome, record.kind, conformance_failed)
 
 
 def case_order(case_id: str) -> int:

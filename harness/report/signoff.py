@@ -148,8 +148,9 @@ def certification(
     rows: Sequence[Mapping[str, Any]],
     columns: Sequence[Column],
     rename: Mapping[str, str],
+    corpus_policy_cases: int | None = None,
 ) -> dict[str, Any]:
-    """What this run certifies, exactly, and what it does not."""
+    """What this run certifies, exactly, and what it does not (`corpus_policy_cases`: before any filter)."""
     conf = summary["conformance"]
     idx = [i for i, c in enumerate(columns) if c.run == run]
     policy_idx = [i for i in idx if columns[i].kind == "policy"]
@@ -179,7 +180,9 @@ def certification(
     ]
     caveats = []
     if not sha:
-        caveats.append("The git commit is unknown: the implementation cannot be tied to a commit.")
+        caveats.append(
+            "The git commit is unknown (installed package, no git checkout): the implementation cannot be tied to a commit."
+        )
     elif sha.endswith("-dirty"):
         caveats.append(
             f"The working tree had uncommitted changes (git {sha}): what was certified is that tree, not commit {sha.removesuffix('-dirty')} alone."
@@ -193,7 +196,11 @@ def certification(
     failures = list(conf.get("failures", []))
     if not conf.get("policy_cases"):
         caveats.insert(0, "No policy case ran, so nothing about the implementation is certified.")
-    status, headline = certificate_status(conf, errors=0) if "scenarios" in conf else ("failed", "Not certified")
+    status, headline = (
+        certificate_status(conf, 0, manifest.filters, corpus_policy_cases)
+        if "scenarios" in conf
+        else ("failed", "Not certified")
+    )
     return {
         "run": run,
         "status": status,

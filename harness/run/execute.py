@@ -13,17 +13,22 @@ from harness.system.verifiers.scripted import ScriptedVerifier
 
 
 def load_case_into_store(
-    case: Case, store: Store, clear: bool = False, emission: ExecutorEmission | None = None
-) -> None:
-    """The case's session, its other sessions, and their tool_invocation rows (one transaction).
+    case: Case, store: Store, namespace: str = "", emission: ExecutorEmission | None = None
+) -> list[str]:
+    """The case's session, its other sessions, and their tool_invocation rows (one transaction); returns the
+    session ids written.
 
-    With `clear`, every row already in the store is deleted first, in the same transaction. `emission`: the
-    case's executor emission when the caller already built it.
+    Every session id is prefixed with `namespace`, the case's own in a shared store, so concurrent workers and
+    other runs never touch each other's rows; rows already under these ids (an earlier try of this very case)
+    are replaced, nothing else is deleted. `emission`: the case's executor emission when the caller already
+    built it.
     """
-    sessions = [NewSession(other.id, invocations=other.tool_invocations) for other in case.session.other_sessions]
+    sessions = [
+        NewSession(namespace + other.id, invocations=other.tool_invocations) for other in case.session.other_sessions
+    ]
     sessions.append(
         NewSession(
-            case.session_id,
+            namespace + case.session_id,
             question=case.session.question,
             invocations=case.session.tool_invocations,
             self_evaluation=case.session.self_evaluation,
@@ -31,7 +36,8 @@ def load_case_into_store(
             structured_output_raw=(emission or case.executor.emission()).structured_output_raw,
         )
     )
-    store.add_sessions(sessions, clear=clear)
+    store.add_sessions(sessions, replace=True)
+    return [s.id for s in sessions]
 
 
 def scripted_verifier_for(case: Case) -> ScriptedVerifier:
@@ -47,20 +53,22 @@ async def execute_case(
     settings: PolicySettings = PolicySettings(),
     excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
     store: Store | None = None,
+    namespace: str = "",
 ) -> PipelineRun:
-    """Run the case through the whole system against a fresh store.
+    """Run the case through the whole system, its session ids prefixed with `namespace` (see `load_case_into_store`).
 
-    A given store is emptied first and left open (a runner worker reuses one);
-    otherwise a new in-memory store is made and closed.
+    A given store is left open (a runner worker reuses one); a private in-memory one loses the case's rows
+    afterwards, any other keeps them. Without a store a new in-memory one is made and closed.
     """
     own = store is None
     store = store or Store()
+    written: list[str] = []
     try:
         emission = case.executor.emission()  # built once: it serialises the structured output
-        load_case_into_store(case, store, clear=not own, emission=emission)
+        written = load_case_into_store(case, store, namespace, emission)
         return await run_pipeline(
             store,
-            case.session_id,
+            namespace + case.session_id,
             case.session.question,
             emission,
             verifier,
@@ -71,6 +79,8 @@ async def execute_case(
     finally:
         if own:
             store.close()
+        elif store.private:
+            store.remove_sessions(written)
 
 
 async def run_case(

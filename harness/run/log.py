@@ -84,10 +84,19 @@ class ResultRecord(LogModel):
     perturbation_seed: int | None = None
     claim_id_map: dict[str, str] | None = None
     """Perturbed claim id -> the case's own (claim-ids), to read the answers back."""
+    store_namespace: str | None = None
+    """The prefix of every session id this result's case wrote to the store (`--store`: where to find its rows)."""
 
     @property
     def key(self) -> tuple[str, str, str, int]:
         return (self.case_id, self.case_hash, self.variant, self.epoch)
+
+
+def error_reason(error: str) -> str:
+    """The reason word of a record's `error` (`timeout: no reply within 5 s` -> `timeout`): what the run's
+    errors are counted by. Errors are written `<reason>: <detail>` (a client `ErrorReason`, `case_timeout`,
+    `harness_error`)."""
+    return error.split(":", 1)[0].strip() or "unknown"
 
 
 class VariantInfo(LogModel):
@@ -188,11 +197,25 @@ def write_cases(run_dir: Path, cases: Iterable[Case], hashes: Mapping[str, str] 
 # --- reading -------------------------------------------------------------------------
 
 
+class RunFileError(ValueError):
+    """A damaged run file: the message names the file and, for a JSON-lines file, the line (exit code 2)."""
+
+    def __init__(self, path: Path, problem: str, line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        super().__init__(f"{path}:{line}: {problem}" if line else f"{path}: {problem}")
+
+
+DROPPED_FILE = "results.dropped.jsonl"
+"""Where `drop_corrupt_results` keeps the lines it took out of results.jsonl (for a person to look at)."""
+
+
 def read_results(run_dir: Path) -> list[ResultRecord]:
     """Every complete record, the last one per (case, hash, variant, epoch) winning.
 
     A torn last line (a killed writer) is skipped; a case that a resumed run
     redid (after a transport error) is counted once, with its newer result.
+    Any other line that is not a record raises `RunFileError` naming it.
     """
     latest: dict[tuple[str, str, str, int], ResultRecord] = {}
     for record in iter_results(run_dir / RESULTS_FILE):
@@ -202,34 +225,97 @@ def read_results(run_dir: Path) -> list[ResultRecord]:
 
 
 def iter_results(path: Path) -> Iterator[ResultRecord]:
+    """The records of a results.jsonl in order; `RunFileError` at the first corrupt line."""
+    for number, _, record, error in _result_lines(path):
+        if record is None:
+            raise RunFileError(path, f"not a results_v1 record: {error}", number)
+        yield record
+
+
+def _result_lines(path: Path) -> Iterator[tuple[int, bytes, ResultRecord | None, str | None]]:
+    """(line number, raw line, its record or None, why it is corrupt); the torn tail of a kill ends it."""
     if not path.exists():
         return
-    with path.open(encoding="utf-8") as fh:
+    with path.open("rb") as fh:
         lines = fh.readlines()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            yield ResultRecord.model_validate_json(line)
+            yield number, line, ResultRecord.model_validate_json(line), None
         except ValidationError as exc:
-            if number == len(lines) and not line.endswith("\n"):
+            if number == len(lines) and not line.endswith(b"\n"):
                 return  # torn tail after a kill
-            raise ValueError(f"{path}:{number}: not a results_v1 record: {exc.errors()[0]['msg']}") from exc
+            yield number, line, None, str(exc.errors()[0]["msg"])
+
+
+def corrupt_result_lines(run_dir: Path) -> list[int]:
+    """The line numbers of results.jsonl that are not records (the torn tail of a kill is not one)."""
+    return [number for number, _, record, _ in _result_lines(run_dir / RESULTS_FILE) if record is None]
+
+
+def drop_corrupt_results(run_dir: Path) -> list[int]:
+    """Rewrite results.jsonl without its corrupt lines, so `--resume` redoes their cases; return their numbers.
+
+    The dropped lines are appended to results.dropped.jsonl as `{"line": N, "text": ...}`; the file is replaced
+    atomically, so a kill during the rewrite leaves the old or the new file, never a mix.
+    """
+    path = run_dir / RESULTS_FILE
+    kept: list[bytes] = []
+    dropped: list[tuple[int, str]] = []
+    for number, line, record, _ in _result_lines(path):
+        if record is None:
+            dropped.append((number, line.rstrip(b"\n").decode("utf-8", errors="replace")))
+        else:
+            kept.append(line if line.endswith(b"\n") else line + b"\n")
+    if not dropped:
+        return []
+    with (run_dir / DROPPED_FILE).open("a", encoding="utf-8") as fh:
+        for number, text in dropped:
+            fh.write(json.dumps({"line": number, "text": text}, ensure_ascii=False) + "\n")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(b"".join(kept))
+    tmp.replace(path)
+    return [number for number, _ in dropped]
 
 
 def read_manifest(run_dir: Path) -> Manifest:
-    return Manifest.model_validate_json((run_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+    path = run_dir / MANIFEST_FILE
+    try:
+        return Manifest.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise RunFileError(path, f"{loc}: {err['msg']}") from None
 
 
 def read_cases(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """Case content by id, as the run saw it."""
+    """Case content by id, as the run saw it; `RunFileError` names a corrupt line."""
     path = run_dir / CASES_FILE
     if not path.exists():
         return {}
     out: dict[str, dict[str, Any]] = {}
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, start=1):
             if line.strip():
-                row = json.loads(line)
-                out[row["id"]] = row["case"]
+                try:
+                    row = json.loads(line)
+                    out[row["id"]] = row["case"]
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise RunFileError(path, f"not a case line: {exc}", number) from None
     return out
+
+
+def folder_fingerprint(folder: Path) -> str | None:
+    """sha256 of the files a run folder is paired by (outcomes.jsonl, else results.jsonl): a baseline's identity."""
+    import hashlib
+
+    for name in ("outcomes.jsonl", RESULTS_FILE):
+        path = folder / name
+        if path.is_file():
+            digest = hashlib.sha256()
+            with path.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+            return digest.hexdigest()
+    return None

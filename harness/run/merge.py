@@ -27,8 +27,8 @@ from harness.run.log import (
 )
 from harness.run.shard import Shard, UnitKey, plan_digest
 
-PER_SHARD_SETTINGS = ("shard", "cache", "replay", "executor")
-"""Settings a shard may have of its own: they change where and how fast units ran, never a result."""
+PER_SHARD_SETTINGS = ("shard", "cache", "replay", "executor", "store")
+"""Settings a shard may have of its own: they change where and how fast units ran, never a figure."""
 
 
 class MergeError(ValueError):

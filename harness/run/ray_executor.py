@@ -97,10 +97,12 @@ def run_on_ray(
     concurrency: int,
     excerpt_chars: int,
     token: str,
+    placement: dict[str, Any] | None = None,
 ) -> None:
     """Run `tasks` as Ray tasks, each record emitted on the driver as its batch returns.
 
-    `token` names the run, so a worker reuses its verifiers only for the run that built them.
+    `token` names the run, so a worker reuses its verifiers only for the run that built them; `placement`:
+    `run_tasks`' keyword arguments for stores and deadlines (case_timeout, store_url, namespace_seed).
     """
     ray = _ray()
     pending: list[tuple[Task, str | None]] = []
@@ -124,7 +126,7 @@ def run_on_ray(
     while queue or in_flight:
         while queue and len(in_flight) < window:
             batch = queue.pop()
-            ref = remote.remote(token, factory_ref, [t for t, _ in batch], concurrency, excerpt_chars)
+            ref = remote.remote(token, factory_ref, [t for t, _ in batch], concurrency, excerpt_chars, placement or {})
             in_flight[ref] = batch
         done, _ = ray.wait(list(in_flight), num_returns=1)
         for ref in done:
@@ -165,6 +167,7 @@ def run_batch(
     tasks: list[Task],
     concurrency: int,
     excerpt_chars: int,
+    placement: dict[str, Any],
 ) -> list[str]:
     """On a Ray worker: run a batch with this process's verifiers and event loop; the records as JSON lines."""
     from harness.run.execute import scripted_verifier_for
@@ -184,5 +187,6 @@ def run_batch(
 
     sink = _Lines()
     loop: asyncio.AbstractEventLoop = _WORKER_STATE["loop"]
-    loop.run_until_complete(run_tasks(tasks, verifier_for, sink, concurrency, excerpt_chars, SilentProgress()))
+    work = run_tasks(tasks, verifier_for, sink, concurrency, excerpt_chars, SilentProgress(), **placement)
+    loop.run_until_complete(work)
     return sink.lines

@@ -26,10 +26,13 @@ from harness.corpus.schema import Case
 from harness.run.execute import scripted_verifier_for
 from harness.run.log import (
     MANIFEST_FILE,
+    RESULTS_FILE,
     Manifest,
     ResultRecord,
     ResultWriter,
     VariantInfo,
+    drop_corrupt_results,
+    folder_fingerprint,
     read_manifest,
     read_results,
     write_cases,
@@ -41,6 +44,7 @@ from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
 from harness.run.shard import parse_shard, plan_digest
 from harness.run.study import REFERENCE, Study, StudyError
 from harness.system.prompts.variant import prompt_source
+from harness.system.store import MEMORY_URL, Store, StoreURLError, public_store_url
 from harness.system.verifiers.base import Verifier
 
 VerifierFactory = Callable[[VariantInfo, int], Verifier]
@@ -52,6 +56,8 @@ class RunResult:
     manifest: Manifest
     records: list[ResultRecord] = field(default_factory=list)
     skipped: int = 0
+    dropped: list[int] = field(default_factory=list)
+    """Line numbers of results.jsonl that `drop_corrupt` took out (their cases were redone)."""
 
 
 class ResumeError(ValueError):
@@ -177,10 +183,14 @@ def make_manifest(
             "claim_guard": study.claim_guard,
             "cache": str(study.cache) if study.cache else None,
             "replay": bool(study.cache and study.replay),
+            "case_timeout": study.case_timeout,
+            "store": public_store_url(study.store) if study.store else None,
             "code_fingerprint": code_fingerprint(),
             "gates": study.gates.model_dump(),
             "control": study.control,
-            "baseline": str(study.baseline) if study.baseline else None,
+            # absolute, with the outcomes' hash: a later rescore decides against this very baseline or not at all
+            "baseline": str(study.baseline.resolve()) if study.baseline else None,
+            "baseline_sha256": folder_fingerprint(study.baseline) if study.baseline else None,
             "perturb": list(study.perturb),
             "perturb_seed": study.perturb_seed,
             "perturbed_cases": {name: sum(p.name == name for p in perturbed) for name in study.perturb},
@@ -222,6 +232,8 @@ def run_study(
     run_id: str | None = None,
 ) -> RunResult:
     """Run (or resume) a study into `run_dir` and return every record of the run."""
+    if study.store:
+        check_store(study.store)
     perturbed = perturb_cases(cases, study.perturb, study.perturb_seed, study.excerpt_chars)
     run_dir.mkdir(parents=True, exist_ok=True)
     variants = build_variants(study)
@@ -240,10 +252,15 @@ def run_study(
     if study.shard is not None:
         planned = shard_tasks(planned, study.shard, manifest)
     existing: list[ResultRecord] = []
+    dropped: list[int] = []
     if study.resume and (run_dir / MANIFEST_FILE).exists():
         old = read_manifest(run_dir)
         check_resumable(old, manifest)
         manifest = manifest.model_copy(update={"run_id": old.run_id, "created": old.created})
+        if study.drop_corrupt:
+            dropped = drop_corrupt_results(run_dir)
+            if not dropped:
+                raise ResumeError(f"--drop-corrupt: {run_dir / RESULTS_FILE} has no corrupt line; nothing to drop")
         existing = read_results(run_dir)
     elif (run_dir / MANIFEST_FILE).exists():
         raise ResumeError(f"{run_dir} already holds a run: pass --resume to finish it, or choose another --out")
@@ -291,8 +308,13 @@ def run_study(
                 manifest.settings["executor"] = executor
                 write_manifest(run_dir, manifest)
             with fewer_collections():
+                placement: dict[str, Any] = {
+                    "case_timeout": study.case_timeout,
+                    "store_url": study.store or MEMORY_URL,
+                    "namespace_seed": f"{manifest.run_id}\0{manifest.created}\0{run_dir.resolve()}",
+                }
                 if study.executor == "ray":
-                    new = _run_on_ray(tasks, factory, verifiers, writer, study, progress, replay, replay_key)
+                    new = _run_on_ray(tasks, factory, verifiers, writer, study, progress, replay, replay_key, placement)
                 else:
                     new = asyncio.run(
                         _closing(
@@ -305,6 +327,7 @@ def run_study(
                                 progress,
                                 replay,
                                 replay_key,
+                                **placement,
                             ),
                             verifiers,
                         )
@@ -313,7 +336,20 @@ def run_study(
         progress.stop()
     merged = {r.key: r for r in existing}
     merged.update((r.key, r) for r in new)
-    return RunResult(run_dir=run_dir, manifest=manifest, records=list(merged.values()), skipped=len(done))
+    return RunResult(
+        run_dir=run_dir, manifest=manifest, records=list(merged.values()), skipped=len(done), dropped=dropped
+    )
+
+
+def check_store(url: str) -> None:
+    """Open the store once (creating its tables) before anything runs; `StoreURLError` says why it cannot be."""
+    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)  # a new file's folder
+    try:
+        Store(url).close()
+    except Exception as exc:  # a bad URL, a missing driver, a refused connection: all exit 2 before the run
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise StoreURLError(f"cannot open the store {public_store_url(url)}: {detail}") from None
 
 
 @contextlib.contextmanager
@@ -337,15 +373,16 @@ def _run_on_ray(
     progress: Progress,
     replay: ResultReplay | None,
     replay_key: Callable[[Task], str | None],
+    placement: dict[str, Any],
 ) -> list[ResultRecord]:
     """The units as Ray tasks; the records written here, on the driver. The driver's own verifiers (built for
-    describe() and replay keys) are closed after."""
+    describe() and replay keys) are closed after. `placement`: run_tasks' store and deadline arguments."""
     from harness.run.ray_executor import run_on_ray
     from harness.run.schedule import Emitter
 
     emitter = Emitter(writer, progress, replay, replay_key)
     try:
-        run_on_ray(tasks, factory, emitter, study.concurrency, study.excerpt_chars, uuid.uuid4().hex)
+        run_on_ray(tasks, factory, emitter, study.concurrency, study.excerpt_chars, uuid.uuid4().hex, placement)
     finally:
         asyncio.run(_closing(_nothing(), verifiers))
     return emitter.finished

@@ -8,19 +8,20 @@ worker's next request was in flight, was measured (`nox -s bench`, 1,000 cases, 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 from harness.corpus.perturb import Perturbed
-from harness.corpus.schema import Case
+from harness.corpus.schema import STORE_NAMESPACE_LENGTH, Case
 from harness.run.execute import execute_case
 from harness.run.log import ResultRecord, VariantInfo
 from harness.run.records import perturbation_fields, record_from_crash, record_from_run
 from harness.run.replay import ResultReplay, replayable
 from harness.system.policy import PolicySettings
-from harness.system.store import Store
+from harness.system.store import MEMORY_URL, Store
 from harness.system.verifiers.base import Verifier
 
 POLICY_VARIANT = "policy"
@@ -64,16 +65,43 @@ ReplayKey = Callable[[Task], str | None]
 VerifierFor = Callable[[Task], Verifier]
 
 
+def store_namespace(seed: str, task: Task) -> str:
+    """The case's own prefix in the store: the same for every try of this task in this run (a resumed run
+    replaces its own rows), another one in any other run, variant, epoch, case or perturbation of it (a
+    perturbed case has its own content hash)."""
+    digest = hashlib.sha256("\0".join([seed, *map(str, task.key)]).encode()).hexdigest()
+    namespace = f"vb{digest[:12]}."  # STORE_NAMESPACE_LENGTH characters: the case contract leaves room for it
+    assert len(namespace) == STORE_NAMESPACE_LENGTH
+    return namespace
+
+
 async def run_one(
-    task: Task, verifier_for: VerifierFor, excerpt_chars: int, store: Store | None = None
+    task: Task,
+    verifier_for: VerifierFor,
+    excerpt_chars: int,
+    store: Store | None = None,
+    case_timeout: float | None = None,
+    namespace: str = "",
 ) -> ResultRecord:
-    """One task against `store` (or a fresh one); an unexpected exception becomes an error record, never a lost run."""
+    """One task against `store` (or a fresh one); an unexpected exception becomes an error record, never a lost run.
+
+    With `case_timeout`, a case still running after that many seconds (all its attempts and waits included) is
+    cancelled and recorded as a `case_timeout` error.
+    """
+    deadline = asyncio.timeout(case_timeout)
     try:
         verifier = verifier_for(task)
         settings = PolicySettings(claim_guard=task.variant.claim_guard if task.variant else True)
-        run = await execute_case(task.case, verifier, settings, excerpt_chars, store)
-        return record_from_run(task.case, task.variant_name, task.epoch, run, task.case_hash or None, task.perturbed)
+        async with deadline:
+            run = await execute_case(task.case, verifier, settings, excerpt_chars, store, namespace)
+        record = record_from_run(task.case, task.variant_name, task.epoch, run, task.case_hash or None, task.perturbed)
+        kept = store is not None and not store.private  # rows in a private in-memory store are gone after the case
+        record.store_namespace = (namespace or None) if kept else None
+        return record
     except Exception as exc:
+        if isinstance(exc, TimeoutError) and deadline.expired():
+            error = f"case_timeout: no result within the case timeout of {case_timeout:g} s"
+            return record_from_crash(task.case, task.variant_name, task.epoch, error, task.case_hash or None)
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         error = f"harness_error: {detail[:500]}"
         return record_from_crash(
@@ -90,6 +118,9 @@ async def run_tasks(
     progress: Progress,
     replay: ResultReplay | None = None,
     replay_key: ReplayKey | None = None,
+    case_timeout: float | None = None,
+    store_url: str = MEMORY_URL,
+    namespace_seed: str = "",
 ) -> list[ResultRecord]:
     """Run every task with at most `concurrency` in flight; write each record as it finishes.
 
@@ -103,7 +134,7 @@ async def run_tasks(
     emit, key_of = out.emit, out.key_of
 
     async def worker() -> None:
-        store = Store()  # one per worker, emptied before each case: a fresh store without the set-up cost
+        store = Store(store_url)  # one per worker (its own connection); each case writes under its own namespace
         try:
             while True:
                 try:
@@ -115,7 +146,8 @@ async def run_tasks(
                 if kept is not None:
                     emit(kept, key)
                     continue
-                emit(await run_one(task, verifier_for, excerpt_chars, store), key)
+                namespace = store_namespace(namespace_seed, task)
+                emit(await run_one(task, verifier_for, excerpt_chars, store, case_timeout, namespace), key)
         finally:
             store.close()
 
@@ -164,4 +196,9 @@ class Emitter:
         if self.replay is None or key is None:
             return None
         kept = self.replay.get(key, task.case.id, task.variant_name, task.epoch)
-        return None if kept is None else kept.model_copy(update=perturbation_fields(task.perturbed))
+        # replayed: this run wrote no rows for it
+        return (
+            None
+            if kept is None
+            else kept.model_copy(update={**perturbation_fields(task.perturbed), "store_namespace": None})
+        )

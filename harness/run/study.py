@@ -10,9 +10,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from harness.corpus.loader import strict_yaml
 from harness.corpus.perturb import DEFAULT_PERTURB_SEED, parse_perturbations
-from harness.llm.modes import public_url
+from harness.llm.modes import check_base_url, public_url
 from harness.run.shard import ShardError, parse_shard
+from harness.system.store import store_url
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 REFERENCE = "reference"
@@ -32,6 +34,11 @@ class ModelSettings(BaseModel):
     max_tokens: int | None = None
     timeout: float | None = None
     max_attempts: int | None = None
+    max_retry_after: float | None = Field(
+        default=None, ge=0, description="seconds: a longer Retry-After is cut to this"
+    )
+    backoff_base: float | None = Field(default=None, ge=0, description="seconds before the first retry (doubling)")
+    backoff_max: float | None = Field(default=None, ge=0, description="the longest back-off between two attempts")
     structured_mode: str | None = Field(
         default=None, description="json_schema | json_object | plain: where the ladder starts"
     )
@@ -39,6 +46,11 @@ class ModelSettings(BaseModel):
     transport: Literal["aiohttp", "httpx"] | None = Field(
         default=None, description="the openai client's HTTP transport (default aiohttp; httpx as the client ships)"
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials(cls, url: str | None) -> str | None:
+        return None if url is None else check_base_url(url)
 
     def client_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for the verifier factory. The key is read from its variable here, never stored."""
@@ -66,7 +78,7 @@ class Gates(BaseModel):
     max_error_rate: float = Field(
         default=0.0, ge=0.0, le=1.0, description="share of quality cases allowed to end with no model reply"
     )
-    alpha: float = 0.05
+    alpha: float = Field(default=0.05, gt=0.0, lt=1.0, description="significance level of decisions")
     margin: float = Field(
         default=DEFAULT_MARGIN_PP,
         ge=0.0,
@@ -95,12 +107,19 @@ class Study(BaseModel):
     replay: bool = True
     """Replay whole quality results kept beside the response cache when code, case and variant are unchanged."""
     resume: bool = False
+    drop_corrupt: bool = False
+    """With `resume`: take corrupt lines out of results.jsonl (kept in results.dropped.jsonl) and redo their cases."""
     baseline: Path | None = None
     control: str | None = Field(
         default=None, description="the control variant (of this run, or of the baseline); '@PROMPT' per model"
     )
     filters: list[str] = Field(default_factory=list)
     excerpt_chars: int = Field(default=DEFAULT_EXCERPT_CHARS, ge=1)
+    store: str | None = None
+    """Where the system persists: a SQLAlchemy URL, `postgresql://...` (psycopg 3) or a SQLite file path;
+    None: a private in-memory SQLite database per worker."""
+    case_timeout: float | None = Field(default=None, gt=0)
+    """Seconds one case may take over all its attempts; a case past it is recorded as a `case_timeout` error."""
     claim_guard: bool = True
     run_policy: bool = True
     gates: Gates = Field(default_factory=Gates)
@@ -149,6 +168,17 @@ class Study(BaseModel):
             parse_perturbations(names) if isinstance(names, list) and all(isinstance(n, str) for n in names) else names
         )
 
+    @model_validator(mode="after")
+    def _drop_needs_resume(self) -> Study:
+        if self.drop_corrupt and not self.resume:
+            raise ValueError("drop_corrupt (--drop-corrupt) only works with resume (--resume)")
+        return self
+
+    @field_validator("store")
+    @classmethod
+    def _store_url(cls, value: str | None) -> str | None:
+        return None if value is None else store_url(value)
+
     @field_validator("models")
     @classmethod
     def _model_specs(cls, models: list[str]) -> list[str]:
@@ -186,8 +216,8 @@ def load_study_file(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise StudyError(f"cannot read study file {path}: {exc}") from exc
     try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        data = tomllib.loads(text) if path.suffix == ".toml" else strict_yaml(text)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError, ValueError) as exc:
         raise StudyError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: {exc}") from exc
     if not isinstance(data, dict):
         raise StudyError(f"{path}: a study file holds a mapping")

@@ -1,8 +1,9 @@
 """`certificate.json`: what was certified, by which code, against which spec, and how far.
 
-Status: `certified` when every policy case agreed, no invariant broke, no case errored, and every
-scenario of the catalogue was covered; `partial` when all that ran agreed but some scenarios were not
-covered (a filtered run); `failed` otherwise. The full git sha, with `-dirty`, is kept as it is.
+Status: `certified` when every policy case agreed, no invariant broke, no case errored, every scenario
+of the catalogue was covered and the whole policy corpus given ran; `partial` when all that ran agreed
+but the run was narrowed (any `--filter`, fewer policy cases than the corpus given, or a scenario not
+covered); `failed` otherwise. The full git sha, with `-dirty`, is kept as it is.
 """
 
 from __future__ import annotations
@@ -16,8 +17,34 @@ SHOW_FAILURES, SHOW_PROBLEMS = 100, 5
 Status = Literal["certified", "partial", "failed"]
 
 
-def certificate_status(conformance: Mapping[str, Any], errors: int) -> tuple[Status, str]:
-    """(status, headline) from a conformance block; a headline never claims more than was covered."""
+def partial_reasons(
+    conformance: Mapping[str, Any], filters: Sequence[str] = (), corpus_policy_cases: int | None = None
+) -> list[str]:
+    """Why a run that agreed everywhere still certifies only part of the spec or the corpus (empty: none)."""
+    scenarios = conformance["scenarios"]
+    uncovered = sum(1 for v in scenarios.values() if v["cases"] == 0)
+    cases = conformance["policy_cases"]
+    out: list[str] = []
+    if filters:
+        out.append(f"the cases were filtered ({' '.join(filters)})")
+    if corpus_policy_cases is not None and cases < corpus_policy_cases:
+        out.append(f"{cases} of the {corpus_policy_cases} policy cases given ran")
+    if uncovered:
+        out.append(f"{uncovered} of {len(scenarios)} spec scenarios had no policy case")
+    return out
+
+
+def certificate_status(
+    conformance: Mapping[str, Any],
+    errors: int,
+    filters: Sequence[str] = (),
+    corpus_policy_cases: int | None = None,
+) -> tuple[Status, str]:
+    """(status, headline) from a conformance block; a headline never claims more than was covered.
+
+    `filters` and `corpus_policy_cases` (the policy cases in the folders given, before any filter) say
+    how much of the corpus ran: a narrowed run is at best `partial`, whatever its scenario coverage.
+    """
     scenarios = conformance["scenarios"]
     total = len(scenarios)
     covered = sum(1 for v in scenarios.values() if v["cases"] > 0)
@@ -33,9 +60,13 @@ def certificate_status(conformance: Mapping[str, Any], errors: int) -> tuple[Sta
         if errors:
             parts.append(f"{errors} SUT errors")
         return "failed", "Not certified: " + ", ".join(parts)
-    if covered < total:
-        return "partial", f"Partially certified ({covered}/{total} scenarios)"
-    return "certified", f"Certified ({covered}/{total} scenarios)"
+    corpus = f"{cases}/{corpus_policy_cases}" if corpus_policy_cases is not None else f"{cases}"
+    counts = f"{covered}/{total} scenarios, {corpus} policy cases" + (
+        ", filtered" if filters and corpus_policy_cases is None else ""
+    )
+    if partial_reasons(conformance, filters, corpus_policy_cases):
+        return "partial", f"Partially certified ({counts})"
+    return "certified", f"Certified ({counts})"
 
 
 def build_certificate(
@@ -49,8 +80,9 @@ def build_certificate(
     filters: Sequence[str],
     errors: int,
     skipped: Mapping[str, Any],
+    corpus_policy_cases: int | None = None,
 ) -> dict[str, Any]:
-    status, headline = certificate_status(conformance, errors)
+    status, headline = certificate_status(conformance, errors, filters, corpus_policy_cases)
     scenarios = {sid: dict(v) for sid, v in sorted(conformance["scenarios"].items())}
     return {
         "schema_version": "certificate_v1",
@@ -65,6 +97,8 @@ def build_certificate(
         "filters": list(filters),
         "policy_cases": conformance["policy_cases"],
         "policy_passed": conformance["policy_passed"],
+        "corpus_policy_cases": corpus_policy_cases,
+        "partial_reasons": partial_reasons(conformance, filters, corpus_policy_cases),
         "invariant_violations": conformance["invariant_violations"],
         "errors": errors,
         "scenarios_total": len(scenarios),

@@ -13,11 +13,21 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.corpus.schema import Case
-from harness.system.models import LEGACY_MAPPING, PERSISTED_FIELDS, Claim, Derivability, Verdict, VerifierEvaluation
+from harness.score.outcome import claim_right
+from harness.system.models import (
+    LEGACY_MAPPING,
+    PERSISTED_FIELDS,
+    Claim,
+    Derivability,
+    TraceEntry,
+    Verdict,
+    VerifierEvaluation,
+)
 from harness.system.parser import parse_structured_output
 from harness.system.policy import structured_claims
 from harness.system.protocol import ReportedEvaluation
 from harness.system.store import EVALUATION_KEY
+from harness.system.trace import DEFAULT_EXCERPT_CHARS, session_trace_summary
 
 Evaluation = VerifierEvaluation | ReportedEvaluation
 """What is judged: the bundled system's own evaluation, or any SUT's as read through the protocol (§7 names)."""
@@ -66,7 +76,7 @@ def claim_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
     return [
         f"claims.{cid}: expected {sorted(a.value for a in ok)}, got {got.get(cid)}"
         for cid, ok in case.expected.acceptable_labels().items()
-        if got.get(cid) not in {a.value for a in ok}
+        if not claim_right(got.get(cid), [a.value for a in ok])
     ]
 
 
@@ -94,40 +104,55 @@ def policy_case_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
     )
 
 
-def invariant_violations(case: Case, self_evaluation: Mapping[str, Any]) -> list[str]:
-    """The invariants every case must satisfy, read from the persisted `self_evaluation`."""
-    out: list[str] = []
-    for key in case.session.self_evaluation:
-        if key != EVALUATION_KEY and key not in self_evaluation:
-            out.append(f"sibling key {key!r} of self_evaluation was lost")
+def invariant_violations(
+    case: Case, self_evaluation: Mapping[str, Any], excerpt_chars: int = DEFAULT_EXCERPT_CHARS
+) -> list[str]:
+    """The invariants every case must satisfy, read from the persisted `self_evaluation`.
+
+    `excerpt_chars` is the run's excerpt limit: with it the spec defines the trace summary the system
+    must have persisted, and every evidence ref is judged against that trace, not the one the SUT wrote.
+    """
+    # CASE_FORMAT "Two kinds of case": "sibling keys of self_evaluation survive"; INTERPRETATION §7:
+    # "Writing it merges into self_evaluation: sibling keys written by others are kept" (kept, so unchanged).
+    out = [
+        f"sibling key {key!r} of self_evaluation was lost"
+        if key not in self_evaluation
+        else f"sibling key {key!r} of self_evaluation was changed"
+        for key, value in case.session.self_evaluation.items()
+        if key != EVALUATION_KEY and (key not in self_evaluation or self_evaluation[key] != value)
+    ]
     evaluation, unreadable = read_evaluation(self_evaluation.get(EVALUATION_KEY))
     if evaluation is None:
         return [*out, str(unreadable)]
+    # CASE_FORMAT: "a parse status other than `valid` never ends in PASS" (INTERPRETATION §5 step 1).
     if evaluation.executor_output_parse_status.status != "valid" and evaluation.verdict == Verdict.PASS:
         out.append("a parse status other than valid ended in PASS")
     if any(c.verification not in _CLASSES for c in evaluation.claim_checks):
         out.append("a claim check outside the fixed derivability set")
-    expected_facts = [(c.claim_id, _legacy(c.verification)) for c in evaluation.claim_checks]
-    got_facts = [(f.claim_id, f.verification) for f in evaluation.facts_checked]
-    if expected_facts != got_facts:
-        out.append("facts_checked is not the fixed mapping of the claim checks")
     claims = _executor_claims(case)
+    out.extend(_fact_violations(evaluation, claims))
     critical = sum(1 for c in claims if c.critical)  # counted as the system must (§5 step 3), not as a model says
     if evaluation.critical_fact_count != critical:
         out.append(
             f"critical_fact_count is {evaluation.critical_fact_count}; the executor marked {critical} claims critical"
         )
-    out.extend(_ref_violations(case, evaluation))
+    trace = spec_trace(case, excerpt_chars)
+    out.extend(_trace_violations(trace, evaluation))
+    out.extend(_ref_violations(trace, claims, evaluation))
     claimed = {c.claim_id for c in claims}
     out.extend(
         f"claim check for {c.claim_id}, which the executor never claimed"
         for c in evaluation.claim_checks
         if c.claim_id not in claimed
     )
+    out.extend(_gatekeeper_violations(evaluation))
+    out.extend(_score_and_adjustment_violations(evaluation))
     return out
 
 
 _CLASSES = frozenset(d.value for d in Derivability)
+TRACE_FIELDS = ("trace_ref", "tool_name", "source_invocation_ids", "status", "result_excerpt")
+"""The fields of a trace summary entry INTERPRETATION §7 names (a SUT may add its own)."""
 
 
 def _legacy(verification: str) -> str | None:
@@ -140,18 +165,84 @@ def _executor_claims(case: Case) -> list[Claim]:
     return structured_claims(parse_structured_output(case.executor.emission().structured_output_raw))
 
 
-def _ref_violations(case: Case, evaluation: ReportedEvaluation) -> list[str]:
-    """Every ref that names a known trace entry (by trace_ref or invocation id) keeps all three fields."""
-    by_ref = {e.trace_ref for e in evaluation.tool_trace_summary}
-    by_id = {i for e in evaluation.tool_trace_summary for i in e.source_invocation_ids}
+def spec_trace(case: Case, excerpt_chars: int = DEFAULT_EXCERPT_CHARS) -> list[TraceEntry]:
+    """The trace summary the spec defines for the case: the case's own, else built from its invocations (§7)."""
+    return session_trace_summary(case.session.tool_trace_summary, case.session.tool_invocations, excerpt_chars)
+
+
+def _fact_violations(evaluation: ReportedEvaluation, claims: list[Claim]) -> list[str]:
+    """INTERPRETATION §6: "One item per claim: {claim_id, fact (the statement), verification, detail}",
+    derived from the sanitised claim checks by the fixed mapping."""
+    out: list[str] = []
+    expected_facts = [(c.claim_id, _legacy(c.verification)) for c in evaluation.claim_checks]
+    got_facts = [(f.claim_id, f.verification) for f in evaluation.facts_checked]
+    if expected_facts != got_facts:
+        out.append("facts_checked is not the fixed mapping of the claim checks")
+    statements = {c.claim_id: c.statement for c in claims}
+    out.extend(
+        f"facts_checked.{f.claim_id}: fact is {f.fact!r}, not the claim's statement"
+        for f in evaluation.facts_checked
+        if f.claim_id in statements and f.fact != statements[f.claim_id]
+    )
+    return out
+
+
+def _trace_violations(trace: list[TraceEntry], evaluation: ReportedEvaluation) -> list[str]:
+    """INTERPRETATION §7: one entry per invocation of the session, in order, T1, T2, ..., with tool_name,
+    source_invocation_ids, status and an excerpt cut at the run's limit (or the case's own summary)."""
+    want = [e.model_dump(mode="json", include=set(TRACE_FIELDS)) for e in trace]
+    got = [e.model_dump(mode="json", include=set(TRACE_FIELDS)) for e in evaluation.tool_trace_summary]
+    if want == got:
+        return []
+    refs = [e["trace_ref"] for e in got]
+    return [f"tool_trace_summary is not the session's trace ({len(got)} entries {refs}, the spec gives {len(want)})"]
+
+
+def _ref_violations(trace: list[TraceEntry], claims: list[Claim], evaluation: ReportedEvaluation) -> list[str]:
+    """Evidence refs judged against the spec's trace, not the SUT's own."""
+    by_ref = {e.trace_ref for e in trace}
+    by_id = {i for e in trace for i in e.source_invocation_ids}
+    bound = {c.claim_id: bool(c.evidence_bindings) for c in claims}
     out: list[str] = []
     for check in evaluation.claim_checks:
+        # §5 step 3: "A check whose evidence_refs are empty or partial is completed from the claim's bindings".
+        if not check.evidence_refs and bound.get(check.claim_id):
+            out.append(f"claims.{check.claim_id}: evidence_refs empty though the claim has evidence bindings")
         for ref in check.evidence_refs:
+            # §7: "every ref keeps the trace_ref, tool_name and source_invocation_ids that are available,
+            # filled from the trace summary where the model left them out".
             known = ref.trace_ref in by_ref or any(i in by_id for i in ref.source_invocation_ids)
             if known and not (ref.trace_ref and ref.tool_name and ref.source_invocation_ids):
                 out.append(
                     f"claims.{check.claim_id}: evidence ref {ref.model_dump(exclude_none=True)} lost a field the trace summary has"
                 )
+    return out
+
+
+def _gatekeeper_violations(evaluation: ReportedEvaluation) -> list[str]:
+    """INTERPRETATION §3: "Status is fail if any fail rule fires, else warn if any warning, else pass.
+    failed_rules is the sorted, de-duplicated list of fail rule ids; errors and warnings are lists of
+    {rule, message, claim_id?, path?}" (so the errors name exactly the failed rules)."""
+    gk = evaluation.gatekeeper_result
+    out: list[str] = []
+    if {e.rule for e in gk.errors} != set(gk.failed_rules):
+        out.append(f"gatekeeper errors name {sorted({e.rule for e in gk.errors})}, failed_rules {gk.failed_rules}")
+    status = "fail" if gk.failed_rules else "warn" if gk.warnings else "pass"
+    if gk.status != status:
+        out.append(f"gatekeeper status is {gk.status}; its failed_rules and warnings make it {status}")
+    return out
+
+
+def _score_and_adjustment_violations(evaluation: ReportedEvaluation) -> list[str]:
+    out: list[str] = []
+    score = evaluation.groundedness_score
+    # A share (§4 step 3 compares it with 0.5; the verifier contract's range is 0.0-1.0); null without a reply.
+    if score is not None and not 0.0 <= score <= 1.0:
+        out.append(f"groundedness_score {score} is outside [0, 1]")
+    # INTERPRETATION §5: "Every step that changed the verdict is recorded as an adjustment with its reason."
+    model = evaluation.model_verdict
+    if model is not None and evaluation.verdict != model and not evaluation.adjustments:
+        out.append(f"verdict {model.value} became {evaluation.verdict.value} with no adjustment recorded")
     return out
 
 

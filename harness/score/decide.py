@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from harness.run.log import Manifest, VariantInfo
 from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
+from harness.score.outcome import claim_right
 from harness.score.stats import mcnemar_exact, mde_paired_binary, paired_ratio_diff
 
 DecisionKind = Literal["ship", "block", "inconclusive"]
@@ -63,6 +64,8 @@ class Decision(BaseModel):
     paired_cases: int
     unpaired_cases: int
     paired_units: int
+    unpaired_units: int = 0
+    """The candidate's units with no control unit (an epoch the control did not run, a changed case)."""
     metrics: dict[str, MetricComparison]
     margin: float
     mde: float | None
@@ -79,68 +82,89 @@ def pair_units(candidate: pd.DataFrame, control: pd.DataFrame) -> pd.DataFrame:
     control = control if "epoch" in control else control.assign(epoch=1)  # a baseline kept before epochs
     missing = [c for c in candidate.columns if c not in control.columns and c not in PAIR_KEY and c != "variant"]
     control = control.assign(**dict.fromkeys(missing, None))  # a baseline kept before these columns: unknown
+    # one row per unit on each side (a retried unit may appear twice in a log: the last answer counts)
+    candidate = candidate.drop_duplicates(PAIR_KEY, keep="last")
+    control = control.drop_duplicates(PAIR_KEY, keep="last")
     return candidate.merge(control, on=PAIR_KEY, suffixes=("_cand", "_ctl"), how="inner")
 
 
 def _binary(paired: pd.DataFrame, column: str) -> tuple[dict[str, Any], int]:
-    """Figures of a per-unit yes/no metric: rates, paired difference with its CI, p and MDE."""
-    cand = paired[f"{column}_cand"].to_numpy(dtype=bool)
-    ctl = paired[f"{column}_ctl"].to_numpy(dtype=bool)
-    n = len(paired)
+    """Figures of a per-unit yes/no metric: rates, paired difference with its CI, p and MDE.
+
+    A unit whose value is missing on either side (a baseline kept before the column, a damaged row) is left
+    out of this metric, never read as True or False. The CI is the paired case-cluster bootstrap the issue
+    specifies: two sides that agree on every paired unit get [0, 0] and ship, which is why a candidate with
+    answers the control never gave (unpaired units) cannot ship at all (`_outcome`).
+    """
+    known = paired[paired[f"{column}_cand"].notna() & paired[f"{column}_ctl"].notna()]
+    n = len(known)
     if n == 0:
         return dict(NOT_MEASURED), 0
-    per_case = pd.DataFrame({"case": paired["case_id"].to_numpy(), "c": cand, "k": ctl, "n": 1}).groupby("case").sum()
-    diff, ci, boot_p = paired_ratio_diff(
+    cand = known[f"{column}_cand"].astype(bool).to_numpy()
+    ctl = known[f"{column}_ctl"].astype(bool).to_numpy()
+    per_case = pd.DataFrame({"case": known["case_id"].to_numpy(), "c": cand, "k": ctl, "n": 1, "d": cand != ctl})
+    per_case = per_case.groupby("case").sum()
+    diff, boot_ci, boot_p = paired_ratio_diff(
         per_case["c"].to_numpy(float), per_case["k"].to_numpy(float), per_case["n"].to_numpy(float)
     )
-    ctl_only, cand_only, mcnemar_p = mcnemar_exact(ctl, cand)
+    _, _, mcnemar_p = mcnemar_exact(ctl, cand)
     one_epoch = per_case["n"].max() == 1
     return {
         "control": float(ctl.mean()),
         "candidate": float(cand.mean()),
         "diff": diff,
-        "diff_ci": list(ci) if ci else None,
+        "diff_ci": list(boot_ci) if boot_ci else None,
         # McNemar's exact test needs independent pairs: with several epochs of a case, the case-cluster bootstrap
         "p": mcnemar_p if one_epoch else boot_p,
         "test": "mcnemar_exact" if one_epoch else "cluster_bootstrap",
-        "mde": mde_paired_binary(n, ctl_only + cand_only),
+        # over cases, not units: epochs of one case are not independent evidence
+        "mde": mde_paired_binary(len(per_case), float((per_case["d"] / per_case["n"]).sum())),
     }, n
 
 
 def _claims(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tuple[dict[str, Any], int]:
-    """Claim accuracy: the case-cluster bootstrap on claims right; MDE over claims as paired units."""
+    """Claim accuracy: the paired case-cluster bootstrap on claims right; MDE over cases."""
     total = paired["claims_total_cand"].to_numpy(float)
     if len(paired) == 0 or total.sum() == 0:
         return dict(NOT_MEASURED), 0
-    frame = (
-        pd.DataFrame(
-            {
-                "case": paired["case_id"].to_numpy(),
-                "c": paired["claims_right_cand"].to_numpy(float),
-                "k": paired["claims_right_ctl"].to_numpy(float),
-                "n": total,
-            }
-        )
-        .groupby("case")
-        .sum()
+    frame = pd.DataFrame(
+        {
+            "case": paired["case_id"].to_numpy(),
+            "c": paired["claims_right_cand"].to_numpy(float),
+            "k": paired["claims_right_ctl"].to_numpy(float),
+            "n": total,
+        }
     )
-    diff, ci, p = paired_ratio_diff(frame["c"].to_numpy(float), frame["k"].to_numpy(float), frame["n"].to_numpy(float))
-    discordant = 0
+    if frame["k"].isna().any():  # a control without claim outcomes for some units
+        frame = frame[frame["k"].notna()]
+        if frame.empty:
+            return dict(NOT_MEASURED), 0
+    per_case = frame.groupby("case").sum()
+    diff, boot_ci, p = paired_ratio_diff(
+        per_case["c"].to_numpy(float), per_case["k"].to_numpy(float), per_case["n"].to_numpy(float)
+    )
+    case_discordance: dict[str, float] = {}
     for row in paired.itertuples(index=False):
-        if not isinstance(row.claims_ctl, dict):  # labels not kept by an older baseline: the count's lower bound
-            discordant += int(abs(row.claims_right_cand - row.claims_right_ctl))
-            continue
-        for cid, ok in gold.get(row.case_id, {}).items():
-            discordant += (_label(row.claims_cand, cid) in ok) != (_label(row.claims_ctl, cid) in ok)
+        ok = gold.get(row.case_id, {})
+        if isinstance(row.claims_ctl, dict) and ok:
+            right_cand = [claim_right(_label(row.claims_cand, cid), labels) for cid, labels in ok.items()]
+            right_ctl = [claim_right(_label(row.claims_ctl, cid), labels) for cid, labels in ok.items()]
+            share = sum(a != b for a, b in zip(right_cand, right_ctl, strict=True)) / len(ok)
+        else:  # labels not kept by an older baseline: the difference in counts, a lower bound
+            share = abs(float(row.claims_right_cand) - float(row.claims_right_ctl or 0)) / max(row.claims_total_cand, 1)
+        case_discordance[row.case_id] = case_discordance.get(row.case_id, 0.0) + share
+    units_per_case = paired.groupby("case_id").size()
+    discordance = sum(v / units_per_case[c] for c, v in case_discordance.items())
+    n_claims = int(per_case["n"].sum())
     return {
-        "control": float(frame["k"].sum() / frame["n"].sum()),
-        "candidate": float(frame["c"].sum() / frame["n"].sum()),
+        "control": float(per_case["k"].sum() / per_case["n"].sum()),
+        "candidate": float(per_case["c"].sum() / per_case["n"].sum()),
         "diff": diff,
-        "diff_ci": list(ci) if ci else None,
+        "diff_ci": list(boot_ci) if boot_ci else None,
         "p": p,
         "test": "cluster_bootstrap",
-        "mde": mde_paired_binary(int(total.sum()), discordant),
-    }, int(total.sum())
+        "mde": mde_paired_binary(len(per_case), discordance),
+    }, n_claims
 
 
 def _label(claims: Any, claim_id: str) -> str | None:
@@ -219,7 +243,9 @@ def decide(
     eligible = paired[paired["unsafe_eligible_cand"].astype(bool)] if control_has_unsafe else paired.iloc[0:0]
     unsafe, n_unsafe = _binary(eligible, "unsafe_pass")
     metrics["unsafe_pass_rate"] = judge_metric(unsafe, n_unsafe, True, "unsafe_pass_rate" in gated, margin, alpha)
-    kind, reasons = _outcome(metrics, margin, alpha, control_has_unsafe=control_has_unsafe)
+    candidate_units_total = len(candidate_units.drop_duplicates(PAIR_KEY))
+    unpaired_units = candidate_units_total - len(paired)
+    kind, reasons = _outcome(metrics, margin, alpha, control_has_unsafe, unpaired_units, candidate_units_total)
     lost = regressions(paired, gold)
     unpaired = len((cases_cand | cases_ctl) - paired_cases)
     if unpaired:
@@ -233,6 +259,7 @@ def decide(
         paired_cases=len(paired_cases),
         unpaired_cases=unpaired,
         paired_units=len(paired),
+        unpaired_units=unpaired_units,
         metrics=metrics,
         margin=margin,
         mde=metrics["verdict_accuracy"].mde,
@@ -250,12 +277,19 @@ def _corpus_note(change: dict[str, Any]) -> str:
 
 
 def _outcome(
-    metrics: dict[str, MetricComparison], margin: float, alpha: float, control_has_unsafe: bool
+    metrics: dict[str, MetricComparison],
+    margin: float,
+    alpha: float,
+    control_has_unsafe: bool,
+    unpaired_units: int = 0,
+    candidate_units: int = 0,
 ) -> tuple[DecisionKind, list[str]]:
     """block / ship / inconclusive, with one reason per gated metric.
 
-    A gated metric with no paired unit (no unsafe-eligible case, say) cannot decide anything: it is named
-    as not measured, and a decision with no measured gated metric is inconclusive.
+    block: significantly worse on a measured gated metric. ship: every gated metric measured and non-inferior,
+    and every one of the candidate's answers paired with the control's. Anything else is inconclusive: a gated
+    metric nobody measured (no eligible unit, a baseline without the column) or answers left out of the
+    pairing cannot support a ship.
     """
     gated = {name: m for name, m in metrics.items() if m.gated}
     measured = {name: m for name, m in gated.items() if m.diff is not None and m.diff_ci is not None}
@@ -277,12 +311,18 @@ def _outcome(
                 f"{name}: {_pp(m.diff)}, 95% CI {_ci(m.diff_ci)} reaches past the {_pp(margin, sign=False)} margin"
                 f" (detectable at 80% power: {_pp(m.mde, sign=False) if m.mde is not None else 'n/a'})"
             )
+    if unpaired_units:
+        reasons.append(
+            f"{unpaired_units} of the candidate's {candidate_units} case × epoch answers have no control answer "
+            "(an epoch or case the control did not run): they are not judged, so the candidate cannot ship"
+        )
     if worse:
         return "block", reasons
-    if measured and all(m.non_inferior for m in measured.values()):
+    if len(measured) < len(gated) or not gated:
+        reasons.append("a gated metric was not measured: nothing can ship on it")
+        return "inconclusive", reasons
+    if not unpaired_units and all(m.non_inferior for m in measured.values()):
         return "ship", reasons
-    if not measured:
-        reasons.append("no gated metric could be measured on the paired cases")
     return "inconclusive", reasons
 
 

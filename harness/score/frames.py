@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from harness.run.log import ResultRecord
+from harness.score.outcome import record_outcome
 from harness.system.models import Derivability
 
 CLASSES = [d.value for d in Derivability]
@@ -86,7 +87,8 @@ def quality_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
         if r.kind != "quality":
             continue
         gold = r.gold.verdict
-        scored = r.error is None
+        result = record_outcome(r)
+        scored = result.scored
         rows.append(
             {
                 "case_id": r.case_id,
@@ -100,10 +102,10 @@ def quality_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
                 "verdict": r.verdict,
                 "model_verdict": r.model_verdict,
                 "gold_verdicts": list(gold),
-                "verdict_correct": scored and r.verdict in gold,
-                "model_verdict_correct": scored and r.model_verdict in gold,
-                "unsafe_eligible": "PASS" not in gold,
-                "unsafe_pass": scored and "PASS" not in gold and r.verdict == "PASS",
+                "verdict_correct": result.verdict_correct,
+                "model_verdict_correct": result.model_verdict_correct,
+                "unsafe_eligible": result.unsafe_eligible,
+                "unsafe_pass": result.unsafe_pass,
                 "invalid": scored and r.reply_status == "invalid",
                 "invalid_reason": r.invalid_reason if scored and r.reply_status == "invalid" else None,
                 "guard_intervened": any(a.get("step") == "policy.claim_guard" for a in r.adjustments),
@@ -128,6 +130,8 @@ def claims_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
         if r.kind != "quality" or not r.gold.claims:
             continue
         critical = set(r.critical_claims)
+        result = record_outcome(r)
+        wrong = set(result.claims_wrong)
         for claim_id, acceptable in r.gold.claims.items():
             predicted = r.claims.get(claim_id)
             rows.append(
@@ -141,8 +145,8 @@ def claims_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
                     "predicted": predicted,
                     "gold": list(acceptable),
                     "gold_single": single_gold(predicted, acceptable, CLASSES),
-                    "correct": predicted in acceptable,
-                    "scored": r.error is None,
+                    "correct": claim_id not in wrong,
+                    "scored": result.scored,
                 }
             )
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS).astype(dict.fromkeys(CLAIM_BOOLS, bool))

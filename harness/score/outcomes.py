@@ -15,9 +15,10 @@ from typing import Any
 
 import pandas as pd
 
-from harness.run.log import ResultRecord, read_results
+from harness.run.log import ResultRecord, RunFileError, read_results
 from harness.score.frames import quality_frame
 from harness.score.headline import headline_records
+from harness.score.outcome import record_outcome
 
 OUTCOMES_FILE = "outcomes.jsonl"
 UNIT_COLUMNS = [
@@ -64,7 +65,7 @@ def outcomes_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
                 "model_verdict_correct": bool(row.model_verdict_correct),
                 "unsafe_eligible": bool(row.unsafe_eligible),
                 "unsafe_pass": bool(row.unsafe_pass),
-                "claims_right": float(sum(record.claims.get(cid) in ok for cid, ok in gold.items())),
+                "claims_right": float(record_outcome(record).claims_right),
                 "claims_total": float(len(gold)),
                 "claims": {cid: record.claims.get(cid) for cid in gold},
             }
@@ -100,9 +101,13 @@ def load_outcomes(folder: Path) -> pd.DataFrame:
     """A run's or a baseline's unit outcomes: from outcomes.jsonl, or computed from results.jsonl."""
     path = folder / OUTCOMES_FILE
     if path.exists():
-        rows: list[dict[str, Any]] = [
-            json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-        ]
+        rows: list[dict[str, Any]] = []
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except ValueError as exc:
+                    raise RunFileError(path, f"not JSON: {exc}", number) from None
         return pd.DataFrame(rows)
     if (folder / "results.jsonl").exists():
         return outcomes_frame(headline_records(read_results(folder)))

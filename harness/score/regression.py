@@ -42,6 +42,8 @@ def load_control_run(path: Path) -> ControlRun:
         units = load_outcomes(path)
     except FileNotFoundError as exc:
         raise PairingError(f"--baseline {path}: {exc}") from exc
+    if units.empty or "variant" not in units:
+        raise PairingError(f"--baseline {path}: its outcomes hold no result to pair with")
     manifest = read_manifest(path) if (path / MANIFEST_FILE).exists() else None
     variants = list(manifest.variants) if manifest else variants_from_names(sorted(set(units.get("variant", []))))
     return ControlRun(path, manifest, variants, units)
@@ -132,17 +134,14 @@ def decision_gates(decisions: Sequence[Decision], require_ship: bool) -> list[di
 
 
 def headline(decision: Decision) -> str:
-    """The one line of why: the reason that decided it, and what could not be measured."""
-    gated = {name: m for name, m in decision.metrics.items() if m.gated}
-    unmeasured = [name for name, m in gated.items() if m.diff_ci is None]
-    note = f"; not measured: {', '.join(unmeasured)}" if unmeasured else ""
+    """The one line of why: the reason that decided it."""
     if decision.decision == "ship":
-        measured = ", ".join(name for name in gated if name not in unmeasured)
-        return f"non-inferior on {measured} within the {decision.margin * 100:.1f} pp margin{note}"
-    marker = "significantly worse" if decision.decision == "block" else "reaches past"
-    reason = next((r for r in decision.reasons if marker in r), None)
-    if reason is None:
-        return (decision.reasons[-1] if decision.reasons else "no gated metric could be measured") + (
-            "" if decision.decision == "block" else note
-        )
-    return reason + note
+        gated = ", ".join(name for name, m in decision.metrics.items() if m.gated)
+        return f"non-inferior on {gated} within the {decision.margin * 100:.1f} pp margin"
+    markers = (
+        ("significantly worse",)
+        if decision.decision == "block"
+        else ("not measured", "have no control answer", "reaches past")
+    )
+    reason = next((r for m in markers for r in decision.reasons if m in r), None)
+    return reason or (decision.reasons[-1] if decision.reasons else "no gated metric could be measured")

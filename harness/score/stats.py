@@ -58,7 +58,7 @@ def mcnemar_exact(right_a: np.ndarray, right_b: np.ndarray) -> tuple[int, int, f
     return a_only, b_only, float(binomtest(min(a_only, b_only), a_only + b_only, 0.5).pvalue)
 
 
-def mde_paired_binary(n: int, discordant: int, alpha: float = 0.05, power: float = 0.8) -> float | None:
+def mde_paired_binary(n: int, discordant: float, alpha: float = 0.05, power: float = 0.8) -> float | None:
     """Smallest paired difference in a rate that n pairs detect with this power (McNemar, normal approximation).
 
     Connor's sample size for paired proportions, n = (z_a·√ψ + z_b·√(ψ−δ²))² / δ², solved for δ, where

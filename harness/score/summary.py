@@ -8,6 +8,7 @@ its figure as `<name>_ci: [low, high]`.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ import pandas as pd
 
 from harness.corpus.catalogue import load_catalogue
 from harness.corpus.schema import Case
-from harness.run.log import Manifest, ResultRecord
+from harness.run.log import Manifest, ResultRecord, error_reason
 from harness.score.compare import adjust_comparisons, compare_outcomes
 from harness.score.conformance import (
     deterministic_mismatches,
@@ -35,11 +36,14 @@ from harness.score.metrics import (
 from harness.score.outcomes import outcomes_frame
 from harness.score.reliability import calibration_metrics, consistency_metrics
 from harness.system.store import EVALUATION_KEY
+from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 SUMMARY_SCHEMA = "summary_v1"
 
 
-def case_problems(record: ResultRecord, case: Case | None) -> tuple[list[str], list[str]]:
+def case_problems(
+    record: ResultRecord, case: Case | None, excerpt_chars: int = DEFAULT_EXCERPT_CHARS
+) -> tuple[list[str], list[str]]:
     """(expectation mismatches, invariant violations) of one record.
 
     Policy records are checked whole; quality records on their deterministic
@@ -51,28 +55,32 @@ def case_problems(record: ResultRecord, case: Case | None) -> tuple[list[str], l
         return ["case content missing from the run log"], []
     evaluation, unreadable = read_evaluation(record.persisted[EVALUATION_KEY])
     if evaluation is None:
-        return [str(unreadable)], invariant_violations(case, record.persisted)
+        return [str(unreadable)], invariant_violations(case, record.persisted, excerpt_chars)
     mismatches = (
         policy_case_mismatches(case, evaluation)
         if record.kind == "policy"
         else deterministic_mismatches(case, evaluation)
     )
-    return mismatches, invariant_violations(case, record.persisted)
+    return mismatches, invariant_violations(case, record.persisted, excerpt_chars)
 
 
 def conformance(
-    records: Sequence[ResultRecord], cases: dict[str, Case], extra: Mapping[str, Sequence[str]] | None = None
+    records: Sequence[ResultRecord],
+    cases: dict[str, Case],
+    extra: Mapping[str, Sequence[str]] | None = None,
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
 ) -> dict[str, Any]:
     """Policy cases must agree 100%; invariants must hold for every case of either kind.
 
     `extra`: further mismatches per case id, found outside the persisted outcome (a conformance kit's checks
-    of the request a SUT sent to its model).
+    of the request a SUT sent to its model). `excerpt_chars`: the run's excerpt limit, which defines the
+    trace summary every evaluation must have persisted.
     """
     scenarios: dict[str, dict[str, int]] = {sid: {"cases": 0, "passed": 0} for sid in load_catalogue()}
     failures: list[dict[str, Any]] = []
     policy_cases = policy_passed = invariant_count = quality_mismatches = 0
     for record in records:
-        mismatches, violations = case_problems(record, cases.get(record.case_id))
+        mismatches, violations = case_problems(record, cases.get(record.case_id), excerpt_chars)
         mismatches = [*mismatches, *(extra or {}).get(record.case_id, ())]
         invariant_count += len(violations)
         if record.kind == "policy":
@@ -109,6 +117,13 @@ def conformance(
     }
 
 
+def errors_by_reason(quality: pd.DataFrame) -> dict[str, int]:
+    """Error samples (case × epoch with no model reply) per reason, most frequent first; sums to error_samples."""
+    errors = quality.loc[~quality["scored"], "error"].dropna()
+    counts = Counter(error_reason(str(e)) for e in errors)
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.DataFrame) -> dict[str, Any]:
     """Every figure of one variant."""
     scored_q = quality[quality["scored"]]
@@ -119,6 +134,7 @@ def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.Data
         "quality_samples": len(quality),
         "errors": int(quality.loc[~quality["scored"], "case_id"].nunique()),
         "error_samples": int((~quality["scored"]).sum()),
+        "errors_by_reason": errors_by_reason(quality),
     }
     out.update(claim_metrics(scored_c))
     out.update(verdict_metrics(scored_q))
@@ -172,7 +188,7 @@ def build_summary(
             "cases": manifest.case_count,
             "results": len(records),
         },
-        "conformance": conformance(records, cases),
+        "conformance": conformance(records, cases, excerpt_chars=manifest.excerpt_chars),
         "variants": variants,
         "comparisons": comparisons,
     }

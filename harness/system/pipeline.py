@@ -27,7 +27,7 @@ from harness.system.parser import parse_structured_output
 from harness.system.policy import PolicySettings, apply_policy
 from harness.system.reply import parse_verifier_reply
 from harness.system.store import Store
-from harness.system.trace import DEFAULT_EXCERPT_CHARS, build_trace_summary
+from harness.system.trace import DEFAULT_EXCERPT_CHARS, session_trace_summary
 from harness.system.verifiers.base import Verifier
 
 
@@ -52,7 +52,7 @@ def prepare(
     """Parse the executor output, build the trace summary and run the gatekeeper."""
     parsed = parse_structured_output(emission.structured_output_raw)
     rows = {inv.id: inv for inv in invocations}
-    summary = list(trace) if trace is not None else build_trace_summary(invocations, excerpt_chars)
+    summary = session_trace_summary(trace, invocations, excerpt_chars)
     gatekeeper = run_gatekeeper(GatekeeperInput(parsed=parsed, invocations=rows, trace=summary))
     structured = parsed.structured
     inputs = VerifierInput(

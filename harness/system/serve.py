@@ -9,7 +9,9 @@ store URL, its own session ids), so concurrent requests never touch each other's
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -28,7 +30,39 @@ from harness.system.store import NewSession, Store
 SUT_NAME = "verifier-bench bundled system"
 PROMPT = "baseline"
 API_KEY_ENV = "VBENCH_SUT_API_KEY"
-"""The key the bundled SUT sends to the model endpoint (else OPENAI_API_KEY); never echoed anywhere."""
+"""The only key the bundled SUT sends to a model endpoint; never echoed anywhere.
+
+Each request names the endpoint (`verifier.base_url`), so whoever can reach the SUT can have the key
+sent to a server of their own: a dedicated key, never the user's OPENAI_API_KEY, and none when unset."""
+
+
+def sut_api_key() -> str:
+    """The key for the model endpoint a request names: VBENCH_SUT_API_KEY or a placeholder, never OPENAI_API_KEY
+    (the openai client needs some key; given none, it would fall back to OPENAI_API_KEY)."""
+    from harness.llm.openai_model import PLACEHOLDER_KEY
+
+    return os.environ.get(API_KEY_ENV) or PLACEHOLDER_KEY
+
+
+def is_loopback(host: str) -> bool:
+    """Whether listening on `host` keeps the server on this machine (a name other than localhost: assume not)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_warning(host: str) -> str | None:
+    """A warning when a non-loopback listener would send the SUT's key wherever a request points it."""
+    if is_loopback(host) or not os.environ.get(API_KEY_ENV):
+        return None
+    return (
+        f"warning: listening on {host}, not loopback, with {API_KEY_ENV} set: anyone who can reach this server "
+        f"can name their own verifier.base_url and receive that key. Bind 127.0.0.1 or unset {API_KEY_ENV}."
+    )
+
 
 Handler = Callable[[VerifyRequest, Store, str], Awaitable[dict[str, Any]]]
 
@@ -59,11 +93,10 @@ async def verify(request: VerifyRequest, store: Store, namespace: str) -> dict[s
     from harness.system.verifiers.llm import LLMVerifier
 
     store.add_sessions(namespaced(request, namespace))
-    api_key = os.environ.get(API_KEY_ENV) or os.environ.get("OPENAI_API_KEY")
     model = OpenAIChatModel(
         request.verifier.model,
         base_url=request.verifier.base_url,
-        api_key=api_key,
+        api_key=sut_api_key(),
         timeout=request.settings.timeout_s,
         max_attempts=2,
     )
@@ -140,6 +173,9 @@ def _bad_request(message: str) -> web.Response:
 
 async def serve(server: SutServer, host: str = "127.0.0.1", port: int = 0, port_file: Path | None = None) -> None:
     """Serve until cancelled; the bound port goes to `port_file` once requests are accepted."""
+    warning = exposure_warning(host)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     runner = web.AppRunner(server.app(), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)

@@ -1,7 +1,7 @@
 """Persistence through SQLAlchemy Core: `diagnosis_session` and `tool_invocation` tables.
 
 SQLite by default (in memory, or a file); any SQLAlchemy URL works, PostgreSQL
-included. Writing the verifier evaluation merges into `self_evaluation`, so
+included (through psycopg 3: `postgresql://` is read as `postgresql+psycopg://`, see `store_url`). Writing the verifier evaluation merges into `self_evaluation`, so
 sibling keys written by others survive. Core statements rather than the ORM:
 the store is on every case's path and the ORM's unit of work cost more than
 the rest of the harness together. The statements are built once, with bound
@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
@@ -38,13 +39,45 @@ from sqlalchemy.pool import StaticPool
 from harness.system.models import ToolInvocation, VerifierEvaluation
 
 EVALUATION_KEY = "verifier_evaluation"
+KEY_LENGTH = 200
+"""The longest id or tool name a row holds: PostgreSQL enforces it (varchar), SQLite does not."""
+MEMORY_URL = "sqlite://"
+
+
+class StoreURLError(ValueError):
+    """A store URL that names no database this store can open (exit code 2)."""
+
+
+def store_url(text: str) -> str:
+    """A SQLAlchemy URL from what a user wrote: a URL, `postgresql://...` (read as psycopg 3's
+    `postgresql+psycopg://...`), or a path, which names a SQLite file."""
+    text = text.strip()
+    if not text:
+        raise StoreURLError("the store URL is empty")
+    if "://" not in text:
+        return f"sqlite:///{Path(text).expanduser().resolve()}"
+    scheme, rest = text.split("://", 1)
+    if scheme in ("postgresql", "postgres"):
+        return f"postgresql+psycopg://{rest}"
+    return text
+
+
+def public_store_url(url: str) -> str:
+    """The URL with its password hidden: what may be logged and recorded."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a URL SQLAlchemy reads: say nothing of what it holds
+        return "<unreadable store URL>"
+
 
 metadata = MetaData()
 
 diagnosis_session = Table(
     "diagnosis_session",
     metadata,
-    Column("id", String(200), primary_key=True),
+    Column("id", String(KEY_LENGTH), primary_key=True),
     Column("question", Text, nullable=False, default=""),
     Column("final_answer", Text, nullable=False, default=""),
     Column("structured_output_raw", Text, nullable=True),
@@ -55,10 +88,10 @@ tool_invocation = Table(
     "tool_invocation",
     metadata,
     Column("pk", Integer, primary_key=True, autoincrement=True),
-    Column("session_id", String(200), ForeignKey("diagnosis_session.id"), nullable=False, index=True),
-    Column("invocation_id", String(200), nullable=False),
+    Column("session_id", String(KEY_LENGTH), ForeignKey("diagnosis_session.id"), nullable=False, index=True),
+    Column("invocation_id", String(KEY_LENGTH), nullable=False),
     Column("seq", Integer, nullable=False),
-    Column("tool_name", String(200), nullable=False),
+    Column("tool_name", String(KEY_LENGTH), nullable=False),
     Column("arguments", JSON, nullable=False),
     Column("status", String(20), nullable=False),
     Column("result", Text, nullable=False, default=""),
@@ -82,6 +115,10 @@ _SELECT_INVOCATIONS = (
 _SELECT_EVALUATION = select(diagnosis_session.c.self_evaluation).where(diagnosis_session.c.id == bindparam("b_session"))
 _UPDATE_EVALUATION = update(diagnosis_session).where(diagnosis_session.c.id == bindparam("b_session"))
 _DELETE_INVOCATIONS, _DELETE_SESSIONS = delete(tool_invocation), delete(diagnosis_session)
+_DELETE_INVOCATIONS_OF = delete(tool_invocation).where(
+    tool_invocation.c.session_id.in_(bindparam("b_ids", expanding=True))
+)
+_DELETE_SESSIONS_OF = delete(diagnosis_session).where(diagnosis_session.c.id.in_(bindparam("b_ids", expanding=True)))
 
 
 @dataclass(frozen=True)
@@ -97,11 +134,13 @@ class NewSession:
 
 
 class Store:
-    """A diagnosis store. `Store()` is a fresh in-memory SQLite database."""
+    """A diagnosis store. `Store()` is a fresh in-memory SQLite database; `Store(url)` any SQLAlchemy URL."""
 
-    def __init__(self, url: str = "sqlite://") -> None:
+    def __init__(self, url: str = MEMORY_URL) -> None:
         kwargs: dict[str, Any] = {}
-        if url in ("sqlite://", "sqlite:///:memory:"):
+        self.private = url in (MEMORY_URL, "sqlite:///:memory:")
+        """An in-memory database only this store sees (anything else may be shared with other workers and runs)."""
+        if self.private:
             kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
         self.engine = create_engine(url, **kwargs)
         metadata.create_all(self.engine)
@@ -134,8 +173,9 @@ class Store:
             [NewSession(session_id, question, tuple(invocations), self_evaluation, final_answer, structured_output_raw)]
         )
 
-    def add_sessions(self, sessions: Iterable[NewSession], clear: bool = False) -> None:
-        """Insert sessions and their tool_invocation rows in one transaction; with `clear`, delete every row first.
+    def add_sessions(self, sessions: Iterable[NewSession], replace: bool = False) -> None:
+        """Insert sessions and their tool_invocation rows in one transaction; with `replace`, the rows of these
+        session ids (and only those) are deleted first, in the same transaction.
 
         One transaction and one statement per table, not one per session: loading a case's sessions is on
         every case's path.
@@ -165,9 +205,10 @@ class Store:
                 for seq, inv in enumerate(new.invocations)
             )
         with self._transaction() as conn:
-            if clear:
-                conn.execute(_DELETE_INVOCATIONS)
-                conn.execute(_DELETE_SESSIONS)
+            if replace and session_rows:
+                ids = {"b_ids": [row["id"] for row in session_rows]}
+                conn.execute(_DELETE_INVOCATIONS_OF, ids)
+                conn.execute(_DELETE_SESSIONS_OF, ids)
             if session_rows:
                 conn.execute(_INSERT_SESSION, session_rows)
             if invocation_rows:
@@ -203,6 +244,14 @@ class Store:
             merged = {**current, EVALUATION_KEY: evaluation.model_dump(mode="json")}
             conn.execute(_UPDATE_EVALUATION, {"b_session": session_id, "self_evaluation": merged})
         return merged
+
+    def remove_sessions(self, session_ids: Sequence[str]) -> None:
+        """Delete these sessions and their tool_invocation rows (nobody else's)."""
+        if not session_ids:
+            return
+        with self._transaction() as conn:
+            conn.execute(_DELETE_INVOCATIONS_OF, {"b_ids": list(session_ids)})
+            conn.execute(_DELETE_SESSIONS_OF, {"b_ids": list(session_ids)})
 
     def clear(self) -> None:
         """Delete every row: the store is then as fresh as a new one (the runner reuses one per worker)."""

@@ -27,6 +27,15 @@ def build_trace_summary(
     ]
 
 
+def session_trace_summary(
+    given: Sequence[TraceEntry] | None,
+    invocations: Sequence[ToolInvocation],
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
+) -> list[TraceEntry]:
+    """The session's trace summary (§7): the one given with the session, else built from its invocations."""
+    return list(given) if given is not None else build_trace_summary(invocations, excerpt_chars)
+
+
 def find_trace_entry(trace: Sequence[TraceEntry], ref: EvidenceRef | EvidenceBinding) -> TraceEntry | None:
     """The trace entry a reference points at: by trace_ref first, else by invocation id."""
     if ref.trace_ref:

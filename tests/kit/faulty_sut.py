@@ -197,6 +197,40 @@ def missing_check_not_unsupported() -> None:
     policy.sanitise_claim_checks = sanitise
 
 
+def _persisted(change: Callable[[dict[str, Any]], None]) -> None:
+    """Break what is persisted after the system wrote it (as the review's proxy broke the SUT's answers)."""
+    original = store.Store.write_verifier_evaluation
+
+    def write(self: store.Store, session_id: str, evaluation: Any) -> dict[str, Any]:
+        merged = original(self, session_id, evaluation)
+        change(merged)
+        with self._transaction() as conn:
+            conn.execute(store._UPDATE_EVALUATION, {"b_session": session_id, "self_evaluation": merged})
+        return merged
+
+    store.Store.write_verifier_evaluation = write  # type: ignore[method-assign]
+
+
+def _evaluation(change: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
+    return lambda: _persisted(lambda merged: change(merged[store.EVALUATION_KEY]))
+
+
+def _empty_refs(evaluation: dict[str, Any]) -> None:
+    for check in evaluation["claim_checks"]:
+        check["evidence_refs"] = []
+
+
+def _blank_facts(evaluation: dict[str, Any]) -> None:
+    for fact in evaluation["facts_checked"]:
+        fact["fact"] = ""
+
+
+def _null_siblings(merged: dict[str, Any]) -> None:
+    for key in merged:
+        if key != store.EVALUATION_KEY:
+            merged[key] = None
+
+
 FAULTS: dict[str, tuple[str, Callable[[], None]]] = {
     "legacy-inference-as-direct": (
         "§6 legacy mapping: reasonable_inference mapped to direct_evidence",
@@ -227,6 +261,25 @@ FAULTS: dict[str, tuple[str, Callable[[], None]]] = {
     "missing-check-not-unsupported": (
         "§5.3 a claim with no check not counted as unsupported",
         missing_check_not_unsupported,
+    ),
+    "trace-emptied": (
+        "§7 tool_trace_summary persisted empty",
+        _evaluation(lambda e: e.update(tool_trace_summary=[])),
+    ),
+    "refs-emptied": ("§5.3/§7 every check's evidence_refs persisted empty", _evaluation(_empty_refs)),
+    "siblings-nulled": ("§7 sibling keys of self_evaluation kept but set to null", lambda: _persisted(_null_siblings)),
+    "facts-blank": ("§6 facts_checked[].fact not the claim's statement", _evaluation(_blank_facts)),
+    "groundedness-out-of-range": (
+        "§4 groundedness_score persisted as 7.5",
+        _evaluation(lambda e: e.update(groundedness_score=7.5)),
+    ),
+    "adjustments-dropped": (
+        "§5 verdict changes persisted with no adjustment",
+        _evaluation(lambda e: e.update(adjustments=[])),
+    ),
+    "gatekeeper-errors-dropped": (
+        "§3 gatekeeper_result.errors persisted empty",
+        _evaluation(lambda e: e["gatekeeper_result"].update(errors=[])),
     ),
 }
 

@@ -6,7 +6,7 @@ import contextlib
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -14,9 +14,18 @@ VBENCH = [sys.executable, "-m", "harness.cli"]
 
 
 @contextlib.contextmanager
-def sut_process(args: Sequence[str], port_file: Path, timeout_s: float = 60.0) -> Iterator[str]:
+def sut_process(
+    args: Sequence[str], port_file: Path, timeout_s: float = 60.0, env: Mapping[str, str] | None = None
+) -> Iterator[str]:
     """Run `args` (which must write its port to `port_file`); yield the SUT's base URL; stop that process."""
-    proc = subprocess.Popen(list(args), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        list(args),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=dict(env) if env is not None else None,
+    )
     try:
         deadline = time.monotonic() + timeout_s
         while not port_file.exists():

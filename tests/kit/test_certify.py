@@ -53,7 +53,10 @@ def test_the_bundled_system_is_certified_over_http_on_every_policy_case(full_run
     conf = summary["conformance"]
     assert conf["policy_cases"] == len(POLICY) > 100
     assert conf["policy_passed"] == conf["policy_cases"] and conf["invariant_violations"] == 0
-    assert cert["status"] == "certified" and cert["headline"] == "Certified (22/22 scenarios)"
+    assert (
+        cert["status"] == "certified"
+        and cert["headline"] == f"Certified (22/22 scenarios, {len(POLICY)}/{len(POLICY)} policy cases)"
+    )
     assert cert["sut"]["name"] == "verifier-bench bundled system" and cert["sut"]["url"].startswith("http://127.0.0.1:")
     log = [json.loads(line) for line in (full_run / "sut-log.jsonl").read_text().splitlines()]
     assert {entry["case_id"] for entry in log} == set(BY_ID)
@@ -99,10 +102,41 @@ def test_a_filtered_run_is_partial_and_says_how_far(sut_url: str, tmp_path: Path
     summary = json.loads((out / "summary.json").read_text())
     covered = cert["scenarios_covered"]
     assert cert["status"] == "partial" and 0 < covered < 22
-    assert cert["headline"] == f"Partially certified ({covered}/22 scenarios)"
+    corpus = sum(c.kind == "policy" for c in load_cases([ROOT / "cases"]))
+    head = f"Partially certified ({covered}/22 scenarios, {cert['policy_cases']}/{corpus} policy cases)"
+    assert cert["headline"] == head
     assert cert["filters"] == [scenario] and cert["skipped"]["quality_cases"] == summary["skipped"]["quality_cases"] > 0
     html = (out / "certificate.html").read_text()
-    assert f"Partially certified ({covered}/22 scenarios)" in html and 'class="head partial"' in html
+    assert head in html and 'class="head partial"' in html
+
+
+def covering_ids() -> list[str]:
+    """A few policy cases that between them cover every scenario (greedy): a filtered run with full coverage."""
+    left = {s for c in POLICY for s in c.spec}
+    picked: list[str] = []
+    while left:
+        best = max(POLICY, key=lambda c: len(left & set(c.spec)))
+        picked.append(best.id)
+        left -= set(best.spec)
+    return picked
+
+
+def test_a_filtered_run_covering_every_scenario_is_still_partial(sut_url: str, tmp_path: Path) -> None:
+    ids = covering_ids()
+    assert len(ids) < len(POLICY)
+    (tmp_path / "cover.txt").write_text("\n".join(ids) + "\n")
+    out = tmp_path / "cover"
+    policy = str(ROOT / "cases" / "policy")
+    code = main(
+        ["certify", "--sut", sut_url, "--cases", policy, "--out", str(out), "--filter", f"ids:{tmp_path / 'cover.txt'}"]
+    )
+    assert code == 0
+    cert = json.loads((out / "certificate.json").read_text())
+    head = f"Partially certified (22/22 scenarios, {len(ids)}/{len(POLICY)} policy cases)"
+    assert cert["scenarios_covered"] == 22 and cert["status"] == "partial" and cert["headline"] == head
+    assert cert["corpus_policy_cases"] == len(POLICY) and cert["partial_reasons"]
+    html = (out / "certificate.html").read_text()
+    assert head in html and 'class="head partial"' in html and "Only part was certified" in html
 
 
 def test_the_certificate_names_the_full_sha_and_every_spec_file(full_run: Path) -> None:

@@ -14,15 +14,14 @@ import pytest
 
 from harness.llm import openai_model
 from harness.llm.local_server import REFUSAL_TEXT, Fault, LocalOpenAIServer
+from harness.llm.modes import BaseURLError
 from harness.llm.openai_model import OpenAIChatModel, OpenAISettings, public_url
 from tests.llm.helpers import SCHEMA, SECRET_KEY, claims_message, model_for, request
 
 pytestmark = pytest.mark.usefixtures("transport")  # every test here runs on both transports
 
 
-async def test_the_transport_asked_for_is_used_unless_the_url_carries_credentials(
-    openai_server: LocalOpenAIServer, transport: str
-) -> None:
+async def test_the_transport_asked_for_is_used(openai_server: LocalOpenAIServer, transport: str) -> None:
     assert OpenAIChatModel("m", base_url=openai_server.base_url).transport == "aiohttp"  # the default
     async with model_for(openai_server) as model:
         reply = await model.generate(request())
@@ -30,10 +29,6 @@ async def test_the_transport_asked_for_is_used_unless_the_url_carries_credential
         http_client = type(model._get_client()._client).__name__.lower()
         assert ("aiohttp" in http_client) == (transport == "aiohttp"), http_client
     assert reply.error is None and reply.text
-    with_credentials = openai_server.base_url.replace("http://", "http://alice:pw@")
-    async with OpenAIChatModel("m", base_url=with_credentials, transport=transport) as model:
-        assert model.transport == "httpx"  # aiohttp refuses URL credentials beside the Authorization header
-        assert (await model.generate(request())).error is None
 
 
 async def test_a_plain_call_sends_the_parameters_and_keeps_usage_latency_and_raw(
@@ -205,14 +200,17 @@ async def test_the_key_never_appears_in_describe_responses_or_logs(
     assert "local-model" in described and "127.0.0.1" in described
 
 
-def test_describe_drops_user_info_and_query_from_the_base_url() -> None:
-    model = OpenAIChatModel(
-        "m", base_url="https://user:s3cretpw@example.invalid:8443/v1/?tok=qtok123", api_key="sk-x-123"
-    )
+def test_describe_drops_the_query_from_the_base_url_and_user_info_is_refused() -> None:
+    model = OpenAIChatModel("m", base_url="https://example.invalid:8443/v1/?tok=qtok123", api_key="sk-x-123")
     described = json.dumps(model.describe())
-    assert "s3cretpw" not in described and "qtok123" not in described and "sk-x-123" not in described
+    assert "qtok123" not in described and "sk-x-123" not in described
     assert model.describe()["base_url"] == "https://example.invalid:8443/v1"
     assert public_url("http://127.0.0.1:9/v1/") == "http://127.0.0.1:9/v1"
+    assert public_url("https://user:s3cretpw@example.invalid:8443/v1") == "https://example.invalid:8443/v1"
+    for url in ("https://user:s3cretpw@example.invalid/v1", "https://s3cretpw@example.invalid/v1"):
+        with pytest.raises(BaseURLError) as info:
+            OpenAIChatModel("m", base_url=url)
+        assert "s3cretpw" not in str(info.value) and "carries credentials" in str(info.value)
 
 
 def test_base_url_and_key_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

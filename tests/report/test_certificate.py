@@ -47,12 +47,29 @@ def certificate(conf: dict[str, Any], name: str = "acme <sut>") -> dict[str, Any
 
 
 def test_status_and_headline() -> None:
-    assert certificate_status(conformance(22), 0) == ("certified", "Certified (22/22 scenarios)")
-    assert certificate_status(conformance(2), 0) == ("partial", "Partially certified (2/22 scenarios)")
+    assert certificate_status(conformance(22), 0) == ("certified", "Certified (22/22 scenarios, 10 policy cases)")
+    assert certificate_status(conformance(2), 0) == ("partial", "Partially certified (2/22 scenarios, 10 policy cases)")
+    full = certificate_status(conformance(22), 0, [], corpus_policy_cases=10)
+    assert full == ("certified", "Certified (22/22 scenarios, 10/10 policy cases)")
     assert certificate_status(conformance(22, failed=1), 0)[0] == "failed"
     assert certificate_status(conformance(22, violations=1), 0)[0] == "failed"
     assert certificate_status(conformance(22), errors=1)[0] == "failed"
     assert certificate_status({**conformance(22), "policy_cases": 0, "policy_passed": 0}, 0)[0] == "failed"
+
+
+def test_any_filter_or_a_smaller_selection_makes_a_full_coverage_run_partial() -> None:
+    """Every scenario covered is not the whole corpus: a filter, or fewer policy cases than given, is partial."""
+    assert certificate_status(conformance(22), 0, ["ids:cover.txt"], 114) == (
+        "partial",
+        "Partially certified (22/22 scenarios, 10/114 policy cases)",
+    )
+    assert certificate_status(conformance(22), 0, [], 114)[0] == "partial"
+    assert certificate_status(conformance(22), 0, ["tag:x"], 10)[0] == "partial"  # a filter that kept everything
+    assert certificate_status(conformance(22), 0, ["tag:x"]) == (
+        "partial",
+        "Partially certified (22/22 scenarios, 10 policy cases, filtered)",
+    )
+    assert certificate_status(conformance(22, failed=1), 0, ["tag:x"], 114)[0] == "failed"
 
 
 def test_a_failing_certificate_shows_no_green_and_the_full_dirty_sha() -> None:
@@ -63,7 +80,7 @@ def test_a_failing_certificate_shows_no_green_and_the_full_dirty_sha() -> None:
 
 def test_a_partial_certificate_says_how_far() -> None:
     html = render_certificate(certificate(conformance(2)))
-    assert "Partially certified (2/22 scenarios)" in html and 'class="head partial"' in html
+    assert "Partially certified (2/22 scenarios, 10 policy cases)" in html and 'class="head partial"' in html
     assert html.count("not covered") == 20
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from harness.report.casedata import REPLY_LIMIT, case_payload, clip, record_payload
 from harness.report.figures import headline_chart, label
 from harness.report.render import md
-from harness.report.select import VERDICT_WRONG
+from harness.score.outcome import VERDICT_WRONG
 from tests.report.builders import HOSTILE_MODEL, QUESTION_XSS, REPLY_XSS, TOOL_XSS, as_dict, record
 from tests.report.conftest import MODEL_REPLY_XSS, embedded
 

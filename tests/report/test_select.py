@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-from harness.report.select import (
-    CLAIMS_WRONG,
-    CONFORMANCE_FAILURE,
-    ERROR,
-    RIGHT,
-    VERDICT_WRONG,
-    Selector,
-    category,
-    claims_wrong,
-)
+from harness.report.select import Selector, category
+from harness.score.outcome import CLAIMS_WRONG, CONFORMANCE_FAILURE, ERROR, RIGHT, VERDICT_WRONG
 from tests.report.builders import outcome, record
 
 
@@ -25,7 +17,7 @@ def test_category_orders_conformance_error_verdict_claims_right() -> None:
         record(claims_got={"C1": "overstated"}, gold_claims={"C1": ["contradicted"], "C2": ["unsupported"]})
     )
     assert category(claims_off, False) == CLAIMS_WRONG
-    assert claims_wrong(claims_off.claims, claims_off.gold.claims) == ["C1", "C2"]
+    assert claims_off.outcome.claims_wrong == ("C1", "C2")  # a gold claim left unclassified is wrong too
     # a policy record is right unless conformance says otherwise, whatever its verdict
     assert category(outcome(record(kind="policy", verdict="REJECT")), False) == RIGHT
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "cases" / "spec"  # only for the catalogue
+EXAMPLES = Path(__file__).resolve().parents[2] / "harness" / "spec"  # only for the catalogue
 SHARED_POLICY = {
     "id": "pol-demo-fabricated",
     "title": "C1 cites inv-r9, never run; the model says PASS -> REJECT",

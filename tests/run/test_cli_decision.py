@@ -301,3 +301,28 @@ def test_compare_concludes_in_points_and_fails_on_a_regression(
     assert "regression: openai:local-model@lenient significantly worse" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "b"), str(tmp_path / "a"), "--fail-on-regression"]) == 0  # B is better
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "a"), "--fail-on-regression"]) == 0
+
+
+def test_a_report_never_turns_a_block_into_a_pass(
+    tmp_path: Path, server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A retried unit logged twice does not make the summary look stale; a rescore needs the very same baseline."""
+    corpus = write_copies(tmp_path / "cases")
+    base = tmp_path / "base"
+    assert run(server, corpus, base, "--prompt", "baseline") == 0
+    cand = tmp_path / "cand"
+    lenient = prompt_dir(tmp_path, "lenient", LENIENT_LINE)
+    monkeypatch.chdir(tmp_path)
+    assert run(server, corpus, cand, "--prompt", str(lenient), "--baseline", "base") == 1  # a relative path
+    results = cand / "results.jsonl"
+    lines = results.read_text().splitlines(keepends=True)
+    results.write_text("".join([lines[0], *lines]))  # what a retried unit leaves behind
+    monkeypatch.chdir(tmp_path.parent)  # the baseline was given relative to another folder
+    assert main(["report", str(cand)]) == 0
+    after = summary(cand)
+    assert after["passed"] is False and after["decisions"][0]["decision"] == "block"  # not re-scored: not stale
+    # the baseline regenerated in place since: a rescore refuses rather than re-decide against another control
+    (base / "outcomes.jsonl").write_text((base / "outcomes.jsonl").read_text().replace('"epoch": 1', '"epoch": 2', 1))
+    assert main(["report", str(cand), "--rescore"]) == 2
+    assert "gone or has changed" in capsys.readouterr().err
+    assert summary(cand)["decisions"][0]["decision"] == "block"

@@ -301,7 +301,8 @@ def test_baseline_gate_fails_on_a_significant_drop_and_passes_on_equal(tmp_path:
     assert decision["metrics"]["unsafe_pass_rate"]["units"] == 0  # every case's gold is PASS: nothing to measure
     assert any("unsafe_pass_rate: not measured" in r for r in decision["reasons"])
     same = json.loads((tmp_path / "same" / "summary.json").read_text())["decisions"][0]
-    assert same["decision"] == "ship" and same["metrics"]["verdict_accuracy"]["diff_ci"] == [0.0, 0.0]
+    # identical answers, but no case here can show an unsafe PASS: a gated metric nobody measured never ships
+    assert same["decision"] == "inconclusive" and same["metrics"]["verdict_accuracy"]["diff_ci"] == [0.0, 0.0]
 
 
 def test_compare_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -382,38 +383,6 @@ def test_resume_retries_the_cases_that_got_no_reply(tmp_path: Path, api_key: str
     assert len(records) == 3 and all(r.error is None for r in records)
 
 
-def test_credentials_in_a_base_url_are_never_recorded(
-    tmp_path: Path, openai_server: LocalOpenAIServer, api_key: str
-) -> None:
-    corpus = write_corpus(tmp_path / "cases", ["q1"])
-    url = openai_server.base_url.replace("http://", "http://alice:hunter2pw@")
-    assert (
-        main(
-            [
-                "run",
-                "--cases",
-                str(corpus),
-                "--model",
-                "openai:local-model",
-                "--base-url",
-                url,
-                "--out",
-                str(tmp_path / "r"),
-                "--no-cache",
-                "--no-report",
-            ]
-        )
-        == 0
-    )
-    for path in (tmp_path / "r").iterdir():
-        text = path.read_text(errors="replace")
-        assert "hunter2pw" not in text and api_key not in text, path.name
-    assert (
-        json.loads((tmp_path / "r" / "manifest.json").read_text())["variants"][0]["settings"]["base_url"]
-        == openai_server.base_url
-    )
-
-
 def test_a_study_file_names_the_key_variable(
     tmp_path: Path, openai_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -456,3 +425,19 @@ def test_the_transport_flag_reaches_the_client_and_the_manifest(
     assert manifest["variants"][0]["settings"]["transport"] == "httpx"
     assert openai_server.authorizations == [f"Bearer {api_key}"]
     assert main(llm_args(openai_server, corpus, tmp_path / "bad", "--transport", "curl")) == 2
+
+
+def test_a_filtered_run_certifies_only_part_of_the_corpus(tmp_path: Path) -> None:
+    """A `vbench run` narrowed by --filter is partial in certificate.json and the report, even with every
+    scenario it names passing (issue 15 review: a filtered run must not read as certified)."""
+    policy = Path(__file__).resolve().parents[2] / "cases" / "policy"
+    out = tmp_path / "run"
+    assert main(["run", "--cases", str(policy), "--filter", "id:pol-fab-*", "--out", str(out)]) == 0
+    cert = json.loads((out / "certificate.json").read_text(encoding="utf-8"))
+    corpus = len(list(policy.rglob("*.yaml")))
+    assert cert["status"] == "partial" and cert["corpus_policy_cases"] == corpus > cert["policy_cases"] > 0
+    assert (
+        cert["headline"].startswith("Partially certified (")
+        and f"{cert['policy_cases']}/{corpus} policy cases" in cert["headline"]
+    )
+    assert cert["headline"] in (out / "report.html").read_text(encoding="utf-8")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,6 +64,42 @@ def test_the_running_package_is_read_from_its_own_tree(monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     sha = package_git_sha()
     assert sha is not None and sha.removesuffix("-dirty") == git(PACKAGE_DIR, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def host_repo(tmp_path: Path) -> Path:
+    """Another project's repository, committed clean, whose .venv is ignored."""
+    root = tmp_path / "host"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / ".gitignore").write_text(".venv/\n")
+    (root / "app.py").write_text("print('host')\n")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "host")
+    return root
+
+
+def test_a_copy_in_an_ignored_folder_of_another_repository_has_no_sha(host_repo: Path) -> None:
+    """The review's case: harness/ installed into another repo's ignored site-packages is not that repo's HEAD."""
+    site = host_repo / ".venv" / "lib" / "python3" / "site-packages"
+    shutil.copytree(PACKAGE_DIR, site / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+    assert git(host_repo, "status", "--porcelain") == ""  # the host is clean: its HEAD would read as certified
+    assert package_git_sha(site / "harness") is None
+    code = (
+        "from harness.run.provenance import PACKAGE_DIR, package_git_sha; print(PACKAGE_DIR); print(package_git_sha())"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=host_repo, env=env, capture_output=True, text=True, check=True
+    )
+    where, sha = out.stdout.split()
+    assert Path(where) == (site / "harness").resolve() and sha == "None", out.stdout
+
+
+def test_an_untracked_copy_inside_another_repository_has_no_sha(host_repo: Path) -> None:
+    (host_repo / "vendor" / "harness").mkdir(parents=True)
+    (host_repo / "vendor" / "harness" / "__init__.py").write_text("x = 1\n")
+    assert package_git_sha(host_repo / "vendor" / "harness") is None
 
 
 def test_spec_files_hash_every_file(tmp_path: Path) -> None:

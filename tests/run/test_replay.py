@@ -27,7 +27,7 @@ from harness.score.scoring import GateSettings, score_run
 from tests.run.corpus_builder import write_corpus
 
 MODEL = "openai:local-model"
-VOLATILE = {"cached", "replayed", "finished_at", "latency_ms", "harness_cpu_ms"}
+VOLATILE = {"cached", "replayed", "finished_at", "latency_ms", "harness_cpu_ms", "store_namespace"}  # per run by design
 
 
 def study_for(corpus: Path, cache: Path | None, server: LocalOpenAIServer, **kwargs) -> Study:

@@ -70,12 +70,55 @@ def broken(persisted: dict, edit) -> dict:
             "claim check for C9, which the executor never claimed",
         ),
         (lambda p: p.pop("verifier_evaluation"), "no verifier_evaluation persisted"),
+        # What a broken SUT (issue 15 review) got through: each must now be caught on its own.
+        (
+            lambda p: p.update(executor_self_check=None),
+            "sibling key 'executor_self_check' of self_evaluation was changed",
+        ),
+        (
+            lambda p: p["verifier_evaluation"].update(tool_trace_summary=[]),
+            "tool_trace_summary is not the session's trace",
+        ),
+        (
+            lambda p: p["verifier_evaluation"]["tool_trace_summary"][0].update(result_excerpt="nothing here"),
+            "tool_trace_summary is not the session's trace",
+        ),
+        (
+            lambda p: p["verifier_evaluation"]["claim_checks"][0].update(evidence_refs=[]),
+            "claims.C1: evidence_refs empty though the claim has evidence bindings",
+        ),
+        (  # with its own trace emptied, a SUT's partial refs are still judged against the session's trace
+            lambda p: (
+                p["verifier_evaluation"].update(tool_trace_summary=[]),
+                p["verifier_evaluation"]["claim_checks"][1]["evidence_refs"][0].update(tool_name=None),
+            ),
+            "claims.C2: evidence ref",
+        ),
+        (lambda p: p["verifier_evaluation"]["facts_checked"][0].update(fact=""), "facts_checked.C1: fact is ''"),
+        (lambda p: p["verifier_evaluation"].update(groundedness_score=7.5), "groundedness_score 7.5 is outside [0, 1]"),
+        (
+            lambda p: p["verifier_evaluation"].update(adjustments=[]),
+            "verdict PASS became REJECT with no adjustment recorded",
+        ),
+        (lambda p: p["verifier_evaluation"]["gatekeeper_result"].update(errors=[]), "gatekeeper errors name []"),
+        (
+            lambda p: p["verifier_evaluation"]["gatekeeper_result"].update(status="warn"),
+            "gatekeeper status is warn; its failed_rules and warnings make it fail",
+        ),
     ],
 )
 def test_each_invariant_catches_its_violation(policy_case_and_store, edit, message: str) -> None:
     case, _, persisted = policy_case_and_store
     problems = invariant_violations(case, broken(persisted, edit))
     assert any(p.startswith(message) for p in problems), problems
+
+
+def test_the_trace_is_judged_at_the_runs_excerpt_limit(policy_case_and_store) -> None:
+    """The spec's trace depends on the excerpt limit the run used: judged at another limit, it differs."""
+    case, _, persisted = policy_case_and_store
+    assert invariant_violations(case, persisted, excerpt_chars=2000) == []
+    problems = invariant_violations(case, persisted, excerpt_chars=5)
+    assert any(p.startswith("tool_trace_summary is not the session's trace") for p in problems), problems
 
 
 def test_expectation_mismatches_name_the_field(policy_case_and_store) -> None:

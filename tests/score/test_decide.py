@@ -146,15 +146,50 @@ def test_pairing_rules() -> None:
         resolve_pairs([v("reference")], "reference", None)
 
 
-def test_a_baseline_kept_before_epochs_and_unsafe_flags_still_decides_and_says_what_it_could_not_measure() -> None:
+def test_a_baseline_kept_before_epochs_and_unsafe_flags_never_ships_on_what_it_did_not_measure() -> None:
     from harness.score.regression import headline
 
     legacy = units("ctl", [True] * 10).drop(columns=["epoch", "unsafe_eligible", "unsafe_pass", "claims", "verdict"])
     d = run_decide(units("cand", [True] * 10, unsafe=[True] * 8 + [False] * 2), legacy)
     u = d.metrics["unsafe_pass_rate"]
     assert u.units == 0 and u.diff is None and not u.significantly_worse  # unknown, never read as all unsafe
-    assert d.decision == "ship" and d.paired_units == 10
-    assert headline(d) == "non-inferior on verdict_accuracy within the 5.0 pp margin; not measured: unsafe_pass_rate"
+    assert d.decision == "inconclusive" and d.paired_units == 10  # a gated metric nobody measured cannot ship
+    assert headline(d).startswith("unsafe_pass_rate: not measured")
     assert any("predate unsafe-PASS outcomes" in r for r in d.reasons)
+    # gated on verdict accuracy alone, the same comparison can ship
+    assert run_decide(units("cand", [True] * 10), legacy, gated=("verdict_accuracy",)).decision == "ship"
     worse = run_decide(units("cand", [False] * 8 + [True] * 2), legacy)
     assert worse.decision == "block" and worse.regressions[0].claim_changes == []  # the control kept no labels
+
+
+def test_a_missing_value_in_the_control_is_unknown_not_true() -> None:
+    ctl = units("ctl", [True] * 10)
+    ctl["unsafe_pass"] = ctl["unsafe_pass"].astype(object)
+    ctl.loc[ctl["case_id"].isin(["c00", "c01", "c02"]), "unsafe_pass"] = None  # damaged rows
+    d = run_decide(units("cand", [True] * 10), ctl)
+    u = d.metrics["unsafe_pass_rate"]
+    assert u.units == 7 and u.control == 0.0 and u.diff == 0.0  # the three unknown rows are left out, not "unsafe"
+
+
+def test_answers_the_control_never_gave_keep_a_candidate_from_shipping() -> None:
+    # three epochs against a one-epoch control: epochs 2 and 3 cannot be judged, and they are all wrong
+    cand = pd.concat([units("cand", [True] * 10), units("cand", [False] * 10, epochs=3).query("epoch > 1")])
+    d = run_decide(cand, units("ctl", [True] * 10))
+    assert (d.paired_units, d.unpaired_units) == (10, 20)
+    assert d.decision == "inconclusive" and any("20 of the candidate's 30" in r for r in d.reasons)
+    # two cases paired, the rest edited since: the identical two cannot vouch for the others
+    edited = units("cand", [True] * 10)
+    edited.loc[edited.index >= 2, "case_hash"] = "edited"
+    assert run_decide(edited, units("ctl", [True] * 10)).decision == "inconclusive"
+
+
+def test_a_unit_logged_twice_counts_once() -> None:
+    cand = units("cand", [True] * 10)
+    d = run_decide(pd.concat([cand, cand.iloc[:3]]), pd.concat([units("ctl", [True] * 10)] * 2))
+    assert d.paired_units == 10 and d.unpaired_units == 0 and d.decision == "ship"
+
+
+def test_the_mde_counts_cases_not_epochs() -> None:
+    one = run_decide(units("cand", [True, False] * 10), units("ctl", [True, False] * 10))
+    three = run_decide(units("cand", [True, False] * 10, epochs=3), units("ctl", [True, False] * 10, epochs=3))
+    assert three.mde == one.mde  # three identical epochs carry no more information than one

@@ -48,13 +48,17 @@ def make_verifier(
     if spec == REFERENCE:
         raise ModelSpecError("the reference baseline is built by harness.baselines.make_verifier")
     if spec.startswith(OPENAI_PREFIX) and spec[len(OPENAI_PREFIX) :].strip():
+        from harness.llm.modes import BaseURLError
         from harness.llm.openai_model import OpenAIChatModel
         from harness.system.verifiers.llm import LLMVerifier
 
         variant = prompt if isinstance(prompt, PromptVariant) else load_prompt(prompt)
-        model: ChatModel = OpenAIChatModel(
-            spec[len(OPENAI_PREFIX) :].strip(), base_url=base_url, api_key=api_key, **client_settings
-        )
+        try:
+            model: ChatModel = OpenAIChatModel(
+                spec[len(OPENAI_PREFIX) :].strip(), base_url=base_url, api_key=api_key, **client_settings
+            )
+        except BaseURLError as exc:
+            raise ModelSpecError(f"{spec}: {exc}") from None
         if cache_dir is not None:
             model = CachingChatModel(model, cache_dir, epoch=cache_epoch)
         return LLMVerifier(model, variant)

@@ -1,0 +1,77 @@
+"""Deadlines (issue 17) over real HTTP against the local server, on both transports: `timeout` bounds a whole
+attempt (body included), the Retry-After cap is a setting, and a structured-output probe holds nobody up."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from harness.llm.local_server import Fault, LocalOpenAIServer
+from harness.llm.openai_model import OpenAISettings, worst_case_seconds
+from tests.llm.helpers import SCHEMA, model_for, request
+
+pytestmark = pytest.mark.usefixtures("transport")  # every test here runs on both transports
+
+SLACK = 1.5
+"""Seconds of scheduling and connection set-up allowed beyond a computed bound on this shared machine."""
+
+
+async def test_a_trickled_body_is_cut_at_the_attempt_timeout(openai_server: LocalOpenAIServer) -> None:
+    """Headers at once, then a byte every 0.5 s: every read comes in time, but the attempt must not."""
+    openai_server.script(*[Fault(kind="trickle", delay_s=0.5)] * 2)
+    async with model_for(openai_server, timeout=1.0, max_attempts=2) as model:
+        started = time.monotonic()
+        reply = await model.generate(request())
+        elapsed = time.monotonic() - started
+    assert reply.error == "timeout" and reply.attempts == 2, reply
+    assert "no whole reply within 1 s" in (reply.error_detail or "")
+    assert 2.0 <= elapsed < 2.0 + SLACK, elapsed  # two attempts of 1 s (before: ~40 s per attempt)
+
+
+async def test_a_body_that_never_ends_does_not_hang(openai_server: LocalOpenAIServer) -> None:
+    openai_server.script(Fault(kind="trickle", delay_s=30.0))
+    async with model_for(openai_server, timeout=0.5, max_attempts=1) as model:
+        reply = await asyncio.wait_for(model.generate(request()), timeout=10)
+    assert reply.error == "timeout"
+
+
+async def test_after_a_trickle_the_next_attempt_gets_the_reply(openai_server: LocalOpenAIServer) -> None:
+    openai_server.script(Fault(kind="trickle", delay_s=0.5))
+    async with model_for(openai_server, timeout=1.0, max_attempts=2) as model:
+        reply = await model.generate(request())
+    assert reply.error is None and reply.attempts == 2 and reply.text
+
+
+async def test_the_retry_after_cap_is_a_setting(openai_server: LocalOpenAIServer) -> None:
+    openai_server.script(Fault(kind="rate_limit", retry_after="86400"))
+    async with model_for(openai_server, max_retry_after=0.3, max_attempts=2) as model:
+        started = time.monotonic()
+        reply = await model.generate(request())
+    assert reply.error is None and reply.attempts == 2
+    assert 0.3 <= time.monotonic() - started < 0.3 + SLACK
+
+
+async def test_a_probe_against_a_failing_server_holds_the_others_up_one_attempt_at_most(
+    openai_server: LocalOpenAIServer,
+) -> None:
+    """Before any request succeeded, one request probes the structured mode; while its attempts time out, the
+    others wait one attempt at most and then go, side by side (before: one at a time, each all its attempts)."""
+    openai_server.script(*[Fault(kind="slow", delay_s=5.0)] * 12)
+    settings = {"timeout": 0.5, "max_attempts": 3, "backoff_base": 0.0, "backoff_max": 0.0}
+    async with model_for(openai_server, **settings) as model:
+        started = time.monotonic()
+        replies = await asyncio.gather(*[model.generate(request(schema=SCHEMA)) for _ in range(4)])
+        elapsed = time.monotonic() - started
+    assert [r.error for r in replies] == ["timeout"] * 4
+    assert openai_server.max_in_flight >= 2
+    bound = worst_case_seconds(OpenAISettings(**settings))  # every request within one request's bound
+    assert elapsed < bound + SLACK, (elapsed, bound)
+
+
+def test_worst_case_seconds_adds_every_attempt_and_the_longest_wait() -> None:
+    settings = OpenAISettings(timeout=2.0, max_attempts=3, max_retry_after=5.0, backoff_max=1.0)
+    assert worst_case_seconds(settings) == 4 * 2.0 + 2 * 5.0
+    settings = OpenAISettings(timeout=1.0, max_attempts=4, max_retry_after=0.0, backoff_base=1.0, backoff_max=3.0)
+    assert worst_case_seconds(settings) == 5 * 1.0 + (1.0 + 2.0 + 3.0)

@@ -1,0 +1,69 @@
+"""`--case-timeout` and `--max-retry-after` (issue 17) through `vbench run`, over real HTTP: a case past its
+deadline is recorded as a `case_timeout` error and the run finishes within the bound computed from the settings."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+from harness.cli import main
+from harness.llm.local_server import Fault, LocalOpenAIServer
+from harness.run.log import read_manifest, read_results
+from tests.run.corpus_builder import write_corpus
+from tests.run.test_cli_run import llm_args
+
+SLACK = 3.0
+"""Seconds for start-up, the policy case and scoring on a shared machine, beyond the computed bound."""
+
+
+def test_case_timeout_records_every_late_case_as_an_error_within_the_bound(
+    tmp_path: Path, openai_server: LocalOpenAIServer
+) -> None:
+    openai_server.latency_ms = 20_000  # every reply would take 20 s, each attempt may take 5
+    corpus = write_corpus(tmp_path / "cases")
+    out = tmp_path / "run"
+    case_timeout, concurrency, quality_cases = 1.0, 4, 7
+    args = llm_args(openai_server, corpus, out, "--no-cache", "--timeout", "5", "--max-attempts", "3")
+    args += ["--case-timeout", str(case_timeout), "--concurrency", str(concurrency), "--max-error-rate", "1"]
+    started = time.monotonic()
+    assert main(args) == 0
+    elapsed = time.monotonic() - started
+    bound = math.ceil(quality_cases / concurrency) * case_timeout
+    assert elapsed < bound + SLACK, (elapsed, bound)  # without it: 3 attempts x 5 s per case
+    records = read_results(out)
+    errors = [r.error for r in records if r.kind == "quality"]
+    assert len(errors) == quality_cases
+    assert all(e is not None and e.startswith("case_timeout: no result within the case timeout of 1 s") for e in errors)
+    (variant,) = json.loads((out / "summary.json").read_text())["variants"]
+    assert variant["errors_by_reason"] == {"case_timeout": quality_cases}
+    assert read_manifest(out).settings["case_timeout"] == case_timeout
+
+
+def test_a_case_within_its_timeout_is_scored(tmp_path: Path, openai_server: LocalOpenAIServer) -> None:
+    corpus = write_corpus(tmp_path / "cases")
+    out = tmp_path / "run"
+    assert main(llm_args(openai_server, corpus, out, "--no-cache", "--case-timeout", "30")) == 0
+    assert all(r.error is None for r in read_results(out))
+
+
+def test_max_retry_after_from_the_flag_and_from_a_study_file(tmp_path: Path, openai_server: LocalOpenAIServer) -> None:
+    corpus = write_corpus(tmp_path / "cases")
+    for source in ("flag", "study"):
+        openai_server.reset()
+        openai_server.script(Fault(kind="rate_limit", retry_after="86400"))
+        out = tmp_path / source
+        args = llm_args(openai_server, corpus, out, "--no-cache", "--concurrency", "1", "--max-attempts", "2")
+        if source == "flag":
+            args += ["--max-retry-after", "0.5"]
+        else:
+            study = tmp_path / "study.toml"
+            study.write_text('[model_settings."openai:local-model"]\nmax_retry_after = 0.5\n', encoding="utf-8")
+            args += ["--study", str(study)]
+        started = time.monotonic()
+        assert main(args) == 0
+        assert time.monotonic() - started < 0.5 + SLACK + 2  # not 120 s (the default cap), not a day
+        assert all(r.error is None for r in read_results(out))
+        (variant,) = read_manifest(out).variants
+        assert variant.settings["max_retry_after"] == 0.5

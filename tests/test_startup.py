@@ -1,0 +1,43 @@
+"""Start-up: the CLI loads only what the asked command needs (timings are in the bench, not asserted here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.cli import COMMANDS, build_parser, main
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("scipy", "matplotlib", "pandas", "openai", "sklearn", "pyarrow", "datasets")
+
+
+def loaded_after(code: str) -> list[str]:
+    probe = f"import sys\n{code}\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    return out.stdout.split("\n")[-2].split()
+
+
+def test_importing_the_cli_loads_no_heavy_library() -> None:
+    assert loaded_after("import harness.cli") == []
+
+
+def test_version_and_validate_load_no_heavy_library() -> None:
+    assert (
+        loaded_after("from harness.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass") == []
+    )
+    one = next((ROOT / "cases" / "policy").rglob("*.yaml"))
+    assert loaded_after(f"from harness.cli import main\nassert main(['cases', 'validate', {str(one)!r}]) == 0") == []
+
+
+def test_help_still_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    assert all(name in text for name in COMMANDS)
+    # a command's own parser is built alone; an unknown command still gets the whole list and exit 2
+    assert {
+        a.dest for a in build_parser(["power", "--diff", "5"])._subparsers._group_actions[0].choices["power"]._actions
+    } >= {"diff"}  # type: ignore[union-attr]
+    assert main(["no-such-command"]) == 2
