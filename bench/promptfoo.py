@@ -22,6 +22,7 @@ from typing import Any
 PROMPTFOO_VERSION = "0.121.20"
 """The newest release whose engines accept Node 20.20 (0.122+ needs Node 22.22)."""
 PROMPTFOO_DIR = Path(os.environ.get("VBENCH_PROMPTFOO_DIR", Path.home() / ".cache" / "verifier-bench" / "promptfoo"))
+RESPONSE_FORMAT = "response_format.json"
 PROMPT_JS = "module.exports = ({ vars }) => vars.messages;\n"
 QUIET_ENV = {
     "PROMPTFOO_DISABLE_TELEMETRY": "1",
@@ -63,10 +64,17 @@ def installed_version(folder: Path = PROMPTFOO_DIR) -> str | None:
 
 
 def write_config(requests: list[dict[str, Any]], params: dict[str, Any], url: str, folder: Path) -> Path:
-    """promptfooconfig.yaml (JSON, which YAML reads) and the prompt function, in `folder`."""
+    """promptfooconfig.yaml (JSON, which YAML reads), the prompt function and the response format, in `folder`.
+
+    The response format is a file of its own: promptfoo resolves every `$ref` of its config against the config
+    (EMISSINGPOINTER for the schema's `#/$defs/...`), but sends a `file://` response format as it is.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "prompt.js").write_text(PROMPT_JS, encoding="utf-8")
-    sampling = {k: params[k] for k in ("temperature", "max_tokens", "seed", "response_format") if k in params}
+    sampling = {k: params[k] for k in ("temperature", "max_tokens", "seed") if k in params}
+    if "response_format" in params:
+        (folder / RESPONSE_FORMAT).write_text(json.dumps(params["response_format"]), encoding="utf-8")
+        sampling["response_format"] = f"file://{RESPONSE_FORMAT}"
     config = {
         "description": "verifier-bench peer: the harness's requests through promptfoo's OpenAI provider",
         "prompts": ["file://prompt.js"],

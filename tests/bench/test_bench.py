@@ -185,8 +185,10 @@ def test_promptfoo_config_carries_the_harness_requests(bench_cases: tuple[Path, 
     assert [t["vars"]["messages"] for t in config["tests"]] == [b["messages"] for b in bodies]
     (provider,) = config["providers"]
     assert provider["id"] == "openai:chat:local-model" and provider["config"]["apiBaseUrl"] == "http://127.0.0.1:9/v1"
-    for key in ("temperature", "max_tokens", "seed", "response_format"):
+    for key in ("temperature", "max_tokens", "seed"):
         assert provider["config"][key] == bodies[0][key]
+    assert provider["config"]["response_format"] == "file://response_format.json"
+    assert json.loads((tmp_path / "response_format.json").read_text()) == bodies[0]["response_format"]
 
 
 @pytest.mark.slow
