@@ -26,8 +26,7 @@ from typing import Any
 
 from bench.data import synth_cases
 from bench.procs import ROOT
-
-TIMINGS = {"run", "latency_ms", "harness_cpu_ms", "tokens", "cached_results", "replayed_results"}
+from harness.run.merge import without_timings
 
 
 def _peak_mib() -> float:
@@ -110,14 +109,6 @@ def child(*args: str) -> dict[str, Any]:
     return dict(json.loads(lines[-1]))
 
 
-def masked(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: masked(v) for k, v in value.items() if k not in TIMINGS}
-    if isinstance(value, list):
-        return [masked(v) for v in value]
-    return value
-
-
 def differences(a: Any, b: Any, path: str = "") -> list[str]:
     """Where two JSON values differ (paths), for a report that says what, not only whether."""
     if isinstance(a, dict) and isinstance(b, dict):
@@ -148,8 +139,8 @@ def measure(n: int, shards: int, work: Path) -> dict[str, Any]:
         "merge": merged,
         "sharded_wall_s": max(p["wall_s"] for p in parts) + merged["merge_s"] + merged["score_s"],
         "shard_wall_s_sum": sum(p["wall_s"] for p in parts),
-        "equal_outside_timings": masked(single) == masked(joined),
-        "differences": differences(masked(single), masked(joined))[:20],
+        "equal_outside_timings": without_timings(single) == without_timings(joined),
+        "differences": differences(without_timings(single), without_timings(joined))[:20],
         "bench_wall_s": time.perf_counter() - started,
     }
 

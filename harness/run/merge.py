@@ -31,6 +31,19 @@ PER_SHARD_SETTINGS = ("shard", "cache", "replay", "executor", "store")
 """Settings a shard may have of its own: they change where and how fast units ran, never a figure."""
 
 
+TIMING_KEYS = frozenset({"run", "latency_ms", "harness_cpu_ms", "tokens", "cached_results", "replayed_results"})
+"""The only summary.json keys (at any depth) in which a merged run may differ from the single run (issue 19)."""
+
+
+def without_timings(value: Any) -> Any:
+    """A summary.json value with every `TIMING_KEYS` key removed at any depth: what a merge must reproduce."""
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k not in TIMING_KEYS}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
 class MergeError(ValueError):
     """Shards that cannot be merged (exit code 2)."""
 

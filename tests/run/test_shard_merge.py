@@ -10,28 +10,16 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from harness.cli import main
 from harness.llm.local_server import LocalOpenAIServer
 from harness.run.log import read_manifest, read_results
+from harness.run.merge import without_timings
 from harness.run.shard import Shard, parse_shard, shard_of
 from tests.run.corpus_builder import write_corpus
 from tests.run.test_perturb_run import BIASED, UNBIASED, scripted
-
-TIMINGS = {"run", "latency_ms", "harness_cpu_ms", "tokens", "cached_results", "replayed_results"}
-"""The only summary.json keys a merged run may differ in from the single run (issue 19)."""
-
-
-def masked(value: Any) -> Any:
-    """summary.json without the timing keys, at any depth (variants, breakdowns)."""
-    if isinstance(value, dict):
-        return {k: masked(v) for k, v in value.items() if k not in TIMINGS}
-    if isinstance(value, list):
-        return [masked(v) for v in value]
-    return value
 
 
 def args(server: LocalOpenAIServer, corpus: Path, out: Path, *extra: str) -> list[str]:
@@ -104,7 +92,7 @@ def test_three_shards_cover_every_unit_once_and_merge_to_the_single_run(
     assert main(["merge", *(str(sharded[f"s{i}"]) for i in (1, 2, 3)), "--out", str(merged), "--no-report"]) == 0
     single = json.loads((sharded["whole"] / "summary.json").read_text())
     joined = json.loads((merged / "summary.json").read_text())
-    assert masked(joined) == masked(single)
+    assert without_timings(joined) == without_timings(single)
     assert joined["variants"][0]["robustness"]  # the perturbed units merged too
     assert joined["run"]["results"] == single["run"]["results"]
     manifest = read_manifest(merged)
@@ -175,7 +163,7 @@ def test_resume_finishes_a_shard(tmp_path: Path, sharded: dict[str, Path], serve
     merged = tmp_path / "merged"
     assert main(["merge", str(sharded["s1"]), str(cut), str(sharded["s3"]), "--out", str(merged), "--no-report"]) == 0
     single = json.loads((sharded["whole"] / "summary.json").read_text())
-    assert masked(json.loads((merged / "summary.json").read_text())) == masked(single)
+    assert without_timings(json.loads((merged / "summary.json").read_text())) == without_timings(single)
 
 
 def test_study_key_shard(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
