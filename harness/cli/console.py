@@ -19,10 +19,9 @@ def num(value: Any) -> str:
 
 
 def pp(value: Any, sign: bool = True) -> str:
-    """A fraction as percentage points (the unit of every difference shown)."""
-    if value is None:
-        return "n/a"
-    return f"{value * 100 + 0.0:+.1f} pp" if sign else f"{value * 100 + 0.0:.1f} pp"
+    from harness.score.compare import pp_text
+
+    return pp_text(value, sign)
 
 
 def pval(value: Any) -> str:

@@ -24,6 +24,7 @@ from harness.report.prices import PriceTable, load_prices
 from harness.report.select import DEFAULT_LIMIT
 from harness.score.certificate import CERTIFICATE_HTML
 from harness.score.compare import p_text
+from harness.score.compare import pp_text as pp
 
 REPORT_FILE, MARKDOWN_FILE, SCREENSHOT_FILE = "report.html", "summary.md", "report-overview.png"
 
@@ -49,13 +50,6 @@ def ci(value: Any, percent: bool = True) -> str:
 
 def pval(value: Any) -> str:
     return p_text(value)
-
-
-def pp(value: Any, sign: bool = True) -> str:
-    """A fraction shown in percentage points, the unit of every difference in the report."""
-    if value is None:
-        return "n/a"
-    return f"{100 * value + 0.0:+.1f} pp" if sign else f"{100 * value + 0.0:.1f} pp"
 
 
 def pp_ci(value: Any) -> str:

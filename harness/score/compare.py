@@ -98,6 +98,13 @@ def conclusion(
     )
 
 
+def pp_text(value: float | None, sign: bool = True) -> str:
+    """A fraction shown in percentage points, the unit of every difference a person reads ('+5.0 pp')."""
+    if value is None:
+        return "n/a"
+    return f"{value * 100 + 0.0:+.1f} pp" if sign else f"{value * 100 + 0.0:.1f} pp"
+
+
 def p_text(p: float | None) -> str:
     """p as every display shows it (console, report, markdown): three decimals, '< 0.001' below (never '0.0')."""
     if p is None:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from harness.run.log import Manifest, VariantInfo
 from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
+from harness.score.compare import format_p, pp_text
 from harness.score.outcome import claim_right
 from harness.score.stats import mcnemar_exact, mde_paired_binary, paired_ratio_diff
 
@@ -301,15 +302,15 @@ def _outcome(
             why = " (the control's outcomes predate unsafe-PASS outcomes: regenerate it)" if stale else ""
             reasons.append(f"{name}: not measured, no paired unit{why}")
         elif name in worse:
-            reasons.append(f"{name}: significantly worse, {_pp(m.diff)} (p {_p(m.p)}, alpha {alpha})")
+            reasons.append(f"{name}: significantly worse, {pp_text(m.diff)} (p {format_p(m.p)}, alpha {alpha})")
         elif m.non_inferior:
             reasons.append(
-                f"{name}: {_pp(m.diff)}, 95% CI {_ci(m.diff_ci)} within the {_pp(margin, sign=False)} margin"
+                f"{name}: {pp_text(m.diff)}, 95% CI {_ci(m.diff_ci)} within the {pp_text(margin, sign=False)} margin"
             )
         else:
             reasons.append(
-                f"{name}: {_pp(m.diff)}, 95% CI {_ci(m.diff_ci)} reaches past the {_pp(margin, sign=False)} margin"
-                f" (detectable at 80% power: {_pp(m.mde, sign=False) if m.mde is not None else 'n/a'})"
+                f"{name}: {pp_text(m.diff)}, 95% CI {_ci(m.diff_ci)} reaches past the {pp_text(margin, sign=False)} margin"
+                f" (detectable at 80% power: {pp_text(m.mde, sign=False) if m.mde is not None else 'n/a'})"
             )
     if unpaired_units:
         reasons.append(
@@ -326,21 +327,8 @@ def _outcome(
     return "inconclusive", reasons
 
 
-def _pp(value: float | None, sign: bool = True) -> str:
-    if value is None:
-        return "n/a"
-    points = value * 100 + 0.0
-    return f"{points:+.1f} pp" if sign else f"{points:.1f} pp"
-
-
 def _ci(ci: list[float] | None) -> str:
     return "n/a" if ci is None else f"[{ci[0] * 100 + 0.0:+.1f}, {ci[1] * 100 + 0.0:+.1f}] pp"
-
-
-def _p(p: float | None) -> str:
-    from harness.score.compare import format_p
-
-    return format_p(p)
 
 
 def what_changed(
