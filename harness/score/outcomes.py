@@ -16,7 +16,6 @@ from typing import Any
 import pandas as pd
 
 from harness.run.log import ResultRecord, RunFileError, read_results
-from harness.score.frames import quality_frame
 from harness.score.headline import headline_records
 from harness.score.outcome import record_outcome
 
@@ -48,25 +47,25 @@ CASE_COLUMNS = [
 
 def outcomes_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
     """One row per scored quality result (variant × case × epoch); transport errors have no outcome."""
-    quality = quality_frame(records)
-    scored = {(r.variant, r.case_id, r.epoch): r for r in records if r.kind == "quality" and r.error is None}
     rows = []
-    for row in quality[quality["scored"]].itertuples(index=False):
-        record = scored[(row.variant, row.case_id, row.epoch)]
+    for record in records:
+        if record.kind != "quality" or record.error is not None:
+            continue
+        result = record_outcome(record)
         gold = record.gold.claims or {}
         rows.append(
             {
-                "variant": row.variant,
-                "case_id": row.case_id,
+                "variant": record.variant,
+                "case_id": record.case_id,
                 "case_hash": record.case_hash,
-                "epoch": int(row.epoch),
-                "verdict": row.verdict,
-                "verdict_correct": bool(row.verdict_correct),
-                "model_verdict_correct": bool(row.model_verdict_correct),
-                "unsafe_eligible": bool(row.unsafe_eligible),
-                "unsafe_pass": bool(row.unsafe_pass),
-                "claims_right": float(record_outcome(record).claims_right),
-                "claims_total": float(len(gold)),
+                "epoch": int(record.epoch),
+                "verdict": record.verdict,
+                "verdict_correct": result.verdict_correct,
+                "model_verdict_correct": result.model_verdict_correct,
+                "unsafe_eligible": result.unsafe_eligible,
+                "unsafe_pass": result.unsafe_pass,
+                "claims_right": float(result.claims_right),
+                "claims_total": float(result.claims_total),
                 "claims": {cid: record.claims.get(cid) for cid in gold},
             }
         )
