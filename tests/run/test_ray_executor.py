@@ -22,10 +22,10 @@ from harness.cli.run import default_factory, study_from_args
 from harness.corpus.loader import load_cases
 from harness.llm.local_server import LocalOpenAIServer
 from harness.run.log import ResultRecord, read_manifest, read_results
+from harness.run.merge import without_timings
 from harness.run.runner import run_study
 from tests.run.corpus_builder import write_corpus
 from tests.run.test_perturb_run import BIASED, UNBIASED, scripted
-from tests.run.test_shard_merge import masked
 
 # One machine: Ray's addresses stay on the loopback (without this a head started for 127.0.0.1 is reached at
 # the machine's outward address). Read when ray is imported, and inherited by its workers.
@@ -86,7 +86,7 @@ def test_ray_gives_the_local_executors_figures(tmp_path: Path, server: LocalOpen
     assert main(argv(server, corpus, tmp_path / "ray", "--executor", "ray")) == 0
     keys = logged_keys(tmp_path / "ray")
     assert len(keys) == UNITS and set(keys.values()) == {1}  # every unit once, none written twice
-    assert masked(summary(tmp_path / "ray")) == masked(summary(tmp_path / "local"))
+    assert without_timings(summary(tmp_path / "ray")) == without_timings(summary(tmp_path / "local"))
     executor = read_manifest(tmp_path / "ray").settings["executor"]
     assert executor == {"name": "ray", "version": ray.__version__, "address": cluster.address_info["gcs_address"]}
     assert executor["address"].startswith("127.0.0.1:")
@@ -144,4 +144,4 @@ def test_a_killed_worker_costs_nothing(tmp_path: Path, server: LocalOpenAIServer
     assert len(result.records) == UNITS
     assert all(r.error is None for r in read_results(tmp_path / "ray"))
     assert main(["report", str(tmp_path / "ray"), "--rescore"]) == 0
-    assert masked(summary(tmp_path / "ray")) == masked(summary(tmp_path / "local"))
+    assert without_timings(summary(tmp_path / "ray")) == without_timings(summary(tmp_path / "local"))
