@@ -14,7 +14,7 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score, precision_recall_fscore_support
 
 from harness.score.frames import CLASSES, SUPPORTED, VERDICTS, single_gold
-from harness.score.stats import ratio_ci
+from harness.score.stats import ratio_ci, resampled_sums
 
 
 def _ratio(
@@ -105,9 +105,7 @@ def _bacc(claims: pd.DataFrame) -> tuple[float | None, list[float] | None]:
     )
     per_case = frame.groupby("case")[["pos", "neg", "tp", "tn"]].sum().to_numpy(dtype=float)
     value = 0.5 * (per_case[:, 2].sum() / per_case[:, 0].sum() + per_case[:, 3].sum() / per_case[:, 1].sum())
-    rng = np.random.default_rng(20261130)
-    idx = rng.integers(0, len(per_case), size=(2000, len(per_case)))
-    sums = per_case[idx].sum(axis=1)
+    sums = resampled_sums(per_case)
     ok = (sums[:, 0] > 0) & (sums[:, 1] > 0)
     boots = 0.5 * (sums[ok, 2] / sums[ok, 0] + sums[ok, 3] / sums[ok, 1])
     low, high = np.percentile(boots, [2.5, 97.5])

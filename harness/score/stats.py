@@ -14,6 +14,30 @@ from scipy.stats import binomtest
 
 N_BOOT = 2000
 SEED = 20261130
+MAX_DRAW_ELEMENTS = 8_000_000
+"""Resampled values held at once (64 MB as floats): above it the draws come in blocks, so memory stays flat in
+the number of cases. Up to it (1,000 cases of 4 columns) one block: the draws every CI has always used."""
+
+
+def resampled_sums(values: np.ndarray, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:
+    """Column sums of `values` (one row per cluster, one column per count) over `n_boot` resamples of its rows.
+
+    Returns an (n_boot, columns) array. One home for the cluster bootstrap's draws: every CI resamples here.
+    Each resample is a row of draw counts per cluster (`bincount` of its draws) times the table, the same sums
+    as adding the drawn rows, exactly so for the counts every caller passes, at a fraction of the cost.
+    """
+    table = np.asarray(values, dtype=float).reshape(len(values), -1)
+    n, k = table.shape
+    rng = np.random.default_rng(seed)
+    rows = max(1, MAX_DRAW_ELEMENTS // max(1, n * k))
+    out = np.empty((n_boot, k))
+    for start in range(0, n_boot, rows):
+        block = min(rows, n_boot - start)
+        draws = rng.integers(0, n, size=(block, n))
+        draws += (np.arange(block) * n)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=block * n).reshape(block, n)
+        out[start : start + block] = counts.astype(float) @ table
+    return out
 
 
 def ratio_ci(
@@ -23,10 +47,8 @@ def ratio_ci(
     n = len(numerators)
     if n == 0 or denominators.sum() == 0:
         return None
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_boot, n))
-    num = numerators[idx].sum(axis=1)
-    den = denominators[idx].sum(axis=1)
+    sums = resampled_sums(np.column_stack([numerators, denominators]).astype(float), n_boot, seed)
+    num, den = sums[:, 0], sums[:, 1]
     ratios = num[den > 0] / den[den > 0]
     low, high = np.percentile(ratios, [2.5, 97.5])
     return float(low), float(high)
@@ -39,11 +61,10 @@ def paired_ratio_diff(
     if len(den) == 0 or den.sum() == 0:
         return float("nan"), None, 1.0
     diff = float((num_a.sum() - num_b.sum()) / den.sum())
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(den), size=(n_boot, len(den)))
-    d = den[idx].sum(axis=1)
+    sums = resampled_sums(np.column_stack([num_a, num_b, den]).astype(float), n_boot, seed)
+    d = sums[:, 2]
     ok = d > 0
-    boots = (num_a[idx].sum(axis=1)[ok] - num_b[idx].sum(axis=1)[ok]) / d[ok]
+    boots = (sums[ok, 0] - sums[ok, 1]) / d[ok]
     low, high = np.percentile(boots, [2.5, 97.5])
     p = 2 * min(float(np.mean(boots <= 0)), float(np.mean(boots >= 0)))
     return diff, (float(low), float(high)), min(1.0, p)
