@@ -9,14 +9,15 @@ Comparisons between variants read the per-case majority of those rows.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from harness.run.log import ResultRecord, RunFileError, read_results
-from harness.score.headline import headline_records
+from harness.run.folder import RunFileError, iter_latest
+from harness.run.log import ResultRecord
+from harness.score.headline import is_headline
 from harness.score.outcome import record_outcome
 
 OUTCOMES_FILE = "outcomes.jsonl"
@@ -45,7 +46,7 @@ CASE_COLUMNS = [
 ]
 
 
-def outcomes_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
+def outcomes_frame(records: Iterable[ResultRecord]) -> pd.DataFrame:
     """One row per scored quality result (variant × case × epoch); transport errors have no outcome."""
     rows = []
     for record in records:
@@ -78,6 +79,10 @@ def case_outcomes(units: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=CASE_COLUMNS)
     if "epoch" not in units:  # a baseline written before outcomes had epochs: already one row per case
         return units[[c for c in CASE_COLUMNS if c in units]]
+    # as floats (None -> NaN, which the mean skips as it skipped None): an object column sends pandas' groupby
+    # mean through a Python loop per group, a hundred times slower on a large run
+    means = ["verdict_correct", "model_verdict_correct", "claims_right", "claims_total"]
+    units = units.assign(**{c: pd.to_numeric(units[c], errors="coerce").astype(float) for c in means})
     per_case = units.groupby(["variant", "case_id"], sort=True).agg(
         case_hash=("case_hash", "first"),
         verdict_correct=("verdict_correct", "mean"),
@@ -109,5 +114,5 @@ def load_outcomes(folder: Path) -> pd.DataFrame:
                     raise RunFileError(path, f"not JSON: {exc}", number) from None
         return pd.DataFrame(rows)
     if (folder / "results.jsonl").exists():
-        return outcomes_frame(headline_records(read_results(folder)))
+        return outcomes_frame(r for r in iter_latest(folder) if is_headline(r))
     raise FileNotFoundError(f"{folder} holds neither {OUTCOMES_FILE} nor results.jsonl")
