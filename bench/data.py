@@ -16,7 +16,8 @@ import yaml
 from harness.corpus.loader import case_files, load_cases, read_yaml
 from harness.corpus.schema import Case
 from harness.llm.openai_model import OpenAISettings, request_params
-from harness.run.log import CASES_FILE, MANIFEST_FILE, RESULTS_FILE, Manifest, ResultRecord, VariantInfo
+from harness.run.folder import CASES_FILE, MANIFEST_FILE, RESULTS_FILE
+from harness.run.log import Manifest, ResultRecord, VariantInfo
 from harness.system.pipeline import prepare
 from harness.system.prompts import load_prompt
 from harness.system.verifiers.llm import LLMVerifier

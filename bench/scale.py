@@ -68,7 +68,7 @@ def run_part(cases: Path, out: Path, shard: str | None) -> dict[str, Any]:
         score_s = time.perf_counter() - began
     return {
         "shard": shard,
-        "units": len(result.records),
+        "units": result.finished,
         "load_s": load_s,
         "run_s": run_s,
         "score_s": score_s,

@@ -155,7 +155,7 @@ def lean(args: argparse.Namespace) -> dict[str, Any]:
 def harness(args: argparse.Namespace) -> dict[str, Any]:
     """(b) `run_study` as `vbench run` calls it: one openai: model, the baseline prompt, results to a folder."""
     from bench.data import MODEL, PROMPT, read_case_lines
-    from harness.run.log import read_results
+    from harness.run.folder import read_results
     from harness.run.runner import run_study
     from harness.run.study import ModelSettings, Study
 
@@ -174,7 +174,7 @@ def harness(args: argparse.Namespace) -> dict[str, Any]:
     if args.out.exists():
         shutil.rmtree(args.out)
     result, timing = _timed(lambda: run_study(study, cases, args.out, factory_for(study)))
-    out: dict[str, Any] = {"requests": len(result.records), **timing}
+    out: dict[str, Any] = {"requests": result.finished, **timing}
     records = read_results(args.out)
     cpu = sorted(r.harness_cpu_ms for r in records)
     out |= {
@@ -280,7 +280,7 @@ def reference(args: argparse.Namespace) -> dict[str, Any]:
         shutil.rmtree(args.out)
     result, timing = _timed(lambda: run_study(study, cases, args.out, factory_for(study)))
     shutil.rmtree(args.out, ignore_errors=True)
-    return {"cases": len(cases), "tasks": len(result.records), "load_wall_s": load["wall_s"], **timing}
+    return {"cases": len(cases), "tasks": result.finished, "load_wall_s": load["wall_s"], **timing}
 
 
 def score(args: argparse.Namespace) -> dict[str, Any]:

@@ -80,7 +80,7 @@ def certify_command(args: argparse.Namespace) -> int:
     from harness.corpus.loader import CorpusError, load_cases
     from harness.kit.certify import CertifySettings, certify
     from harness.kit.sut import SutUnreachable
-    from harness.run.log import RESULTS_FILE
+    from harness.run.folder import RESULTS_FILE
     from harness.run.select import FilterError, select_cases
 
     dirs = args.cases or [DEFAULT_CASES]

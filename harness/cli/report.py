@@ -14,7 +14,7 @@ from harness.report.load import ReportError
 from harness.report.prices import PriceError, load_prices
 from harness.report.render import MARKDOWN_FILE, SCREENSHOT_FILE, render_run
 from harness.report.select import DEFAULT_LIMIT
-from harness.run.log import RunFileError
+from harness.run.folder import RunFileError
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
 

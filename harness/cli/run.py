@@ -15,7 +15,8 @@ from rich.markup import escape
 from harness.cli.console import print_summary
 from harness.corpus.loader import CorpusError, load_cases
 from harness.corpus.perturb import PERTURBATIONS
-from harness.run.log import DROPPED_FILE, RESULTS_FILE, RunFileError, VariantInfo
+from harness.run.folder import DROPPED_FILE, RESULTS_FILE, RunFileError
+from harness.run.log import VariantInfo
 from harness.run.ray_executor import RayUnavailable
 from harness.run.runner import ResumeError, run_study
 from harness.run.select import FilterError, select_cases
@@ -288,8 +289,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     run_dir = study.out or Path("reports") / datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     from harness.cli.progress import RichProgress
 
+    corpus_policy = sum(1 for c in corpus if c.kind == "policy")
     try:
         result = run_study(study, cases, run_dir, default_factory(study), RichProgress(err))
+        del corpus, cases  # scoring and the report read the run folder: the cases' memory is theirs to reuse
         gates = study.gates
         summary = score_run(
             run_dir,
@@ -317,7 +320,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from harness.kit.certificate import write_run_certificate
 
-    corpus_policy = sum(1 for c in corpus if c.kind == "policy")
     certificate = write_run_certificate(run_dir, result.manifest, summary, corpus_policy)
     if study.report:
         _render_report(run_dir, err)
@@ -353,7 +355,7 @@ def _render_report(run_dir: Path, err: Console) -> None:
 def cmd_compare(args: argparse.Namespace) -> int:
     """Two finished runs paired by case: figures in points, a conclusion per pair, what differs between them."""
     from harness.cli.console import print_comparisons
-    from harness.run.log import MANIFEST_FILE, read_manifest
+    from harness.run.folder import MANIFEST_FILE, read_manifest
     from harness.score.compare import compare_runs
 
     err = Console(stderr=True, soft_wrap=True, emoji=False)

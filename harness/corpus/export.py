@@ -16,7 +16,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness.corpus.schema import Case
-from harness.system.parser import parse_structured_output
 
 _STRINGS = pa.list_(pa.string())
 
@@ -55,7 +54,7 @@ def _sorted_values(values: set[Any]) -> list[str]:
 
 
 def _claims(case: Case) -> list[dict[str, Any]]:
-    parsed = parse_structured_output(case.executor.emission().structured_output_raw)
+    parsed = case.parsed_output
     if parsed.parse_status.status != "valid" or parsed.structured is None:
         return []
     return [c for c in parsed.structured["claims"] if isinstance(c, dict) and isinstance(c.get("claim_id"), str)]

@@ -12,19 +12,23 @@ import json
 from difflib import get_close_matches
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from harness.system.gatekeeper import RULES
 from harness.system.models import (
     Derivability,
     ExecutorEmission,
     GatekeeperStatus,
+    ParsedExecutorOutput,
     ParseStatusValue,
     ToolInvocation,
     TraceEntry,
     Verdict,
 )
+from harness.system.parser import parse_structured_output
+from harness.system.policy import Claim, structured_claims
 from harness.system.store import KEY_LENGTH
+from harness.system.trace import session_trace_summary
 
 CaseKind = Literal["policy", "quality"]
 ADVERSARIAL_PREFIX = "adv-"
@@ -154,6 +158,42 @@ class Case(Contract):
     executor: CaseExecutor
     verifier_response: VerifierResponse | None = None
     expected: Expected
+    _parsed: tuple[CaseExecutor, ParsedExecutorOutput, list[Claim]] | None = PrivateAttr(default=None)
+    _trace: tuple[CaseSession, int, list[TraceEntry], list[dict[str, Any]]] | None = PrivateAttr(default=None)
+
+    def _traced(self, excerpt_chars: int) -> tuple[list[TraceEntry], list[dict[str, Any]]]:
+        if self._trace is None or self._trace[0] is not self.session or self._trace[1] != excerpt_chars:
+            entries = session_trace_summary(
+                self.session.tool_trace_summary, self.session.tool_invocations, excerpt_chars
+            )
+            self._trace = (self.session, excerpt_chars, entries, [e.model_dump(mode="json") for e in entries])
+        return self._trace[2], self._trace[3]
+
+    def trace(self, excerpt_chars: int) -> list[TraceEntry]:
+        """The trace summary the spec defines for the case at an excerpt limit (§7), built once per limit."""
+        return list(self._traced(excerpt_chars)[0])
+
+    def trace_json(self, excerpt_chars: int) -> list[dict[str, Any]]:
+        """`trace` as persisted JSON (what a record's elided trace is restored to). Do not mutate it."""
+        return self._traced(excerpt_chars)[1]
+
+    def _parse(self) -> tuple[ParsedExecutorOutput, list[Claim]]:
+        # kept with the executor object it was made from: a copy with another executor parses again
+        if self._parsed is None or self._parsed[0] is not self.executor:
+            parsed = parse_structured_output(self.executor.emission().structured_output_raw)
+            self._parsed = (self.executor, parsed, structured_claims(parsed))
+        return self._parsed[1], self._parsed[2]
+
+    @property
+    def parsed_output(self) -> ParsedExecutorOutput:
+        """The executor output as the system's strict parser reads it, parsed once per case (issue 14: every
+        layer reads this instead of parsing again; do not mutate the executor in place after reading it)."""
+        return self._parse()[0]
+
+    @property
+    def executor_claims(self) -> list[Claim]:
+        """The executor's structured claims as the system reads them (`policy.structured_claims`), made once."""
+        return self._parse()[1]
 
     @field_validator("tags")
     @classmethod

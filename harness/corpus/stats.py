@@ -18,7 +18,6 @@ from pydantic import BaseModel, Field
 from harness.corpus.catalogue import Scenario
 from harness.corpus.schema import ADVERSARIAL_CATEGORIES, ADVERSARIAL_PREFIX, Case
 from harness.system.models import Derivability, Verdict
-from harness.system.parser import parse_structured_output
 
 Origin = Literal["hand-written", "generated", "external"]
 ORIGINS: tuple[Origin, ...] = ("hand-written", "generated", "external")
@@ -111,7 +110,7 @@ def origin(case: Case) -> Origin:
 
 def claim_count(case: Case) -> int | None:
     """The number of structured claims, or None when the output does not parse."""
-    parsed = parse_structured_output(case.executor.emission().structured_output_raw)
+    parsed = case.parsed_output
     if parsed.parse_status.status != "valid" or parsed.structured is None:
         return None
     return len(parsed.structured["claims"])

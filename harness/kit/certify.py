@@ -25,7 +25,8 @@ from harness.kit.certificate import write_certificate
 from harness.kit.requests import input_problems, request_for, scripted_reply
 from harness.kit.sut import SutReply, fetch_info, post_verify
 from harness.llm.local_server import LocalOpenAIServer
-from harness.run.log import ResultRecord, ResultWriter, write_cases
+from harness.run.folder import ResultWriter, write_cases
+from harness.run.log import ResultRecord
 from harness.run.provenance import package_git_sha, spec_files
 from harness.run.records import record_from_sut
 from harness.run.runner import case_hashes, corpus_hash

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.corpus.schema import Case
-from harness.system.parser import parse_structured_output
 from harness.system.protocol import (
     ExecutorInput,
     OtherSessionRows,
@@ -105,7 +104,7 @@ def input_problems(
         out.append(f"input: the gatekeeper status {gk.status!r} is not in the model request")
     out += [f"input: failed rule {r} is not in the model request" for r in gk.failed_rules if not _token(text, r)]
     out += [f"input: warning rule {r} is not in the model request" for r in gk.warnings or [] if not _token(text, r)]
-    parsed = parse_structured_output(case.executor.emission().structured_output_raw)
+    parsed = case.parsed_output
     claims = (parsed.structured or {}).get("claims") if parsed.parse_status.status == "valid" else None
     for claim in claims if isinstance(claims, list) else []:
         if not isinstance(claim, dict):

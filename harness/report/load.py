@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,11 +19,21 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from pydantic import ValidationError
 
+from harness.corpus.schema import Case
 from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
 from harness.report.signoff import results_frame
-from harness.run.log import CASES_FILE, MANIFEST_FILE, RESULTS_FILE, Manifest, folder_fingerprint
+from harness.run.folder import (
+    MANIFEST_FILE,
+    RESULTS_FILE,
+    RunFileError,
+    folder_fingerprint,
+    parse_record,
+    project_results,
+    read_cases,
+    read_manifest,
+)
+from harness.run.log import Manifest, ResultRecord, persisted_of
 from harness.run.schedule import POLICY_VARIANT
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
 from harness.score.headline import is_headline
@@ -32,7 +41,6 @@ from harness.score.scoring import SUMMARY_FILE, GateSettings, score_run
 
 CHUNK = 5000
 FailureKey = tuple[str, str, int]
-_CASE_ID = re.compile(r'^\{"id": ("(?:[^"\\]|\\.)*")')
 
 
 class ReportError(ValueError):
@@ -48,6 +56,8 @@ class LoadedRun:
     rename: dict[str, str]
     results: pd.DataFrame = field(default_factory=pd.DataFrame)  # signoff.results_frame of every result
     picked: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
+    picked_records: list[tuple[int, ResultRecord]] = field(default_factory=list)
+    """The records `stream_results` picked for drill-down, until `load_runs` embeds them as `picked`."""
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)
     selection: dict[str, Any] = field(default_factory=dict)
 
@@ -67,11 +77,9 @@ def read_manifest_checked(run_dir: Path) -> Manifest:
     if not path.exists():
         raise ReportError(f"{path}: missing; is {run_dir} a run folder written by `vbench run`?")
     try:
-        return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise ReportError(f"{path}: {loc}: {err['msg']}") from exc
+        return read_manifest(run_dir)
+    except RunFileError as exc:
+        raise ReportError(str(exc)) from exc
 
 
 def unique_labels(manifests: Sequence[Manifest]) -> list[str]:
@@ -151,18 +159,6 @@ def read_summary(run_dir: Path) -> dict[str, Any] | None:
     return summary if isinstance(summary, dict) and "conformance" in summary else None
 
 
-def outcome_row(line: bytes, path: Path, number: int) -> OutcomeRow | None:
-    """One line of results.jsonl as an outcome row (None for a torn last line); a bad line is named."""
-    try:
-        return OutcomeRow.model_validate_json(line)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        if err["type"] == "json_invalid" and not line.endswith(b"\n"):
-            return None  # torn tail of a killed writer
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise ReportError(f"{path}:{number}: {loc}: {err['msg']}") from exc
-
-
 def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
     """One pass over results.jsonl: the results frame, built in chunks, and the embedded picks.
 
@@ -177,53 +173,35 @@ def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
     frames: list[pd.DataFrame] = []
     batch: list[OutcomeRow] = []
     keys: set[tuple[str, str, str, int]] = set()  # a retried unit is logged twice: the summary counts it once
-    with path.open("rb") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            row = outcome_row(line, path, number)
-            if row is None:
-                break
-            if not is_headline(row):
-                continue  # a robustness unit: only summary.json's robustness figures read it
-            keys.add((row.case_id, row.case_hash, row.variant, row.epoch))
-            row.variant = run.rename.get(row.variant, row.variant)
-            selector.offer(row.case_id, row.variant, row.epoch, category(row, row.key in failed), line)
-            batch.append(row)
-            if len(batch) >= chunk:
-                frames.append(results_frame(run.label, batch, failed))
-                batch = []
+    for line, row in project_results(run.run_dir, OutcomeRow):
+        if not is_headline(row):
+            continue  # a robustness unit: only summary.json's robustness figures read it
+        keys.add((row.case_id, row.case_hash, row.variant, row.epoch))
+        row.variant = run.rename.get(row.variant, row.variant)
+        selector.offer(row.case_id, row.variant, row.epoch, category(row, row.key in failed), line)
+        batch.append(row)
+        if len(batch) >= chunk:
+            frames.append(results_frame(run.label, batch, failed))
+            batch = []
     frames.append(results_frame(run.label, batch, failed))
     run.results = pd.concat(frames, ignore_index=True).drop_duplicates(["case_id", "variant", "epoch"], keep="last")
-    run.picked = []
+    run.picked_records = []
     for cat, line in selector.chosen():
-        data = json.loads(line)
-        data["variant"] = run.rename.get(data["variant"], data["variant"])
-        run.picked.append((cat, data))
+        record = parse_record(line)
+        record.variant = run.rename.get(record.variant, record.variant)
+        run.picked_records.append((cat, record))
     run.selection = selector.describe()
     return len(keys)
 
 
-def read_case_subset(run_dir: Path, wanted: set[str]) -> dict[str, dict[str, Any]]:
-    """Content of the wanted cases from cases.jsonl, streamed."""
-    path = run_dir / CASES_FILE
-    out: dict[str, dict[str, Any]] = {}
-    if not path.exists() or not wanted:
-        return out
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            m = _CASE_ID.match(line)
-            if m and json.loads(m.group(1)) not in wanted:
-                continue  # the id leads each line: skip the rest without parsing it
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ReportError(f"{path}:{number}: not JSON: {exc.msg}") from exc
-            if row.get("id") in wanted:
-                out[row["id"]] = row.get("case") or {}
-    return out
+def drill_down_record(record: ResultRecord, run: LoadedRun) -> dict[str, Any]:
+    """A picked record as the page embeds it: JSON, with the persisted trace summary put back from its case."""
+    data = record.model_dump(mode="json")
+    raw = run.cases.get(record.case_id)
+    if record.trace_from_case and raw is not None:
+        case = Case.model_validate(raw)
+        data["persisted"] = persisted_of(record, case, run.manifest.excerpt_chars)
+    return data
 
 
 def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: bool = False) -> list[LoadedRun]:
@@ -249,6 +227,8 @@ def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: boo
         if stream_results(run, per_run) != summary.get("run", {}).get("results"):
             run.summary = rename_summary(score_run(run_dir, gate_settings(manifest)), rename)  # stale
             stream_results(run, per_run)
-        run.cases = read_case_subset(run.run_dir, {str(d.get("case_id")) for _, d in run.picked})
+        run.cases = read_cases(run.run_dir, {record.case_id for _, record in run.picked_records})
+        run.picked = [(cat, drill_down_record(record, run)) for cat, record in run.picked_records]
+        run.picked_records = []
         runs.append(run)
     return runs

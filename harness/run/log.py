@@ -3,23 +3,25 @@
 A run folder holds `manifest.json` (what ran), `cases.jsonl` (the content of
 every case, once), and `results.jsonl` (one record per case × variant × epoch,
 appended and flushed as each finishes, so a killed run loses nothing finished).
+This module holds the models; `harness.run.folder` every read and write.
+
+results_v2 (issue 14) against v1: no `parsed_reply` (the persisted evaluation holds what the policy read of
+the reply, `raw_reply` the text), and the persisted trace summary is not copied into every record when it is
+the case's own (`trace_from_case`): `persisted_of` puts it back from cases.jsonl. `upgrade_v1` reads a v1 line.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.corpus.schema import Case
-from harness.system.models import Usage
+from harness.system.models import Usage, Verdict
+from harness.system.store import EVALUATION_KEY
 
-RESULTS_SCHEMA = "results_v1"
+RESULTS_SCHEMA = "results_v2"
 MANIFEST_SCHEMA = "manifest_v1"
-RESULTS_FILE, MANIFEST_FILE, CASES_FILE = "results.jsonl", "manifest.json", "cases.jsonl"
 
 
 class LogModel(BaseModel):
@@ -45,7 +47,7 @@ class Gold(LogModel):
 class ResultRecord(LogModel):
     """One case × variant × epoch."""
 
-    schema_version: Literal["results_v1"] = "results_v1"
+    schema_version: Literal["results_v2"] = "results_v2"
     case_id: str
     case_hash: str
     kind: Literal["policy", "quality"]
@@ -59,18 +61,21 @@ class ResultRecord(LogModel):
     claims: dict[str, str]
     critical_claims: list[str] = Field(default_factory=list)
     executor_claim_ids: list[str] = Field(default_factory=list)
-    model_verdict: str | None
-    verdict: str | None
-    derived_verdict: str | None = None
+    model_verdict: Verdict | None
+    verdict: Verdict | None
+    derived_verdict: Verdict | None = None
     error: str | None
     reply_status: str | None = None
     invalid_reason: str | None = None
     raw_reply: str | None = None
-    parsed_reply: dict[str, Any] | None = None
     adjustments: list[dict[str, Any]] = Field(default_factory=list)
     gold: Gold
     sibling_keys: list[str] = Field(default_factory=list)
     persisted: dict[str, Any] | None = None
+    """The persisted `self_evaluation` (sibling keys included); without its trace summary when `trace_from_case`."""
+    trace_from_case: bool = False
+    """The persisted `tool_trace_summary` was the case's own trace at the run's excerpt limit, checked when the
+    record was made, and is not copied here: `persisted_of` restores it from the case."""
     latency_ms: float = 0.0
     usage: Usage = Field(default_factory=Usage)
     attempts: int = 0
@@ -90,6 +95,49 @@ class ResultRecord(LogModel):
     @property
     def key(self) -> tuple[str, str, str, int]:
         return (self.case_id, self.case_hash, self.variant, self.epoch)
+
+    @property
+    def evaluation(self) -> dict[str, Any] | None:
+        """The persisted `verifier_evaluation` as written in the record (its trace elided when `trace_from_case`)."""
+        stored = (self.persisted or {}).get(EVALUATION_KEY)
+        return stored if isinstance(stored, dict) else None
+
+    @property
+    def groundedness(self) -> float | None:
+        """The groundedness score the policy read from a valid reply (persisted; null for no or an invalid reply)."""
+        value = (self.evaluation or {}).get("groundedness_score")
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def case_trace(case: Case, excerpt_chars: int) -> list[dict[str, Any]]:
+    """The trace summary the spec defines for a case at an excerpt limit, as persisted JSON (§7)."""
+    return case.trace_json(excerpt_chars)
+
+
+def elide_trace(persisted: dict[str, Any] | None, trace: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, bool]:
+    """`persisted` without its trace summary when that is exactly `trace` (the case's): (persisted, elided)."""
+    stored = (persisted or {}).get(EVALUATION_KEY)
+    if not isinstance(stored, dict) or stored.get("tool_trace_summary") != trace:
+        return persisted, False
+    lean = {k: v for k, v in stored.items() if k != "tool_trace_summary"}
+    return {**(persisted or {}), EVALUATION_KEY: lean}, True
+
+
+def persisted_of(record: ResultRecord, case: Case | None, excerpt_chars: int) -> dict[str, Any] | None:
+    """The whole persisted `self_evaluation` of a record, its elided trace restored from the case."""
+    if not record.trace_from_case or record.persisted is None or case is None:
+        return record.persisted
+    stored = record.persisted.get(EVALUATION_KEY)
+    if not isinstance(stored, dict):
+        return record.persisted
+    return {**record.persisted, EVALUATION_KEY: {**stored, "tool_trace_summary": case_trace(case, excerpt_chars)}}
+
+
+def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """A results_v1 record as v2: `parsed_reply` dropped (the persisted evaluation holds what was read of it)."""
+    out = {k: v for k, v in data.items() if k != "parsed_reply"}
+    out["schema_version"] = RESULTS_SCHEMA
+    return out
 
 
 def error_reason(error: str) -> str:
@@ -135,187 +183,3 @@ class Manifest(LogModel):
     platform: str = ""
     verifiers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Each variant's `Verifier.describe()`: what built its results (a baseline's version, signals, settings)."""
-
-
-# --- writing -------------------------------------------------------------------------
-
-
-class ResultWriter:
-    """Appends records to results.jsonl, one flushed line each."""
-
-    def __init__(self, run_dir: Path) -> None:
-        self.path = run_dir / RESULTS_FILE
-        _truncate_partial_tail(self.path)
-        self._fh = self.path.open("a", encoding="utf-8")
-
-    def write(self, record: ResultRecord) -> None:
-        self.write_line(record.model_dump_json())
-
-    def write_line(self, line: str) -> None:
-        """One record already serialised by `ResultRecord.model_dump_json` (the runner reuses the line)."""
-        self._fh.write(line + "\n")
-        self._fh.flush()
-
-    def close(self) -> None:
-        self._fh.close()
-
-    def __enter__(self) -> ResultWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def _truncate_partial_tail(path: Path) -> None:
-    """Drop a last line cut off by a kill, so appends start on a fresh line."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    data = path.read_bytes()
-    if data.endswith(b"\n"):
-        return
-    cut = data.rfind(b"\n") + 1
-    with path.open("r+b") as fh:
-        fh.truncate(cut)
-
-
-def write_manifest(run_dir: Path, manifest: Manifest) -> None:
-    (run_dir / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-
-
-def write_cases(run_dir: Path, cases: Iterable[Case], hashes: Mapping[str, str] | None = None) -> None:
-    """cases.jsonl; `hashes` (case id -> content hash) when the caller already computed them."""
-    hashes = hashes or {}
-    with (run_dir / CASES_FILE).open("w", encoding="utf-8") as fh:
-        for case in cases:
-            # {"id": ..., "hash": ..., "case": ...} with the id first (the report skips lines by it); the case
-            # serialised by pydantic in one step, the same JSON as model_dump + json.dumps at a third of the cost
-            digest = hashes.get(case.id) or case.content_hash()
-            fh.write(f'{{"id": {json.dumps(case.id, ensure_ascii=False)}, "hash": {json.dumps(digest)}, "case": ')
-            fh.write(case.model_dump_json(by_alias=True, exclude_none=True) + "}\n")
-
-
-# --- reading -------------------------------------------------------------------------
-
-
-class RunFileError(ValueError):
-    """A damaged run file: the message names the file and, for a JSON-lines file, the line (exit code 2)."""
-
-    def __init__(self, path: Path, problem: str, line: int | None = None) -> None:
-        self.path = path
-        self.line = line
-        super().__init__(f"{path}:{line}: {problem}" if line else f"{path}: {problem}")
-
-
-DROPPED_FILE = "results.dropped.jsonl"
-"""Where `drop_corrupt_results` keeps the lines it took out of results.jsonl (for a person to look at)."""
-
-
-def read_results(run_dir: Path) -> list[ResultRecord]:
-    """Every complete record, the last one per (case, hash, variant, epoch) winning.
-
-    A torn last line (a killed writer) is skipped; a case that a resumed run
-    redid (after a transport error) is counted once, with its newer result.
-    Any other line that is not a record raises `RunFileError` naming it.
-    """
-    latest: dict[tuple[str, str, str, int], ResultRecord] = {}
-    for record in iter_results(run_dir / RESULTS_FILE):
-        latest.pop(record.key, None)
-        latest[record.key] = record
-    return list(latest.values())
-
-
-def iter_results(path: Path) -> Iterator[ResultRecord]:
-    """The records of a results.jsonl in order; `RunFileError` at the first corrupt line."""
-    for number, _, record, error in _result_lines(path):
-        if record is None:
-            raise RunFileError(path, f"not a results_v1 record: {error}", number)
-        yield record
-
-
-def _result_lines(path: Path) -> Iterator[tuple[int, bytes, ResultRecord | None, str | None]]:
-    """(line number, raw line, its record or None, why it is corrupt); the torn tail of a kill ends it."""
-    if not path.exists():
-        return
-    with path.open("rb") as fh:
-        lines = fh.readlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            yield number, line, ResultRecord.model_validate_json(line), None
-        except ValidationError as exc:
-            if number == len(lines) and not line.endswith(b"\n"):
-                return  # torn tail after a kill
-            yield number, line, None, str(exc.errors()[0]["msg"])
-
-
-def corrupt_result_lines(run_dir: Path) -> list[int]:
-    """The line numbers of results.jsonl that are not records (the torn tail of a kill is not one)."""
-    return [number for number, _, record, _ in _result_lines(run_dir / RESULTS_FILE) if record is None]
-
-
-def drop_corrupt_results(run_dir: Path) -> list[int]:
-    """Rewrite results.jsonl without its corrupt lines, so `--resume` redoes their cases; return their numbers.
-
-    The dropped lines are appended to results.dropped.jsonl as `{"line": N, "text": ...}`; the file is replaced
-    atomically, so a kill during the rewrite leaves the old or the new file, never a mix.
-    """
-    path = run_dir / RESULTS_FILE
-    kept: list[bytes] = []
-    dropped: list[tuple[int, str]] = []
-    for number, line, record, _ in _result_lines(path):
-        if record is None:
-            dropped.append((number, line.rstrip(b"\n").decode("utf-8", errors="replace")))
-        else:
-            kept.append(line if line.endswith(b"\n") else line + b"\n")
-    if not dropped:
-        return []
-    with (run_dir / DROPPED_FILE).open("a", encoding="utf-8") as fh:
-        for number, text in dropped:
-            fh.write(json.dumps({"line": number, "text": text}, ensure_ascii=False) + "\n")
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(b"".join(kept))
-    tmp.replace(path)
-    return [number for number, _ in dropped]
-
-
-def read_manifest(run_dir: Path) -> Manifest:
-    path = run_dir / MANIFEST_FILE
-    try:
-        return Manifest.model_validate_json(path.read_bytes())
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise RunFileError(path, f"{loc}: {err['msg']}") from None
-
-
-def read_cases(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """Case content by id, as the run saw it; `RunFileError` names a corrupt line."""
-    path = run_dir / CASES_FILE
-    if not path.exists():
-        return {}
-    out: dict[str, dict[str, Any]] = {}
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, start=1):
-            if line.strip():
-                try:
-                    row = json.loads(line)
-                    out[row["id"]] = row["case"]
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise RunFileError(path, f"not a case line: {exc}", number) from None
-    return out
-
-
-def folder_fingerprint(folder: Path) -> str | None:
-    """sha256 of the files a run folder is paired by (outcomes.jsonl, else results.jsonl): a baseline's identity."""
-    import hashlib
-
-    for name in ("outcomes.jsonl", RESULTS_FILE):
-        path = folder / name
-        if path.is_file():
-            digest = hashlib.sha256()
-            with path.open("rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
-            return digest.hexdigest()
-    return None

@@ -16,15 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.run.log import (
-    CASES_FILE,
-    MANIFEST_FILE,
-    Manifest,
-    ResultRecord,
-    read_manifest,
-    read_results,
-    write_manifest,
-)
+from harness.run.folder import CASES_FILE, MANIFEST_FILE, read_manifest, read_results, write_manifest
+from harness.run.log import Manifest, ResultRecord
 from harness.run.shard import Shard, UnitKey, plan_digest
 
 PER_SHARD_SETTINGS = ("shard", "cache", "replay", "executor", "store")

@@ -9,9 +9,8 @@ from pydantic import ValidationError
 
 from harness.corpus.perturb import Perturbed
 from harness.corpus.schema import Case
-from harness.run.log import GatekeeperOutcome, Gold, ResultRecord
+from harness.run.log import GatekeeperOutcome, Gold, ResultRecord, case_trace, elide_trace
 from harness.system.models import ParsedExecutorOutput
-from harness.system.parser import parse_structured_output
 from harness.system.pipeline import PipelineRun
 from harness.system.policy import structured_claims
 from harness.system.protocol import ReportedEvaluation
@@ -57,8 +56,7 @@ def base_record(
     perturbed: Perturbed | None = None,
 ) -> dict[str, object]:
     """The fields every record has; `case_hash` and `parsed` when the caller already has them (neither is free)."""
-    parsed = parsed or parse_structured_output(case.executor.emission().structured_output_raw)
-    claims = structured_claims(parsed)
+    claims = structured_claims(parsed) if parsed is not None else case.executor_claims
     return {
         "case_id": case.id,
         "case_hash": case_hash or case.content_hash(),
@@ -84,10 +82,19 @@ def record_from_run(
     run: PipelineRun,
     case_hash: str | None = None,
     perturbed: Perturbed | None = None,
+    excerpt_chars: int | None = None,
 ) -> ResultRecord:
-    """Everything the metrics and the report need about one finished case run."""
+    """Everything the metrics and the report need about one finished case run.
+
+    With the run's `excerpt_chars`, a persisted trace summary that is the case's own is not copied into the
+    record (`trace_from_case`; a perturbed unit's case is not the one in cases.jsonl, so its trace stays).
+    """
     ev, call = run.evaluation, run.call
     transport_error = call.error if call.raw_reply is None and call.error else None
+    persisted: dict[str, Any] | None = dict(run.self_evaluation)
+    elided = False
+    if perturbed is None and excerpt_chars is not None:
+        persisted, elided = elide_trace(persisted, case_trace(case, excerpt_chars))
     return ResultRecord(
         **base_record(case, variant, epoch, case_hash, run.parsed, perturbed),  # type: ignore[arg-type]
         parse_status=ev.executor_output_parse_status.status,
@@ -97,16 +104,16 @@ def record_from_run(
             warnings=ev.gatekeeper_result.warning_rules,
         ),
         claims={c.claim_id: c.verification.value for c in ev.claim_checks},
-        model_verdict=ev.model_verdict.value if ev.model_verdict else None,
-        verdict=ev.verdict.value,
-        derived_verdict=ev.derived_verdict.value if ev.derived_verdict else None,
+        model_verdict=ev.model_verdict,
+        verdict=ev.verdict,
+        derived_verdict=ev.derived_verdict,
         error=transport_error,
         reply_status=ev.reply_status.status,
         invalid_reason=ev.reply_status.reason,
         raw_reply=call.raw_reply,
-        parsed_reply=run.reply.model_dump(mode="json") if run.reply else None,
         adjustments=[a.model_dump(mode="json") for a in ev.adjustments],
-        persisted=dict(run.self_evaluation),
+        persisted=persisted,
+        trace_from_case=elided,
         latency_ms=call.latency_ms,
         usage=call.usage,
         attempts=call.attempts,
@@ -177,8 +184,8 @@ def record_from_sut(
             warnings=ev.gatekeeper_result.warning_rules,
         ),
         claims={c.claim_id: c.verification for c in ev.claim_checks},
-        model_verdict=ev.model_verdict.value if ev.model_verdict else None,
-        verdict=ev.verdict.value,
+        model_verdict=ev.model_verdict,
+        verdict=ev.verdict,
         error=error,
         raw_reply=raw_reply,
         adjustments=list(ev.adjustments),

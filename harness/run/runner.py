@@ -24,20 +24,19 @@ from harness import __version__
 from harness.corpus.perturb import PerturbContext, Perturbed, perturb
 from harness.corpus.schema import Case
 from harness.run.execute import scripted_verifier_for
-from harness.run.log import (
+from harness.run.folder import (
     MANIFEST_FILE,
     RESULTS_FILE,
-    Manifest,
-    ResultRecord,
     ResultWriter,
-    VariantInfo,
     drop_corrupt_results,
     folder_fingerprint,
+    iter_results,
     read_manifest,
     read_results,
     write_cases,
     write_manifest,
 )
+from harness.run.log import Manifest, ResultRecord, VariantInfo
 from harness.run.provenance import package_git_sha
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
 from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
@@ -54,10 +53,16 @@ VerifierFactory = Callable[[VariantInfo, int], Verifier]
 class RunResult:
     run_dir: Path
     manifest: Manifest
-    records: list[ResultRecord] = field(default_factory=list)
+    finished: int = 0
+    """Units this call ran (the records are in the run folder, not held: memory stays flat in the run's size)."""
     skipped: int = 0
     dropped: list[int] = field(default_factory=list)
     """Line numbers of results.jsonl that `drop_corrupt` took out (their cases were redone)."""
+
+    @property
+    def records(self) -> list[ResultRecord]:
+        """Every unit's latest record, read back from the run folder (for callers that want them in memory)."""
+        return read_results(self.run_dir)
 
 
 class ResumeError(ValueError):
@@ -251,7 +256,7 @@ def run_study(
     planned = plan_tasks(cases, variants, study.epochs, study.run_policy, hashes, perturbed)
     if study.shard is not None:
         planned = shard_tasks(planned, study.shard, manifest)
-    existing: list[ResultRecord] = []
+    done: set[tuple[str, str, str, int]] = set()
     dropped: list[int] = []
     if study.resume and (run_dir / MANIFEST_FILE).exists():
         old = read_manifest(run_dir)
@@ -261,7 +266,7 @@ def run_study(
             dropped = drop_corrupt_results(run_dir)
             if not dropped:
                 raise ResumeError(f"--drop-corrupt: {run_dir / RESULTS_FILE} has no corrupt line; nothing to drop")
-        existing = read_results(run_dir)
+        done = finished_units(run_dir)
     elif (run_dir / MANIFEST_FILE).exists():
         raise ResumeError(f"{run_dir} already holds a run: pass --resume to finish it, or choose another --out")
     manifest.settings["executor"] = {"name": study.executor}
@@ -269,7 +274,6 @@ def run_study(
     write_cases(run_dir, cases, hashes)
 
     by_name = {v.name: v for v in variants}
-    done = {r.key for r in existing if r.error is None}  # a transport or harness error is tried again
     tasks = [t for t in planned if t.key not in done]
 
     def verifier_for(task: Task) -> Verifier:
@@ -334,11 +338,15 @@ def run_study(
                     )
     finally:
         progress.stop()
-    merged = {r.key: r for r in existing}
-    merged.update((r.key, r) for r in new)
-    return RunResult(
-        run_dir=run_dir, manifest=manifest, records=list(merged.values()), skipped=len(done), dropped=dropped
-    )
+    return RunResult(run_dir=run_dir, manifest=manifest, finished=new, skipped=len(done), dropped=dropped)
+
+
+def finished_units(run_dir: Path) -> set[tuple[str, str, str, int]]:
+    """The units whose latest record has a result: `--resume` skips them (an error is tried again)."""
+    latest: dict[tuple[str, str, str, int], bool] = {}
+    for record in iter_results(run_dir / RESULTS_FILE):
+        latest[record.key] = record.error is None
+    return {key for key, ok in latest.items() if ok}
 
 
 def check_store(url: str) -> None:
@@ -374,7 +382,7 @@ def _run_on_ray(
     replay: ResultReplay | None,
     replay_key: Callable[[Task], str | None],
     placement: dict[str, Any],
-) -> list[ResultRecord]:
+) -> int:
     """The units as Ray tasks; the records written here, on the driver. The driver's own verifiers (built for
     describe() and replay keys) are closed after. `placement`: run_tasks' store and deadline arguments."""
     from harness.run.ray_executor import run_on_ray
@@ -388,8 +396,8 @@ def _run_on_ray(
     return emitter.finished
 
 
-async def _nothing() -> list[ResultRecord]:
-    return []
+async def _nothing() -> int:
+    return 0
 
 
 def shard_tasks(planned: list[Task], shard_text: str, manifest: Manifest) -> list[Task]:
@@ -427,9 +435,7 @@ def fewer_collections(young: int = 20_000) -> Iterator[None]:
         gc.unfreeze()
 
 
-async def _closing(
-    work: Coroutine[Any, Any, list[ResultRecord]], verifiers: Mapping[Any, Verifier]
-) -> list[ResultRecord]:
+async def _closing(work: Coroutine[Any, Any, int], verifiers: Mapping[Any, Verifier]) -> int:
     """Run `work`, then close every verifier's connections in the loop that opened them."""
     try:
         return await work

@@ -94,7 +94,9 @@ async def run_one(
         settings = PolicySettings(claim_guard=task.variant.claim_guard if task.variant else True)
         async with deadline:
             run = await execute_case(task.case, verifier, settings, excerpt_chars, store, namespace)
-        record = record_from_run(task.case, task.variant_name, task.epoch, run, task.case_hash or None, task.perturbed)
+        record = record_from_run(
+            task.case, task.variant_name, task.epoch, run, task.case_hash or None, task.perturbed, excerpt_chars
+        )
         kept = store is not None and not store.private  # rows in a private in-memory store are gone after the case
         record.store_namespace = (namespace or None) if kept else None
         return record
@@ -121,8 +123,8 @@ async def run_tasks(
     case_timeout: float | None = None,
     store_url: str = MEMORY_URL,
     namespace_seed: str = "",
-) -> list[ResultRecord]:
-    """Run every task with at most `concurrency` in flight; write each record as it finishes.
+) -> int:
+    """Run every task with at most `concurrency` in flight; write each record as it finishes; return how many.
 
     With `replay`, a task whose `replay_key` names a kept result is answered from it, and every replayable
     new result is kept under its key.
@@ -172,12 +174,13 @@ class Emitter:
         replay_key: ReplayKey | None = None,
     ) -> None:
         self.writer, self.progress, self.replay, self.replay_key = writer, progress, replay, replay_key
-        self.finished: list[ResultRecord] = []
+        self.finished = 0
+        """How many records were emitted (counted, not kept: memory stays flat in the size of the run)."""
 
     def emit(self, record: ResultRecord, key: str | None, line: str | None = None) -> None:
         line = line or record.model_dump_json()
         self.writer.write_line(line)  # the log first: a cache that cannot be written loses no result
-        self.finished.append(record)
+        self.finished += 1
         self.progress.advance(record)
         if self.replay is not None and key is not None and not record.replayed and replayable(record):
             self.replay.put(key, line)

@@ -23,11 +23,9 @@ from harness.system.models import (
     Verdict,
     VerifierEvaluation,
 )
-from harness.system.parser import parse_structured_output
-from harness.system.policy import structured_claims
 from harness.system.protocol import ReportedEvaluation
 from harness.system.store import EVALUATION_KEY
-from harness.system.trace import DEFAULT_EXCERPT_CHARS, session_trace_summary
+from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 Evaluation = VerifierEvaluation | ReportedEvaluation
 """What is judged: the bundled system's own evaluation, or any SUT's as read through the protocol (§7 names)."""
@@ -105,12 +103,16 @@ def policy_case_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
 
 
 def invariant_violations(
-    case: Case, self_evaluation: Mapping[str, Any], excerpt_chars: int = DEFAULT_EXCERPT_CHARS
+    case: Case,
+    self_evaluation: Mapping[str, Any],
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
+    read: tuple[ReportedEvaluation | None, str | None] | None = None,
 ) -> list[str]:
     """The invariants every case must satisfy, read from the persisted `self_evaluation`.
 
     `excerpt_chars` is the run's excerpt limit: with it the spec defines the trace summary the system
     must have persisted, and every evidence ref is judged against that trace, not the one the SUT wrote.
+    `read`: the evaluation already read by `read_evaluation` (it is parsed once).
     """
     # CASE_FORMAT "Two kinds of case": "sibling keys of self_evaluation survive"; INTERPRETATION §7:
     # "Writing it merges into self_evaluation: sibling keys written by others are kept" (kept, so unchanged).
@@ -121,7 +123,7 @@ def invariant_violations(
         for key, value in case.session.self_evaluation.items()
         if key != EVALUATION_KEY and (key not in self_evaluation or self_evaluation[key] != value)
     ]
-    evaluation, unreadable = read_evaluation(self_evaluation.get(EVALUATION_KEY))
+    evaluation, unreadable = read or read_evaluation(self_evaluation.get(EVALUATION_KEY))
     if evaluation is None:
         return [*out, str(unreadable)]
     # CASE_FORMAT: "a parse status other than `valid` never ends in PASS" (INTERPRETATION §5 step 1).
@@ -162,12 +164,12 @@ def _legacy(verification: str) -> str | None:
 
 def _executor_claims(case: Case) -> list[Claim]:
     """The executor's structured claims as the system reads them (one parse serves every invariant)."""
-    return structured_claims(parse_structured_output(case.executor.emission().structured_output_raw))
+    return case.executor_claims
 
 
 def spec_trace(case: Case, excerpt_chars: int = DEFAULT_EXCERPT_CHARS) -> list[TraceEntry]:
     """The trace summary the spec defines for the case: the case's own, else built from its invocations (§7)."""
-    return session_trace_summary(case.session.tool_trace_summary, case.session.tool_invocations, excerpt_chars)
+    return case.trace(excerpt_chars)
 
 
 def _fact_violations(evaluation: ReportedEvaluation, claims: list[Claim]) -> list[str]:
@@ -264,14 +266,14 @@ def verdicts_implied_by_labels(case: Case) -> set[Verdict] | None:
     from itertools import product
 
     from harness.system.models import ClaimCheck
-    from harness.system.policy import derive_verdict, gatekeeper_downgrade, structured_claims
+    from harness.system.policy import derive_verdict, gatekeeper_downgrade
 
     if case.expected.parse_status != "valid":
         return {Verdict.LOW_CONFID}
     labels = case.expected.acceptable_labels()
     if not labels:
         return None
-    claims = structured_claims(parse_structured_output(case.executor.emission().structured_output_raw))
+    claims = case.executor_claims
     ids = list(labels)
     out: set[Verdict] = set()
     for combo in product(*(sorted(labels[i]) for i in ids)):

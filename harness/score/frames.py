@@ -109,7 +109,7 @@ def quality_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
                 "invalid": scored and r.reply_status == "invalid",
                 "invalid_reason": r.invalid_reason if scored and r.reply_status == "invalid" else None,
                 "guard_intervened": any(a.get("step") == "policy.claim_guard" for a in r.adjustments),
-                "groundedness": _groundedness(r) if scored else None,
+                "groundedness": r.groundedness if scored else None,
                 "prompt_tokens": r.usage.prompt_tokens,
                 "completion_tokens": r.usage.completion_tokens,
                 "total_tokens": r.usage.total_tokens,
@@ -150,11 +150,3 @@ def claims_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS).astype(dict.fromkeys(CLAIM_BOOLS, bool))
-
-
-def _groundedness(record: ResultRecord) -> float | None:
-    """The model's groundedness_score from a valid reply (a bool or a string is no score)."""
-    if record.reply_status == "invalid" or not isinstance(record.parsed_reply, dict):
-        return None
-    value = record.parsed_reply.get("groundedness_score")
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

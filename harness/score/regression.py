@@ -14,7 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from harness.run.log import MANIFEST_FILE, Manifest, ResultRecord, VariantInfo, read_manifest
+from harness.run.folder import MANIFEST_FILE, read_manifest
+from harness.run.log import Manifest, VariantInfo
 from harness.score.decide import Decision, decide, what_changed
 from harness.score.outcomes import load_outcomes
 from harness.score.pairing import Pair, PairingError, resolve_pairs, variants_from_names
@@ -77,7 +78,7 @@ def preflight(
 
 def make_decisions(
     manifest: Manifest,
-    records: Sequence[ResultRecord],
+    gold: dict[str, dict[str, list[str]]],
     units: pd.DataFrame,
     control: str | None,
     baseline: ControlRun | None,
@@ -86,9 +87,8 @@ def make_decisions(
     margin: float,
     alpha: float,
 ) -> list[Decision]:
-    """One decision per candidate, from this run's unit outcomes and the control's."""
+    """One decision per candidate, from this run's unit outcomes and the control's (`gold`: claim labels by case)."""
     pairs = resolve_pairs(manifest.variants, control, baseline.variants if baseline else None)
-    gold = {r.case_id: r.gold.claims or {} for r in records if r.kind == "quality"}
     by_name = {v.name: v for v in manifest.variants}
     decisions = []
     for pair in pairs:

@@ -7,16 +7,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.corpus.schema import Case
-from harness.run.log import read_cases, read_manifest, read_results
+import pandas as pd
+
+from harness.run.folder import CaseIndex, iter_latest, read_manifest
+from harness.run.log import Manifest, ResultRecord
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
+from harness.score.frames import claims_frame, quality_frame
 from harness.score.gates import threshold_gates
-from harness.score.headline import headline_records
+from harness.score.headline import is_headline
 from harness.score.junit import junit_xml
 from harness.score.outcomes import outcomes_frame, write_outcomes
 from harness.score.regression import decision_gates, load_control_run, make_decisions
 from harness.score.robustness import add_robustness
-from harness.score.summary import build_summary
+from harness.score.summary import ConformanceTally, case_problems, summarise
 
 SUMMARY_FILE, JUNIT_FILE = "summary.json", "junit.xml"
 
@@ -35,29 +38,96 @@ class GateSettings:
     decide_on: tuple[str, ...] = DEFAULT_GATED
 
 
-def load_run_cases(run_dir: Path) -> dict[str, Case]:
-    return {cid: Case.model_validate(data) for cid, data in read_cases(run_dir).items()}
+CHUNK = 500
+"""Records turned into frame rows at a time while scoring streams the log: bounds memory, not the figures."""
+
+
+@dataclass
+class LogFrames:
+    """What scoring keeps of a run log read once: frames, the conformance tally and what robustness pairs."""
+
+    quality: pd.DataFrame
+    claims: pd.DataFrame
+    outcomes: pd.DataFrame
+    conformance: dict[str, Any]
+    gold: dict[str, dict[str, list[str]]]
+    policy_ids: list[str]
+    headline: int
+    logged: int
+    robustness_units: list[ResultRecord]
+
+
+def read_log_frames(run_dir: Path, manifest: Manifest, keep_for_robustness: bool) -> LogFrames:
+    """One streaming pass over results.jsonl in unit-key order: memory holds frame rows, not records.
+
+    Each record is checked against its case (read one at a time from cases.jsonl) and turned into frame
+    rows in chunks; only with `keep_for_robustness` are records kept, without the persisted evaluation and the
+    raw reply (robustness compares answers and labels, nothing else).
+    """
+    cases = CaseIndex(run_dir)
+    tally = ConformanceTally()
+    parts: dict[str, list[pd.DataFrame]] = {"quality": [], "claims": [], "outcomes": []}
+    gold: dict[str, dict[str, list[str]]] = {}
+    policy_ids: set[str] = set()
+    chunk: list[ResultRecord] = []
+    kept: list[ResultRecord] = []
+    headline = logged = 0
+
+    def flush() -> None:
+        parts["quality"].append(quality_frame(chunk))
+        parts["claims"].append(claims_frame(chunk))
+        parts["outcomes"].append(outcomes_frame(chunk))
+        chunk.clear()
+
+    for record in iter_latest(run_dir):
+        logged += 1
+        if keep_for_robustness:
+            kept.append(record.model_copy(update={"persisted": None, "raw_reply": None}))
+        if not is_headline(record):
+            continue
+        headline += 1
+        tally.add(record, *case_problems(record, cases.get(record.case_id), manifest.excerpt_chars))
+        if record.kind == "quality":
+            gold[record.case_id] = record.gold.claims or {}
+        else:
+            policy_ids.add(record.case_id)
+        chunk.append(record)
+        if len(chunk) >= CHUNK:
+            flush()
+    flush()
+    frames = {name: pd.concat(found, ignore_index=True) for name, found in parts.items()}
+    return LogFrames(
+        frames["quality"],
+        frames["claims"],
+        frames["outcomes"],
+        tally.result(),
+        gold,
+        sorted(policy_ids),
+        headline,
+        logged,
+        kept,
+    )
 
 
 def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
     """Compute the summary with its gates from the run log, write the scored files, return the summary.
 
-    Everything but `variants[].robustness` reads the headline results only (perturbed units left out).
+    Everything but `variants[].robustness` reads the headline results only (perturbed units left out). The
+    log is read in unit-key order, not the order units finished: every figure (float sums, bootstrap draws)
+    is then the same for the same results, whatever the concurrency, executor or shards that made them.
     """
     manifest = read_manifest(run_dir)
-    # in key order, not the order units finished: every figure (float sums, bootstrap draws) is then the same
-    # for the same results, whatever the concurrency, executor or shards that made them (issue 19)
-    logged = sorted(read_results(run_dir), key=lambda r: r.key)
-    records = headline_records(logged)
-    outcomes = outcomes_frame(records)
-    summary = build_summary(manifest, records, load_run_cases(run_dir), outcomes)
-    add_robustness(summary, logged, manifest.settings.get("perturb") or [])
-    summary["run"]["perturbed_results"] = len(logged) - len(records)
+    perturbations = manifest.settings.get("perturb") or []
+    log = read_log_frames(run_dir, manifest, keep_for_robustness=bool(perturbations))
+    outcomes = log.outcomes
+    summary = summarise(manifest, log.quality, log.claims, outcomes, log.conformance, log.headline)
+    add_robustness(summary, log.robustness_units, perturbations)
+    summary["run"]["perturbed_results"] = log.logged - log.headline
     gate_rows = threshold_gates(summary, gates.fail_under, gates.max_unsafe_pass, gates.max_error_rate)
     baseline = load_control_run(gates.baseline) if gates.baseline is not None else None
     decisions = make_decisions(
         manifest,
-        records,
+        log.gold,
         outcomes,
         gates.control,
         baseline,
@@ -75,9 +145,8 @@ def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
         json.dumps(summary, indent=2, allow_nan=False, default=_json_default) + "\n", encoding="utf-8"
     )
     write_outcomes(run_dir, outcomes)
-    policy_ids = sorted({r.case_id for r in records if r.kind == "policy"})
     (run_dir / JUNIT_FILE).write_text(
-        junit_xml(summary["conformance"], policy_ids, gate_rows, summary["decisions"]), encoding="utf-8"
+        junit_xml(summary["conformance"], log.policy_ids, gate_rows, summary["decisions"]), encoding="utf-8"
     )
     return summary
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 import pandas as pd
 
 from harness.corpus.catalogue import load_catalogue
 from harness.corpus.schema import Case
-from harness.run.log import Manifest, ResultRecord, error_reason
+from harness.run.log import Manifest, ResultRecord, error_reason, persisted_of
 from harness.score.compare import adjust_comparisons, compare_outcomes
 from harness.score.conformance import (
     deterministic_mismatches,
@@ -49,72 +49,90 @@ def case_problems(
     Policy records are checked whole; quality records on their deterministic
     parts (parse status, gatekeeper). Every record is checked for invariants.
     """
-    if record.persisted is None or not isinstance(record.persisted.get(EVALUATION_KEY), dict):
+    persisted = persisted_of(record, case, excerpt_chars)
+    if persisted is None or not isinstance(persisted.get(EVALUATION_KEY), dict):
         return ([f"no evaluation: {record.error}"] if record.kind == "policy" else []), []
     if case is None:
         return ["case content missing from the run log"], []
-    evaluation, unreadable = read_evaluation(record.persisted[EVALUATION_KEY])
+    read = read_evaluation(persisted[EVALUATION_KEY])
+    evaluation, unreadable = read
     if evaluation is None:
-        return [str(unreadable)], invariant_violations(case, record.persisted, excerpt_chars)
+        return [str(unreadable)], invariant_violations(case, persisted, excerpt_chars, read)
     mismatches = (
         policy_case_mismatches(case, evaluation)
         if record.kind == "policy"
         else deterministic_mismatches(case, evaluation)
     )
-    return mismatches, invariant_violations(case, record.persisted, excerpt_chars)
+    return mismatches, invariant_violations(case, persisted, excerpt_chars, read)
 
 
-def conformance(
-    records: Sequence[ResultRecord],
-    cases: dict[str, Case],
-    extra: Mapping[str, Sequence[str]] | None = None,
-    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
-) -> dict[str, Any]:
-    """Policy cases must agree 100%; invariants must hold for every case of either kind.
+class ConformanceTally:
+    """Conformance counted one record at a time (scoring streams the log: no record is kept)."""
 
-    `extra`: further mismatches per case id, found outside the persisted outcome (a conformance kit's checks
-    of the request a SUT sent to its model). `excerpt_chars`: the run's excerpt limit, which defines the
-    trace summary every evaluation must have persisted.
-    """
-    scenarios: dict[str, dict[str, int]] = {sid: {"cases": 0, "passed": 0} for sid in load_catalogue()}
-    failures: list[dict[str, Any]] = []
-    policy_cases = policy_passed = invariant_count = quality_mismatches = 0
-    for record in records:
-        mismatches, violations = case_problems(record, cases.get(record.case_id), excerpt_chars)
-        mismatches = [*mismatches, *(extra or {}).get(record.case_id, ())]
-        invariant_count += len(violations)
+    def __init__(self) -> None:
+        self.scenarios: dict[str, dict[str, int]] = {sid: {"cases": 0, "passed": 0} for sid in load_catalogue()}
+        self.failures: list[dict[str, Any]] = []
+        self.policy_cases = self.policy_passed = self.invariants = self.quality_mismatches = 0
+
+    def add(self, record: ResultRecord, mismatches: Sequence[str], violations: Sequence[str]) -> None:
+        self.invariants += len(violations)
         if record.kind == "policy":
-            policy_cases += 1
+            self.policy_cases += 1
             passed = not mismatches and not violations
-            policy_passed += passed
+            self.policy_passed += passed
             for sid in record.spec:
-                entry = scenarios.setdefault(sid, {"cases": 0, "passed": 0})
+                entry = self.scenarios.setdefault(sid, {"cases": 0, "passed": 0})
                 entry["cases"] += 1
                 entry["passed"] += passed
         else:
-            quality_mismatches += bool(mismatches)
+            self.quality_mismatches += bool(mismatches)
         if mismatches or violations:
-            failures.append(
+            self.failures.append(
                 {
                     "case_id": record.case_id,
                     "kind": record.kind,
                     "variant": record.variant,
                     "epoch": record.epoch,
-                    "mismatches": mismatches,
-                    "invariant_violations": violations,
+                    "mismatches": list(mismatches),
+                    "invariant_violations": list(violations),
                 }
             )
-    return {
-        "policy_cases": policy_cases,
-        "policy_passed": policy_passed,
-        "policy_pass_rate": (policy_passed / policy_cases) if policy_cases else None,
-        "invariant_violations": invariant_count,
-        "quality_expectation_mismatches": quality_mismatches,
-        "scenarios": scenarios,
-        "uncovered_scenarios": sorted(sid for sid, v in scenarios.items() if v["cases"] == 0),
-        "failures": failures,
-        "passed": policy_passed == policy_cases and invariant_count == 0 and quality_mismatches == 0,
-    }
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "policy_cases": self.policy_cases,
+            "policy_passed": self.policy_passed,
+            "policy_pass_rate": (self.policy_passed / self.policy_cases) if self.policy_cases else None,
+            "invariant_violations": self.invariants,
+            "quality_expectation_mismatches": self.quality_mismatches,
+            "scenarios": self.scenarios,
+            "uncovered_scenarios": sorted(sid for sid, v in self.scenarios.items() if v["cases"] == 0),
+            "failures": self.failures,
+            "passed": self.policy_passed == self.policy_cases and self.invariants == 0 and self.quality_mismatches == 0,
+        }
+
+
+class CaseSource(Protocol):
+    def get(self, case_id: str, /) -> Case | None: ...
+
+
+def conformance(
+    records: Iterable[ResultRecord],
+    cases: CaseSource,
+    extra: Mapping[str, Sequence[str]] | None = None,
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
+) -> dict[str, Any]:
+    """Policy cases must agree 100%; invariants must hold for every case of either kind.
+
+    `cases`: by id (a dict, or a run folder's `CaseIndex`). `extra`: further mismatches per case id, found
+    outside the persisted outcome (a conformance kit's checks of the request a SUT sent to its model).
+    `excerpt_chars`: the run's excerpt limit, which defines the trace summary every evaluation must have persisted.
+    """
+    tally = ConformanceTally()
+    for record in records:
+        mismatches, violations = case_problems(record, cases.get(record.case_id), excerpt_chars)
+        tally.add(record, [*mismatches, *(extra or {}).get(record.case_id, ())], violations)
+    return tally.result()
 
 
 def errors_by_reason(quality: pd.DataFrame) -> dict[str, int]:
@@ -150,11 +168,28 @@ def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.Data
 
 
 def build_summary(
-    manifest: Manifest, records: Sequence[ResultRecord], cases: dict[str, Case], outcomes: pd.DataFrame | None = None
+    manifest: Manifest, records: Sequence[ResultRecord], cases: CaseSource, outcomes: pd.DataFrame | None = None
 ) -> dict[str, Any]:
-    """The whole summary.json, computed after the run from the log (`outcomes` when already built)."""
-    quality = quality_frame(records)
-    claims = claims_frame(records)
+    """The whole summary.json from records held in memory (`scoring.score_run` streams the log instead)."""
+    return summarise(
+        manifest,
+        quality_frame(records),
+        claims_frame(records),
+        outcomes_frame(records) if outcomes is None else outcomes,
+        conformance(records, cases, excerpt_chars=manifest.excerpt_chars),
+        len(records),
+    )
+
+
+def summarise(
+    manifest: Manifest,
+    quality: pd.DataFrame,
+    claims: pd.DataFrame,
+    outcomes: pd.DataFrame,
+    conformance_figures: dict[str, Any],
+    results: int,
+) -> dict[str, Any]:
+    """The whole summary.json, computed after the run from the log's frames and its conformance tally."""
     variants = []
     for info in manifest.variants:
         q = quality[quality["variant"] == info.name]
@@ -168,7 +203,6 @@ def build_summary(
             "claim_guard": info.claim_guard,
         }
         variants.append(variant_summary(meta, q, c))
-    outcomes = outcomes_frame(records) if outcomes is None else outcomes
     names = [v.name for v in manifest.variants]
     comparisons = adjust_comparisons(
         [
@@ -186,9 +220,9 @@ def build_summary(
             "corpus_hash": manifest.corpus_hash,
             "epochs": manifest.epochs,
             "cases": manifest.case_count,
-            "results": len(records),
+            "results": results,
         },
-        "conformance": conformance(records, cases, excerpt_chars=manifest.excerpt_chars),
+        "conformance": conformance_figures,
         "variants": variants,
         "comparisons": comparisons,
     }

@@ -16,7 +16,7 @@ from bench.table import build_targets
 from bench.workers import factory_for
 from harness.cli.run import default_factory
 from harness.llm.local_server import LocalOpenAIServer
-from harness.run.log import iter_results, read_manifest
+from harness.run.folder import iter_results, read_manifest
 from harness.run.runner import build_variants, run_study
 from harness.run.study import ModelSettings, Study
 

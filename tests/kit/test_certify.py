@@ -17,7 +17,7 @@ from harness.corpus.loader import load_cases
 from harness.corpus.schema import Case
 from harness.kit.certify import CertifySettings, certify
 from harness.run.execute import run_case, scripted_verifier_for
-from harness.run.log import read_results
+from harness.run.folder import read_results
 from harness.score.conformance import invariant_violations, policy_case_mismatches
 from harness.system.protocol import protocol_schemas
 from tests.kit.helpers import ROOT, serve_args, sut_process

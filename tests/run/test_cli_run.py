@@ -15,7 +15,7 @@ import yaml
 
 from harness.cli import main
 from harness.llm.local_server import Fault, LocalOpenAIServer
-from harness.run.log import read_results
+from harness.run.folder import read_results
 from tests.run.corpus_builder import quality_case, write_corpus
 
 ENTRY = "import sys; from harness.cli import main; sys.exit(main())"

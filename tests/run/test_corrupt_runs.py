@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.run.log import DROPPED_FILE, read_results
+from harness.run.folder import DROPPED_FILE, read_results
 from tests.run.corpus_builder import write_corpus
 
 CORRUPTIONS = {

@@ -14,7 +14,8 @@ import pytest
 from harness.cli import main
 from harness.llm.local_server import Fault, LocalOpenAIServer
 from harness.llm.openai_model import OpenAISettings, worst_case_seconds
-from harness.run.log import error_reason, read_results
+from harness.run.folder import read_results
+from harness.run.log import error_reason
 from tests.run.corpus_builder import write_corpus
 from tests.run.test_cli_run import llm_args
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.run.log import RESULTS_FILE, Gold, ResultRecord, ResultWriter, read_results
+from harness.run.folder import RESULTS_FILE, ResultWriter, read_results
+from harness.run.log import Gold, ResultRecord
 
 
 def record(case_id: str, error: str | None = None, verdict: str = "PASS") -> ResultRecord:

@@ -19,7 +19,8 @@ from harness.corpus.loader import load_cases
 from harness.llm.local_server import Fault, LocalOpenAIServer
 from harness.run import replay as replay_module
 from harness.run import runner as runner_module
-from harness.run.log import ResultRecord, read_manifest, read_results
+from harness.run.folder import read_manifest, read_results
+from harness.run.log import ResultRecord
 from harness.run.replay import REPLAY_DIR, fingerprint_of
 from harness.run.runner import run_study
 from harness.run.study import ModelSettings, Study

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.corpus.loader import load_cases
-from harness.run.log import read_results
+from harness.run.folder import read_results
 from harness.run.runner import ResumeError, build_variants, plan_tasks, run_study
 from harness.run.study import Study
 from harness.score.scoring import GateSettings, score_run
@@ -86,7 +86,6 @@ def test_records_carry_the_contract_keys(tmp_path: Path) -> None:
         "error",
         "case_hash",
         "raw_reply",
-        "parsed_reply",
         "adjustments",
         "gold",
         "latency_ms",

@@ -9,7 +9,8 @@ import yaml
 
 from harness.corpus.loader import load_cases
 from harness.run import schedule
-from harness.run.log import ResultRecord, read_results
+from harness.run.folder import read_results
+from harness.run.log import ResultRecord
 from harness.run.runner import run_study
 from harness.run.study import Study
 from harness.system import pipeline

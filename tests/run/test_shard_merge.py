@@ -15,7 +15,7 @@ import pytest
 
 from harness.cli import main
 from harness.llm.local_server import LocalOpenAIServer
-from harness.run.log import read_manifest, read_results
+from harness.run.folder import read_manifest, read_results
 from harness.run.merge import without_timings
 from harness.run.shard import Shard, parse_shard, shard_of
 from tests.run.corpus_builder import write_corpus

@@ -15,8 +15,10 @@ import sqlalchemy as sa
 from harness.cli import main
 from harness.corpus.loader import load_cases
 from harness.corpus.schema import MAX_SESSION_ID, Case
-from harness.run.log import ResultRecord, read_manifest, read_results
+from harness.run.folder import read_manifest, read_results
+from harness.run.log import ResultRecord, persisted_of
 from harness.system.store import EVALUATION_KEY, KEY_LENGTH, store_url
+from harness.system.trace import DEFAULT_EXCERPT_CHARS
 from tests.corpus.helpers import example, write
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,7 +63,8 @@ def check_rows(url: str, records: list[ResultRecord]) -> None:
         for key, value in case.session.self_evaluation.items():  # sibling keys preserved
             if key != EVALUATION_KEY:  # a stale evaluation a case starts with is replaced, by design
                 assert stored[key] == value, (case.id, key)
-        assert stored["verifier_evaluation"] == record.persisted["verifier_evaluation"]  # type: ignore[index]
+        persisted = persisted_of(record, case, DEFAULT_EXCERPT_CHARS)  # the trace is referenced from cases.jsonl
+        assert stored["verifier_evaluation"] == persisted["verifier_evaluation"]  # type: ignore[index]
         invocation_ids = rows(
             url,
             "SELECT invocation_id FROM tool_invocation WHERE session_id = :id ORDER BY seq",

@@ -1,0 +1,359 @@
+"""Every read and write of a run folder: the one place that knows its files and their formats.
+
+A run folder holds `manifest.json`, `cases.jsonl` (each case once) and `results.jsonl` (one record per unit,
+appended as it finishes). Readers stream: `iter_results` yields records in file order, `iter_latest` the
+last record of each unit in key order (what scoring reads: the same figures whatever order units finished
+in) while holding only one key and offset per unit; `CaseIndex` reads one case at a time by id. A results_v1
+line is upgraded on read (`log.upgrade_v1`), so run folders and baselines written before v2 still read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from harness.corpus.schema import Case
+from harness.run.log import Manifest, ResultRecord, upgrade_v1
+
+RESULTS_FILE, MANIFEST_FILE, CASES_FILE = "results.jsonl", "manifest.json", "cases.jsonl"
+DROPPED_FILE = "results.dropped.jsonl"
+"""Where `drop_corrupt_results` keeps the lines it took out of results.jsonl (for a person to look at)."""
+UnitKey = tuple[str, str, str, int]
+_CASE_ID = re.compile(rb'^\{"id": ("(?:[^"\\]|\\.)*")')
+
+
+class RunFileError(ValueError):
+    """A damaged run file: the message names the file and, for a JSON-lines file, the line (exit code 2)."""
+
+    def __init__(self, path: Path, problem: str, line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        super().__init__(f"{path}:{line}: {problem}" if line else f"{path}: {problem}")
+
+
+# --- writing -------------------------------------------------------------------------
+
+
+class ResultWriter:
+    """Appends records to results.jsonl, one flushed line each."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / RESULTS_FILE
+        _truncate_partial_tail(self.path)
+        self._fh = self.path.open("a", encoding="utf-8")
+
+    def write(self, record: ResultRecord) -> None:
+        self.write_line(record.model_dump_json())
+
+    def write_line(self, line: str) -> None:
+        """One record already serialised by `ResultRecord.model_dump_json` (the runner reuses the line)."""
+        self._fh.write(line + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> ResultWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _truncate_partial_tail(path: Path) -> None:
+    """Drop a last line cut off by a kill, so appends start on a fresh line."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb") as fh:
+        fh.seek(-1, 2)
+        if fh.read(1) == b"\n":
+            return
+    data = path.read_bytes()
+    cut = data.rfind(b"\n") + 1
+    with path.open("r+b") as fh:
+        fh.truncate(cut)
+
+
+def write_manifest(run_dir: Path, manifest: Manifest) -> None:
+    (run_dir / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+
+def write_cases(run_dir: Path, cases: Iterable[Case], hashes: Mapping[str, str] | None = None) -> None:
+    """cases.jsonl; `hashes` (case id -> content hash) when the caller already computed them."""
+    hashes = hashes or {}
+    with (run_dir / CASES_FILE).open("w", encoding="utf-8") as fh:
+        for case in cases:
+            # {"id": ..., "hash": ..., "case": ...} with the id first (readers skip lines by it); the case
+            # serialised by pydantic in one step, the same JSON as model_dump + json.dumps at a third of the cost
+            digest = hashes.get(case.id) or case.content_hash()
+            fh.write(f'{{"id": {json.dumps(case.id, ensure_ascii=False)}, "hash": {json.dumps(digest)}, "case": ')
+            fh.write(case.model_dump_json(by_alias=True, exclude_none=True) + "}\n")
+
+
+# --- results -------------------------------------------------------------------------
+
+
+def parse_record(line: bytes) -> ResultRecord:
+    """One results.jsonl line as a v2 record (a v1 line upgraded); `ValidationError` when it is not one."""
+    if b'"schema_version":"results_v1"' in line[:64] or b'"schema_version": "results_v1"' in line[:64]:
+        try:
+            data = json.loads(line)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            return ResultRecord.model_validate(upgrade_v1(data))
+    return ResultRecord.model_validate_json(line)
+
+
+def _result_lines(path: Path) -> Iterator[tuple[int, bytes, ResultRecord | None, str | None]]:
+    """(line number, raw line, its record or None, why it is corrupt); the torn tail of a kill ends it."""
+    if not path.exists():
+        return
+    with path.open("rb") as fh:
+        number = 0
+        for line in fh:
+            number += 1
+            if not line.strip():
+                continue
+            try:
+                yield number, line, parse_record(line), None
+            except ValidationError as exc:
+                if not line.endswith(b"\n"):
+                    return  # torn tail after a kill (the last line has no newline)
+                yield number, line, None, str(exc.errors()[0]["msg"])
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def project_results(run_dir: Path, model: type[M]) -> Iterator[tuple[bytes, M]]:
+    """Each line of results.jsonl read as `model`, a projection of the record (the few fields a reader needs,
+    parsed without the rest), with the line itself; the torn tail of a kill ends it, a bad line is named."""
+    path = run_dir / RESULTS_FILE
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield line, model.model_validate_json(line)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                if err["type"] == "json_invalid" and not line.endswith(b"\n"):
+                    return  # torn tail of a killed writer
+                loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+                raise RunFileError(path, f"{loc}: {err['msg']}", number) from None
+
+
+def iter_results(path: Path) -> Iterator[ResultRecord]:
+    """The records of a results.jsonl in order; `RunFileError` at the first corrupt line."""
+    for number, _, record, error in _result_lines(path):
+        if record is None:
+            raise RunFileError(path, f"not a results record: {error}", number)
+        yield record
+
+
+def read_results(run_dir: Path) -> list[ResultRecord]:
+    """Every complete record, the last one per (case, hash, variant, epoch) winning.
+
+    A torn last line (a killed writer) is skipped; a case that a resumed run redid (after a transport
+    error) is counted once, with its newer result. Any other line that is not a record raises
+    `RunFileError` naming it. Holds every record: scoring and reports stream with `iter_latest` instead.
+    """
+    latest: dict[UnitKey, ResultRecord] = {}
+    for record in iter_results(run_dir / RESULTS_FILE):
+        latest.pop(record.key, None)
+        latest[record.key] = record
+    return list(latest.values())
+
+
+_KEY_HEAD = re.compile(
+    rb'^\{"schema_version":"results_v[12]","case_id":("(?:[^"\\]|\\.)*"),"case_hash":("(?:[^"\\]|\\.)*"),'
+    rb'"kind":"(?:policy|quality)","variant":("(?:[^"\\]|\\.)*"),"epoch":(-?\d+),'
+)
+"""The head every record line the harness writes starts with (its fields in model order): the unit key read
+without parsing the rest of the line. A line written otherwise is parsed whole."""
+
+
+class _Key(BaseModel):
+    case_id: str
+    case_hash: str
+    variant: str
+    epoch: int
+
+
+def unit_offsets(run_dir: Path) -> dict[UnitKey, tuple[int, int]]:
+    """Unit key -> (byte offset, line number) of its last line in results.jsonl: one cheap pass, no record kept."""
+    path = run_dir / RESULTS_FILE
+    out: dict[UnitKey, tuple[int, int]] = {}
+    if not path.exists():
+        return out
+    with path.open("rb") as fh:
+        offset, number = 0, 0
+        for line in fh:
+            number += 1
+            if line.strip():
+                head = _KEY_HEAD.match(line)
+                if head is not None and line.endswith(b"\n"):
+                    cid, digest, variant = (json.loads(g) for g in head.groups()[:3])
+                    key = (cid, digest, variant, int(head.group(4)))
+                else:
+                    try:
+                        k = _Key.model_validate_json(line)
+                    except ValidationError as exc:
+                        if not line.endswith(b"\n"):
+                            break  # torn tail
+                        raise RunFileError(path, f"not a results record: {exc.errors()[0]['msg']}", number) from None
+                    key = (k.case_id, k.case_hash, k.variant, k.epoch)
+                out.pop(key, None)
+                out[key] = (offset, number)
+            offset += len(line)
+    return out
+
+
+def iter_latest(run_dir: Path, offsets: Mapping[UnitKey, tuple[int, int]] | None = None) -> Iterator[ResultRecord]:
+    """The last record of each unit, in key order, one at a time (what `sorted(read_results(...))` gives)."""
+    path = run_dir / RESULTS_FILE
+    offsets = unit_offsets(run_dir) if offsets is None else offsets
+    with path.open("rb") as fh:
+        for key in sorted(offsets):
+            offset, number = offsets[key]
+            fh.seek(offset)
+            line = fh.readline()
+            try:
+                yield parse_record(line)
+            except ValidationError as exc:
+                raise RunFileError(path, f"not a results record: {exc.errors()[0]['msg']}", number) from None
+
+
+def corrupt_result_lines(run_dir: Path) -> list[int]:
+    """The line numbers of results.jsonl that are not records (the torn tail of a kill is not one)."""
+    return [number for number, _, record, _ in _result_lines(run_dir / RESULTS_FILE) if record is None]
+
+
+def drop_corrupt_results(run_dir: Path) -> list[int]:
+    """Rewrite results.jsonl without its corrupt lines, so `--resume` redoes their cases; return their numbers.
+
+    The dropped lines are appended to results.dropped.jsonl as `{"line": N, "text": ...}`; the file is replaced
+    atomically, so a kill during the rewrite leaves the old or the new file, never a mix.
+    """
+    path = run_dir / RESULTS_FILE
+    kept: list[bytes] = []
+    dropped: list[tuple[int, str]] = []
+    for number, line, record, _ in _result_lines(path):
+        if record is None:
+            dropped.append((number, line.rstrip(b"\n").decode("utf-8", errors="replace")))
+        else:
+            kept.append(line if line.endswith(b"\n") else line + b"\n")
+    if not dropped:
+        return []
+    with (run_dir / DROPPED_FILE).open("a", encoding="utf-8") as fh:
+        for number, text in dropped:
+            fh.write(json.dumps({"line": number, "text": text}, ensure_ascii=False) + "\n")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(b"".join(kept))
+    tmp.replace(path)
+    return [number for number, _ in dropped]
+
+
+# --- manifest and cases --------------------------------------------------------------
+
+
+def read_manifest(run_dir: Path) -> Manifest:
+    path = run_dir / MANIFEST_FILE
+    try:
+        return Manifest.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise RunFileError(path, f"{loc}: {err['msg']}") from None
+
+
+def _case_line(path: Path, number: int, line: bytes) -> tuple[str, dict[str, Any]]:
+    try:
+        row = json.loads(line)
+        return str(row["id"]), row["case"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise RunFileError(path, f"not a case line: {exc}", number) from None
+
+
+def read_cases(run_dir: Path, wanted: set[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Case content by id (only the `wanted` ids when given), as the run saw it; a corrupt line is named."""
+    path = run_dir / CASES_FILE
+    out: dict[str, dict[str, Any]] = {}
+    if not path.exists() or wanted == set():
+        return out
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            if wanted is not None:
+                m = _CASE_ID.match(line)
+                if m and json.loads(m.group(1)) not in wanted:
+                    continue  # the id leads each line: skip the rest without parsing it
+            cid, case = _case_line(path, number, line)
+            if wanted is None or cid in wanted:
+                out[cid] = case
+    return out
+
+
+class CaseIndex:
+    """The cases of a run folder by id, read one at a time from cases.jsonl (offsets kept, content not).
+
+    `get` keeps the last case read, so the records of one case (adjacent in key order) parse it once.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / CASES_FILE
+        self._offsets: dict[str, tuple[int, int]] = {}
+        self._last: tuple[str, Case | None] | None = None
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as fh:
+            offset = 0
+            for number, line in enumerate(fh, start=1):
+                m = _CASE_ID.match(line)
+                if m:
+                    self._offsets[json.loads(m.group(1))] = (offset, number)
+                elif line.strip():
+                    self._offsets[_case_line(self.path, number, line)[0]] = (offset, number)
+                offset += len(line)
+
+    def __contains__(self, case_id: object) -> bool:
+        return case_id in self._offsets
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def get(self, case_id: str) -> Case | None:
+        """The case, validated; None when the run folder does not hold it."""
+        if self._last is not None and self._last[0] == case_id:
+            return self._last[1]
+        found = self._offsets.get(case_id)
+        case = None
+        if found is not None:
+            offset, number = found
+            with self.path.open("rb") as fh:
+                fh.seek(offset)
+                _, data = _case_line(self.path, number, fh.readline())
+            case = Case.model_validate(data)
+        self._last = (case_id, case)
+        return case
+
+
+def folder_fingerprint(folder: Path) -> str | None:
+    """sha256 of the files a run folder is paired by (outcomes.jsonl, else results.jsonl): a baseline's identity."""
+    for name in ("outcomes.jsonl", RESULTS_FILE):
+        path = folder / name
+        if path.is_file():
+            digest = hashlib.sha256()
+            with path.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+            return digest.hexdigest()
+    return None
