@@ -14,9 +14,9 @@ from scipy.stats import binomtest
 
 N_BOOT = 2000
 SEED = 20261130
-MAX_DRAW_ELEMENTS = 8_000_000
-"""Resampled values held at once (64 MB as floats): above it the draws come in blocks, so memory stays flat in
-the number of cases. Up to it (1,000 cases of 4 columns) one block: the draws every CI has always used."""
+MAX_DRAW_ELEMENTS = 2_000_000
+"""Draws held at once (16 MB per array): above it they come in blocks of resamples, so memory stays flat in the
+number of cases. Up to it (1,000 cases) one block: the draws every CI has always used."""
 
 
 def resampled_sums(values: np.ndarray, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:
@@ -29,7 +29,7 @@ def resampled_sums(values: np.ndarray, n_boot: int = N_BOOT, seed: int = SEED) -
     table = np.asarray(values, dtype=float).reshape(len(values), -1)
     n, k = table.shape
     rng = np.random.default_rng(seed)
-    rows = max(1, MAX_DRAW_ELEMENTS // max(1, n * k))
+    rows = max(1, MAX_DRAW_ELEMENTS // max(1, n))
     out = np.empty((n_boot, k))
     for start in range(0, n_boot, rows):
         block = min(rows, n_boot - start)
