@@ -29,14 +29,7 @@ def clip(text: Any, limit: int) -> dict[str, Any]:
     return {"text": value[:limit], "more": max(0, len(value) - limit)}
 
 
-def _claims_of(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    structured = (case.get("executor") or {}).get("structured_output")
-    if not isinstance(structured, Mapping):
-        raw = (case.get("executor") or {}).get("structured_output_raw")
-        try:
-            structured = json.loads(raw) if isinstance(raw, str) else None
-        except json.JSONDecodeError:
-            structured = None
+def _claims_of(structured: Any) -> list[Mapping[str, Any]]:
     claims = structured.get("claims") if isinstance(structured, Mapping) else None
     return [c for c in claims if isinstance(c, Mapping)] if isinstance(claims, list) else []
 
@@ -51,8 +44,12 @@ def _binding_text(binding: Any) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def case_payload(case: Mapping[str, Any]) -> dict[str, Any]:
-    """What a person needs to judge a case: question, tool evidence, the executor's answer and claims."""
+def case_payload(case: Mapping[str, Any], structured: Any = None) -> dict[str, Any]:
+    """What a person needs to judge a case: question, tool evidence, the executor's answer and claims.
+
+    `structured`: the executor output as the system's strict parser read it (`Case.parsed_output`), whose claims
+    are shown; None when it did not parse (the text is shown either way).
+    """
     session = case.get("session") or {}
     executor = case.get("executor") or {}
     structured = executor.get("structured_output")
@@ -86,7 +83,7 @@ def case_payload(case: Mapping[str, Any]) -> dict[str, Any]:
                 "critical": c.get("critical"),
                 "bindings": [_binding_text(b) for b in c.get("evidence_bindings") or []] if isinstance(c.get("evidence_bindings"), list) else [],
             }
-            for c in _claims_of(case)
+            for c in _claims_of(structured)
         },
         "meta": {k: v for k, v in (case.get("meta") or {}).items() if isinstance(v, str | int | float)},
     }  # fmt: skip
@@ -221,16 +218,16 @@ def embedded_data(
 ) -> dict[str, Any]:
     """All embedded records and the cases they refer to (each case once per run).
 
-    `runs`: (run label, picked (category, record) pairs, conformance failures by key, case content by id).
+    `runs`: (run label, picked (category, record) pairs, conformance failures by key, `case_payload` by case id).
     """
     records: list[dict[str, Any]] = []
     cases: dict[str, dict[str, Any]] = {}
-    for run, picked, failures, case_content in runs:
+    for run, picked, failures, payloads in runs:
         for cat, record in picked:
             key = (record.get("case_id"), record.get("variant"), int(record.get("epoch") or 0))
-            case = case_content.get(str(record.get("case_id")))
+            case = payloads.get(str(record.get("case_id")))
             records.append(record_payload(len(records), run, record, cat, failures.get(key), case))
             case_key = f"{run}::{record.get('case_id')}"
             if case is not None and case_key not in cases:
-                cases[case_key] = case_payload(case)
+                cases[case_key] = dict(case)
     return {"records": records, "cases": cases}

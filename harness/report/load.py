@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import ValidationError
 
 from harness.corpus.schema import Case
+from harness.report.casedata import case_payload
 from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
 from harness.report.signoff import results_frame
 from harness.run.folder import (
@@ -28,9 +30,9 @@ from harness.run.folder import (
     RESULTS_FILE,
     RunFileError,
     folder_fingerprint,
+    iter_cases,
     parse_record,
     project_results,
-    read_cases,
     read_manifest,
 )
 from harness.run.log import Manifest, ResultRecord, persisted_of
@@ -194,14 +196,36 @@ def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
     return len(keys)
 
 
-def drill_down_record(record: ResultRecord, run: LoadedRun) -> dict[str, Any]:
+def drill_down_record(record: ResultRecord, case: Case | None, excerpt_chars: int) -> dict[str, Any]:
     """A picked record as the page embeds it: JSON, with the persisted trace summary put back from its case."""
     data = record.model_dump(mode="json")
-    raw = run.cases.get(record.case_id)
-    if record.trace_from_case and raw is not None:
-        case = Case.model_validate(raw)
-        data["persisted"] = persisted_of(record, case, run.manifest.excerpt_chars)
+    if record.trace_from_case and case is not None:
+        data["persisted"] = persisted_of(record, case, excerpt_chars)
     return data
+
+
+def load_drill_down(run: LoadedRun) -> None:
+    """The picked records and their cases, one case at a time: each case is validated once (its strict parse
+    shows the claims), restores its records' traces, and is kept only as its clipped `case_payload`."""
+    by_case: dict[str, list[int]] = {}
+    for index, (_, record) in enumerate(run.picked_records):
+        by_case.setdefault(record.case_id, []).append(index)
+    picked: list[tuple[int, Mapping[str, Any]] | None] = [None] * len(run.picked_records)
+    run.cases = {}
+    for cid, raw in iter_cases(run.run_dir, set(by_case)):
+        try:
+            case: Case | None = Case.model_validate(raw)
+        except ValidationError:
+            case = None  # a case this version no longer accepts: shown as written, its claims unparsed
+        run.cases[cid] = case_payload(raw, case.parsed_output.structured if case is not None else None)
+        for index in by_case.get(cid, []):
+            cat, record = run.picked_records[index]
+            picked[index] = (cat, drill_down_record(record, case, run.manifest.excerpt_chars))
+    run.picked = [
+        found if found is not None else (cat, record.model_dump(mode="json"))
+        for found, (cat, record) in zip(picked, run.picked_records, strict=True)
+    ]
+    run.picked_records = []
 
 
 def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: bool = False) -> list[LoadedRun]:
@@ -227,8 +251,6 @@ def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: boo
         if stream_results(run, per_run) != summary.get("run", {}).get("results"):
             run.summary = rename_summary(score_run(run_dir, gate_settings(manifest)), rename)  # stale
             stream_results(run, per_run)
-        run.cases = read_cases(run.run_dir, {record.case_id for _, record in run.picked_records})
-        run.picked = [(cat, drill_down_record(record, run)) for cat, record in run.picked_records]
-        run.picked_records = []
+        load_drill_down(run)
         runs.append(run)
     return runs

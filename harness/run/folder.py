@@ -282,12 +282,11 @@ def _case_line(path: Path, number: int, line: bytes) -> tuple[str, dict[str, Any
         raise RunFileError(path, f"not a case line: {exc}", number) from None
 
 
-def read_cases(run_dir: Path, wanted: set[str] | None = None) -> dict[str, dict[str, Any]]:
-    """Case content by id (only the `wanted` ids when given), as the run saw it; a corrupt line is named."""
+def iter_cases(run_dir: Path, wanted: set[str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(id, case content) from cases.jsonl one at a time (only the `wanted` ids when given); a corrupt line is named."""
     path = run_dir / CASES_FILE
-    out: dict[str, dict[str, Any]] = {}
     if not path.exists() or wanted == set():
-        return out
+        return
     with path.open("rb") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
@@ -298,8 +297,12 @@ def read_cases(run_dir: Path, wanted: set[str] | None = None) -> dict[str, dict[
                     continue  # the id leads each line: skip the rest without parsing it
             cid, case = _case_line(path, number, line)
             if wanted is None or cid in wanted:
-                out[cid] = case
-    return out
+                yield cid, case
+
+
+def read_cases(run_dir: Path, wanted: set[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Case content by id (only the `wanted` ids when given), as the run saw it; a corrupt line is named."""
+    return dict(iter_cases(run_dir, wanted))
 
 
 class CaseIndex:
