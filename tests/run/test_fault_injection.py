@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.llm.local_server import Fault, LocalOpenAIServer
+from harness.devtools.local_server import Fault, LocalOpenAIServer
 from harness.llm.openai_model import OpenAISettings, worst_case_seconds
 from harness.run.log import error_reason, read_results
 from tests.run.corpus_builder import write_corpus

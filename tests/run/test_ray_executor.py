@@ -20,7 +20,7 @@ import pytest
 from harness.cli import build_parser, main
 from harness.cli.run import default_factory, study_from_args
 from harness.corpus.loader import load_cases
-from harness.llm.local_server import LocalOpenAIServer
+from harness.devtools.local_server import LocalOpenAIServer
 from harness.run.log import ResultRecord, read_manifest, read_results
 from harness.run.merge import without_timings
 from harness.run.runner import run_study
