@@ -119,6 +119,15 @@ def binding_resolves(
     return binding.trace_ref is not None and any(e.trace_ref == binding.trace_ref for e in trace)
 
 
+def resolving_bindings(
+    claim: Claim, gatekeeper: GatekeeperResult, invocations: Mapping[str, ToolInvocation], trace: Sequence[TraceEntry]
+) -> list[EvidenceBinding]:
+    """The claim's bindings that resolve, in order; none when the claim failed `evidence.invocation_ref` (§5 step 3)."""
+    if claim_fails_invocation_ref(claim, gatekeeper):
+        return []
+    return [b for b in claim.evidence_bindings if binding_resolves(b, invocations, trace)]
+
+
 def claim_fails_invocation_ref(claim: Claim, gatekeeper: GatekeeperResult) -> bool:
     return any(e.rule == INVOCATION_REF and e.claim_id == claim.claim_id for e in gatekeeper.errors)
 
@@ -139,13 +148,8 @@ def resolving_entries(claim: Claim, gatekeeper: GatekeeperResult, trace: Sequenc
     For a reader that sees only the verifier inputs (the trace summary stands in for the session's rows):
     none when the claim failed `evidence.invocation_ref`, and a binding that does not resolve adds nothing.
     """
-    if claim_fails_invocation_ref(claim, gatekeeper):
-        return []
-    rows = trace_rows(trace)
     found: list[TraceEntry] = []
-    for binding in claim.evidence_bindings:
-        if not binding_resolves(binding, rows, trace):
-            continue
+    for binding in resolving_bindings(claim, gatekeeper, trace_rows(trace), trace):
         ids = set(binding.source_invocation_ids)
         for entry in trace:
             hit = ids & set(entry.source_invocation_ids) if ids else entry.trace_ref == binding.trace_ref
@@ -204,7 +208,7 @@ def sanitise_claim_checks(
             check = ClaimCheck(
                 claim_id=claim.claim_id, verification=Derivability.UNSUPPORTED, detail="no claim check returned"
             )
-        elif found.verification == Derivability.DIRECT_OBSERVATION and not _has_resolving_evidence(
+        elif found.verification == Derivability.DIRECT_OBSERVATION and not resolving_bindings(
             claim, gatekeeper, invocations, trace
         ):
             notes.append(
@@ -219,14 +223,6 @@ def sanitise_claim_checks(
             check = found
         result.append(check.model_copy(update={"evidence_refs": complete_refs(check.evidence_refs, claim, trace)}))
     return result, notes
-
-
-def _has_resolving_evidence(
-    claim: Claim, gatekeeper: GatekeeperResult, invocations: Mapping[str, ToolInvocation], trace: Sequence[TraceEntry]
-) -> bool:
-    if claim_fails_invocation_ref(claim, gatekeeper):
-        return False
-    return any(binding_resolves(b, invocations, trace) for b in claim.evidence_bindings)
 
 
 def complete_refs(refs: Sequence[EvidenceRef], claim: Claim, trace: Sequence[TraceEntry]) -> list[EvidenceRef]:
