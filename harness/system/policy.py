@@ -48,9 +48,6 @@ CHECK_SEVERITY: dict[Derivability, int] = {
 """Which of two checks of one claim is kept: the one that weighs more against the claim (ties: the first)."""
 
 
-__all__ = ["PolicySettings"]  # defined with the models (the run log records it); the policy's own switches
-
-
 @dataclass(frozen=True)
 class PolicyOutcome:
     verdict: Verdict
