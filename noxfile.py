@@ -47,7 +47,7 @@ def bench(session: nox.Session) -> None:
     session.run("python", "-m", "bench.run_bench", *session.posargs)
 
 
-LOCAL_LLM_MODEL = "openai:smollm2-135m"  # the alias `harness.llm.local_llm serve` gives the packaged SmolLM2-135M
+LOCAL_LLM_MODEL = "openai:smollm2-135m"  # the alias `harness.devtools.local_llm serve` gives the packaged SmolLM2-135M
 
 
 @nox.session(name="local-llm", python=PYTHON, reuse_venv=True)
@@ -67,9 +67,9 @@ def local_llm(session: nox.Session) -> None:
     subset = "cases/subsets/local-llm-smoke.txt" if smoke else "cases/subsets/local-llm.txt"
     prompts = ["baseline"] if smoke else ["baseline", "strict-evidence"]
     session.install("-e", ".")
-    session.run_install("python", "-m", "harness.llm.local_llm", "install")  # also under --install-only
+    session.run_install("python", "-m", "harness.devtools.local_llm", "install")  # also under --install-only
     session.run(
-        *("python", "-m", "harness.llm.local_llm", "serve", "--log", f"{out}/llama-server.log", "--"),
+        *("python", "-m", "harness.devtools.local_llm", "serve", "--log", f"{out}/llama-server.log", "--"),
         *("vbench", "run", "--model", "reference", "--model", LOCAL_LLM_MODEL),
         *(arg for prompt in prompts for arg in ("--prompt", prompt)),
         *("--cases", "cases/quality", "--filter", f"ids:{subset}", "--out", out),
@@ -77,7 +77,7 @@ def local_llm(session: nox.Session) -> None:
         *("--concurrency", "1", "--no-cache", "--max-tokens", "512", "--timeout", "300", "--max-attempts", "2"),
     )
     # the closing note: the model next to the reference verifier, invalid-reply reasons, server throughput
-    session.run("python", "-m", "harness.llm.local_llm", "note", out)
+    session.run("python", "-m", "harness.devtools.local_llm", "note", out)
 
 
 @nox.session(python=PYTHON)

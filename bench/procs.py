@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class ServerProcess:
-    """`python -m harness.llm.local_server --latency-ms L --no-record` in a separate process, stopped on exit."""
+    """`python -m harness.devtools.local_server --latency-ms L --no-record` in a separate process, stopped on exit."""
 
     def __init__(self, latency_ms: float) -> None:
         self.latency_ms = latency_ms
@@ -21,7 +21,14 @@ class ServerProcess:
         self.url = ""
 
     def __enter__(self) -> ServerProcess:
-        cmd = [sys.executable, "-m", "harness.llm.local_server", "--latency-ms", str(self.latency_ms), "--no-record"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "harness.devtools.local_server",
+            "--latency-ms",
+            str(self.latency_ms),
+            "--no-record",
+        ]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
         assert self.proc.stdout is not None
         self.url = self.proc.stdout.readline().strip()

@@ -1,7 +1,10 @@
-"""The harness is layered one way: llm → system → baselines → corpus/run → score → report → kit → cli.
+"""The harness is layered one way: llm → system → baselines → corpus/run → score → report → devtools → kit → cli.
 
 Baselines (the reference verifier) sit just above the system: they use its models and policy functions, and
 the system never imports them (so the replay fingerprint of `system/` does not change when a baseline does).
+Devtools (the local test server, the llama.cpp helpers) are development tooling, not the runtime model layer:
+they sit above the report (the local-model closing note is the report's) and below the kit, whose
+certification serves each case's scripted model from the local server. Nothing below them imports them.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ ALLOWED = {
     "run": {"llm", "system", "corpus", "baselines"},
     "score": {"llm", "system", "corpus", "run", "baselines"},
     "report": {"llm", "system", "corpus", "run", "score", "baselines"},
-    "kit": {"llm", "system", "corpus", "run", "score", "report", "baselines"},
-    "cli": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines"},
+    "devtools": {"llm", "system", "corpus", "run", "score", "report", "baselines"},
+    "kit": {"llm", "system", "corpus", "run", "score", "report", "baselines", "devtools"},
+    "cli": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines", "devtools"},
 }
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
-from itertools import product
 from pathlib import Path
 
 import yaml
@@ -39,9 +38,9 @@ from harness.corpus.mutations import (
 )
 from harness.corpus.schema import Case
 from harness.system.gatekeeper import INVOCATION_REF
-from harness.system.models import SEVERITY, ClaimCheck, Derivability, GatekeeperResult, Verdict
+from harness.system.models import SEVERITY, Derivability, Verdict
 from harness.system.pipeline import Prepared, prepare
-from harness.system.policy import derive_verdict, structured_claims
+from harness.system.policy import structured_claims, verdicts_after_gatekeeper, verdicts_implied_by_labels
 
 GENERATOR_VERSION = "1"
 DEFAULT_RANDOM_SEED = 20260707
@@ -81,30 +80,9 @@ def prepare_case(case: Case) -> Prepared:
     )
 
 
-def gatekeeper_effect(verdict: Verdict, gatekeeper: GatekeeperResult) -> set[Verdict]:
-    """What a correct verifier's effective verdict can be, given the gatekeeper.
-
-    A fail forbids PASS; with `evidence.invocation_ref` a model PASS becomes
-    REJECT, so a correct verifier ends at LOW_CONFID (it says so) or REJECT.
-    """
-    if gatekeeper.status != "fail":
-        return {verdict}
-    if INVOCATION_REF in gatekeeper.failed_rules:
-        return {Verdict.REJECT} if verdict == Verdict.REJECT else {Verdict.LOW_CONFID, Verdict.REJECT}
-    return {Verdict.LOW_CONFID} if verdict == Verdict.PASS else {verdict}
-
-
 def derived_verdicts(labels: dict[str, LabelSet], prepared: Prepared) -> set[Verdict] | None:
     """The §4 verdicts the critical claims' labels allow; None when a critical claim has no label."""
-    claims = structured_claims(prepared.parsed)
-    critical = [c.claim_id for c in claims if c.critical]
-    if any(cid not in labels for cid in critical):
-        return None
-    out: set[Verdict] = set()
-    for combo in product(*(sorted(labels[cid]) for cid in critical)):
-        checks = [ClaimCheck(claim_id=cid, verification=v) for cid, v in zip(critical, combo, strict=True)]
-        out.add(derive_verdict(checks, claims, 1.0))
-    return out
+    return verdicts_implied_by_labels(labels, structured_claims(prepared.parsed), every_critical_labelled=True)
 
 
 def expected_verdicts(seed: Seed, seed_prepared: Prepared, mutant: Mutant, prepared: Prepared) -> list[Verdict] | None:
@@ -118,7 +96,10 @@ def expected_verdicts(seed: Seed, seed_prepared: Prepared, mutant: Mutant, prepa
     base = seed.case.expected.acceptable_verdicts() if unchanged else derived_verdicts(mutant.labels, prepared)
     if not base:
         return None
-    out = set().union(*(gatekeeper_effect(v, prepared.gatekeeper) for v in base))
+    gk = prepared.gatekeeper
+    out = set().union(
+        *(verdicts_after_gatekeeper(v, gk.status, gk.failed_rules, either_on_invocation_ref=True) for v in base)
+    )
     return sorted(out, key=SEVERITY.__getitem__)
 
 

@@ -21,10 +21,10 @@ import aiohttp
 from harness import __version__
 from harness.corpus.catalogue import DEFAULT_SPEC_DIR
 from harness.corpus.schema import Case
+from harness.devtools.local_server import LocalOpenAIServer
 from harness.kit.certificate import write_certificate
 from harness.kit.requests import input_problems, request_for, scripted_reply
 from harness.kit.sut import SutReply, fetch_info, post_verify
-from harness.llm.local_server import LocalOpenAIServer
 from harness.run.folder import ResultWriter, write_cases
 from harness.run.log import ResultRecord
 from harness.run.provenance import package_git_sha, spec_files

@@ -1,8 +1,8 @@
 """Model access: a small chat-model protocol, an OpenAI-compatible client, a fake, a response cache.
 
 Imports nothing else of `harness`. `OpenAIChatModel` is loaded on first use (importing
-`openai` takes about two seconds). The local test server (`harness.llm.local_server`)
-needs aiohttp (a dev dependency) and is not imported here.
+`openai` takes about two seconds). The local test server and the llama.cpp helpers are development
+tooling and live in `harness.devtools`, which this layer never imports.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from harness.report.prices import PriceTable, cost_of
+from harness.score.conformance import claim_mismatch_lines, verdict_mismatch_lines
 
 ALPHA = 0.05
 
@@ -283,15 +284,10 @@ def quality_mismatches(record: Mapping[str, Any]) -> list[str]:
         out.append(f"error: {record['error']}")
         return out
     gold = record.get("gold") or {}
-    if record.get("verdict") not in (gold.get("verdict") or []):
-        out.append(f"verdict: expected {sorted(gold.get('verdict') or [])}, got {record.get('verdict')}")
-    wanted = gold.get("model_verdict")
-    if wanted is not None and record.get("model_verdict") not in wanted:
-        out.append(f"model_verdict: expected {sorted(wanted)}, got {record.get('model_verdict')}")
-    got = record.get("claims") or {}
-    for cid, ok in (gold.get("claims") or {}).items():
-        if got.get(cid) not in ok:
-            out.append(f"claims.{cid}: expected {sorted(ok)}, got {got.get(cid)}")
+    out += verdict_mismatch_lines(
+        record.get("verdict"), gold.get("verdict") or [], record.get("model_verdict"), gold.get("model_verdict")
+    )
+    out += claim_mismatch_lines(record.get("claims") or {}, gold.get("claims") or {})
     if record.get("reply_status") == "invalid":
         out.append(f"the reply was invalid ({record.get('invalid_reason')}) and the policy made it LOW_CONFID")
     return out

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from harness.corpus.schema import Case
-from harness.system.models import Usage, Verdict
+from harness.system.models import PolicySettings, Usage, Verdict
 from harness.system.store import EVALUATION_KEY
 
 RESULTS_SCHEMA = "results_v2"
@@ -157,8 +157,25 @@ class VariantInfo(LogModel):
     prompt_hash: str | None = None
     prompt_path: str | None = None
     """The variant directory a prompt given as a path was loaded from (packaged prompts: None)."""
-    claim_guard: bool = True
+    policy: PolicySettings = Field(default_factory=PolicySettings)
+    """The verdict policy's settings this variant ran under (the pipeline gets this very object)."""
     settings: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _policy_from_claim_guard(cls, data: Any) -> Any:
+        """A v1 manifest (and the committed baseline) records only the flat `claim_guard`: it becomes `policy`."""
+        if isinstance(data, dict) and "claim_guard" in data:
+            data = dict(data)
+            guard = data.pop("claim_guard")
+            data.setdefault("policy", {"claim_guard": guard})
+        return data
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def claim_guard(self) -> bool:
+        """Still written to the manifest: readers of v1 manifests find the key they know."""
+        return self.policy.claim_guard
 
 
 class Manifest(LogModel):

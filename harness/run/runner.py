@@ -87,7 +87,7 @@ def build_variants(study: Study) -> list[VariantInfo]:
                     model=model,
                     prompt=name,
                     prompt_path=str(directory) if directory is not None else None,
-                    claim_guard=study.claim_guard,
+                    policy=study.policy,
                     settings=settings.recorded() if settings else {},
                 )
             )
@@ -185,7 +185,8 @@ def make_manifest(
         variants=list(variants),
         prompts=prompts,
         settings={
-            "claim_guard": study.claim_guard,
+            "claim_guard": study.policy.claim_guard,
+            "policy": study.policy.model_dump(mode="json"),
             "cache": str(study.cache) if study.cache else None,
             "replay": bool(study.cache and study.replay),
             "case_timeout": study.case_timeout,
@@ -210,8 +211,8 @@ def check_resumable(old: Manifest, new: Manifest) -> None:
     same = (
         old.corpus_hash == new.corpus_hash
         and old.epochs == new.epochs
-        and [(v.name, v.prompt_hash, v.claim_guard, v.settings) for v in old.variants]
-        == [(v.name, v.prompt_hash, v.claim_guard, v.settings) for v in new.variants]
+        and [(v.name, v.prompt_hash, v.policy, v.settings) for v in old.variants]
+        == [(v.name, v.prompt_hash, v.policy, v.settings) for v in new.variants]
         and old.excerpt_chars == new.excerpt_chars
         and _perturbations(old) == _perturbations(new)
         and (old.settings.get("shard") or {}).get("shard") == (new.settings.get("shard") or {}).get("shard")

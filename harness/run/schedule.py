@@ -91,7 +91,7 @@ async def run_one(
     deadline = asyncio.timeout(case_timeout)
     try:
         verifier = verifier_for(task)
-        settings = PolicySettings(claim_guard=task.variant.claim_guard if task.variant else True)
+        settings = task.variant.policy if task.variant else PolicySettings()
         async with deadline:
             run = await execute_case(task.case, verifier, settings, excerpt_chars, store, namespace)
         record = record_from_run(

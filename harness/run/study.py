@@ -14,6 +14,7 @@ from harness.corpus.loader import strict_yaml
 from harness.corpus.perturb import DEFAULT_PERTURB_SEED, parse_perturbations
 from harness.llm.modes import check_base_url, public_url
 from harness.run.shard import ShardError, parse_shard
+from harness.system.models import PolicySettings
 from harness.system.store import store_url
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
@@ -121,6 +122,7 @@ class Study(BaseModel):
     case_timeout: float | None = Field(default=None, gt=0)
     """Seconds one case may take over all its attempts; a case past it is recorded as a `case_timeout` error."""
     claim_guard: bool = True
+    """The study key (and `--no-claim-guard`); read it as `policy`, the one object the pipeline gets."""
     run_policy: bool = True
     gates: Gates = Field(default_factory=Gates)
     model_settings: dict[str, ModelSettings] = Field(default_factory=dict)
@@ -151,6 +153,11 @@ class Study(BaseModel):
             return str(parse_shard(str(value)))
         except ShardError as exc:
             raise ValueError(str(exc)) from exc
+
+    @property
+    def policy(self) -> PolicySettings:
+        """The verdict policy's settings, built once from the study's keys, for every variant of the run."""
+        return PolicySettings(claim_guard=self.claim_guard)
 
     @model_validator(mode="after")
     def _ray_address_needs_ray(self) -> Study:

@@ -6,7 +6,7 @@ agree 100%; the invariants hold for every case of either kind (CASE_FORMAT.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import Enum
 from typing import Any
 
@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from harness.corpus.schema import Case
 from harness.score.outcome import claim_right
+from harness.system import policy
 from harness.system.models import (
     LEGACY_MAPPING,
     PERSISTED_FIELDS,
@@ -71,10 +72,19 @@ def deterministic_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
 def claim_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
     """Sanitised claim classes against the gold labels (absent labels: not compared)."""
     got = {c.claim_id: _value(c.verification) for c in evaluation.claim_checks}
+    acceptable = {cid: [a.value for a in ok] for cid, ok in case.expected.acceptable_labels().items()}
+    return claim_mismatch_lines(got, acceptable)
+
+
+def claim_mismatch_lines(got: Mapping[str, str], acceptable: Mapping[str, Iterable[str]]) -> list[str]:
+    """`claims.C1: expected [...], got X` for every gold claim whose class is not acceptable.
+
+    The one wording of a claim mismatch: conformance and the report's case pages both use it.
+    """
     return [
-        f"claims.{cid}: expected {sorted(a.value for a in ok)}, got {got.get(cid)}"
-        for cid, ok in case.expected.acceptable_labels().items()
-        if not claim_right(got.get(cid), [a.value for a in ok])
+        f"claims.{cid}: expected {sorted(ok)}, got {got.get(cid)}"
+        for cid, ok in acceptable.items()
+        if not claim_right(got.get(cid), list(ok))
     ]
 
 
@@ -83,13 +93,33 @@ def _value(item: Any) -> str:
 
 
 def verdict_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
+    model = case.expected.acceptable_model_verdicts()
+    return verdict_mismatch_lines(
+        evaluation.verdict,
+        case.expected.acceptable_verdicts(),
+        evaluation.model_verdict,
+        model,
+    )
+
+
+def verdict_mismatch_lines(
+    verdict: str | None, acceptable: Iterable[str], model_verdict: str | None, acceptable_model: Iterable[str] | None
+) -> list[str]:
+    """`verdict: expected [...], got X` (and the same for the model verdict, when the gold names one).
+
+    The one wording of a verdict mismatch: conformance and the report's case pages both use it.
+    Verdicts are compared and shown by their text (a `Verdict` is a str).
+    """
     out: list[str] = []
-    if evaluation.verdict not in case.expected.acceptable_verdicts():
-        out.append(f"verdict: expected {_names(case.expected.acceptable_verdicts())}, got {evaluation.verdict.value}")
-    wanted = case.expected.acceptable_model_verdicts()
-    if wanted is not None and evaluation.model_verdict not in wanted:
-        got = evaluation.model_verdict.value if evaluation.model_verdict else None
-        out.append(f"model_verdict: expected {_names(wanted)}, got {got}")
+    wanted = sorted(str(v) for v in acceptable)
+    if verdict not in wanted:
+        out.append(f"verdict: expected {wanted}, got {None if verdict is None else str(verdict)}")
+    if acceptable_model is not None:
+        wanted_model = sorted(str(v) for v in acceptable_model)
+        if model_verdict not in wanted_model:
+            out.append(
+                f"model_verdict: expected {wanted_model}, got {None if model_verdict is None else str(model_verdict)}"
+            )
     return out
 
 
@@ -257,31 +287,25 @@ def _names(verdicts: set[Verdict]) -> list[str]:
 
 
 def verdicts_implied_by_labels(case: Case) -> set[Verdict] | None:
-    """The effective verdicts a correct verifier could reach from the gold labels.
+    """The effective verdicts a correct verifier could reach from the case's gold labels.
 
-    None when the case has no claim labels. Every combination of acceptable
-    labels is tried (the sets are small); a correct model is assumed to say
-    the derived verdict, so the gatekeeper downgrade applies only to PASS.
+    None when the case has no claim labels. A correct model is assumed to say the derived verdict
+    (`policy.verdicts_implied_by_labels`), so only the gatekeeper downgrade applies to it.
     """
-    from itertools import product
-
-    from harness.system.models import ClaimCheck
-    from harness.system.policy import derive_verdict, gatekeeper_downgrade
-
     if case.expected.parse_status != "valid":
         return {Verdict.LOW_CONFID}
     labels = case.expected.acceptable_labels()
     if not labels:
         return None
-    claims = case.executor_claims
-    ids = list(labels)
-    out: set[Verdict] = set()
-    for combo in product(*(sorted(labels[i]) for i in ids)):
-        checks = [ClaimCheck(claim_id=cid, verification=cls) for cid, cls in zip(ids, combo, strict=True)]
-        derived = derive_verdict(checks, claims, 1.0)
-        gatekeeper = case.expected.gatekeeper
-        out.add(gatekeeper_downgrade(derived, gatekeeper.status, gatekeeper.failed_rules))
-    return out
+    derived = policy.verdicts_implied_by_labels(labels, _executor_claims(case), every_critical_labelled=False)
+    gatekeeper = case.expected.gatekeeper
+    return {
+        verdict
+        for v in derived or set()
+        for verdict in policy.verdicts_after_gatekeeper(
+            v, gatekeeper.status, gatekeeper.failed_rules, either_on_invocation_ref=False
+        )
+    }
 
 
 def label_consistency_problems(case: Case) -> list[str]:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from harness.run.log import ResultRecord
 from harness.score.outcome import record_outcome
-from harness.system.models import Derivability
+from harness.system.models import AdjustmentStep, Derivability
 
 CLASSES = [d.value for d in Derivability]
 VERDICTS = ["PASS", "LOW_CONFID", "REJECT"]
@@ -108,7 +108,7 @@ def quality_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
                 "unsafe_pass": result.unsafe_pass,
                 "invalid": scored and r.reply_status == "invalid",
                 "invalid_reason": r.invalid_reason if scored and r.reply_status == "invalid" else None,
-                "guard_intervened": any(a.get("step") == "policy.claim_guard" for a in r.adjustments),
+                "guard_intervened": any(a.get("step") == AdjustmentStep.CLAIM_GUARD for a in r.adjustments),
                 "groundedness": r.groundedness if scored else None,
                 "prompt_tokens": r.usage.prompt_tokens,
                 "completion_tokens": r.usage.completion_tokens,

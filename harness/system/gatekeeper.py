@@ -208,27 +208,29 @@ def check_invocation_refs(inp: GatekeeperInput) -> list[GatekeeperIssue]:
     issues: list[GatekeeperIssue] = []
     for path, claim, binding in iter_bindings(inp):
         cid = claim.get("claim_id")
+        tool = binding.get("tool_name") if isinstance(binding.get("tool_name"), str) else None
         for inv_id in binding_invocation_ids(binding):
-            row = inp.invocations.get(inv_id)
-            if row is None:
-                issues.append(
-                    _issue(
-                        INVOCATION_REF,
-                        f"{inv_id} is not an invocation of this session",
-                        cid,
-                        f"{path}.source_invocation_ids",
-                    )
-                )
-            elif isinstance(binding.get("tool_name"), str) and binding["tool_name"] != row.tool_name:
-                issues.append(
-                    _issue(
-                        INVOCATION_REF,
-                        f"{inv_id} was a {row.tool_name} call, the binding says {binding['tool_name']}",
-                        cid,
-                        f"{path}.tool_name",
-                    )
-                )
+            problem = cited_row_problem(inv_id, tool, inp.invocations)
+            if problem is not None:
+                message, field = problem
+                issues.append(_issue(INVOCATION_REF, message, cid, f"{path}.{field}"))
     return issues
+
+
+def cited_row_problem(
+    inv_id: str, tool_name: str | None, invocations: Mapping[str, ToolInvocation]
+) -> tuple[str, str] | None:
+    """Why a cited invocation id does not resolve (message, binding field), or None when it does.
+
+    The one rule of binding resolution (§3): the id is a row of the current session and, when the binding
+    names a tool, that row was a call of it. The gatekeeper reports it; the policy resolves bindings by it.
+    """
+    row = invocations.get(inv_id)
+    if row is None:
+        return f"{inv_id} is not an invocation of this session", "source_invocation_ids"
+    if tool_name is not None and tool_name != row.tool_name:
+        return f"{inv_id} was a {row.tool_name} call, the binding says {tool_name}", "tool_name"
+    return None
 
 
 # --- warning rules ------------------------------------------------------------------

@@ -233,14 +233,37 @@ class VerifierCall(Strict):
 # --- policy output and persistence ------------------------------------------------
 
 
+class AdjustmentStep(StrEnum):
+    """The policy steps that record an adjustment (INTERPRETATION §5); the values are the persisted text."""
+
+    UNKNOWN_CLAIM = "sanitise.unknown_claim"
+    DUPLICATE_CHECK = "sanitise.duplicate_check"
+    MISSING_CHECK = "sanitise.missing_check"
+    UNRESOLVED_DIRECT = "sanitise.unresolved_direct"
+    PARSE_STATUS = "policy.parse_status"
+    INVALID_REPLY = "policy.invalid_reply"
+    GATEKEEPER_FAIL = "policy.gatekeeper_fail"
+    CLAIM_GUARD = "policy.claim_guard"
+
+
 class Adjustment(Strict):
     """One policy step that changed the verdict or a claim check, with its reason."""
 
-    step: str
+    step: AdjustmentStep
     reason: str
     claim_id: str | None = None
     from_verdict: Verdict | None = None
     to_verdict: Verdict | None = None
+
+
+class PolicySettings(BaseModel):
+    """The verdict policy's switches, one object from the study to the pipeline and into the manifest.
+
+    The claim guard (§5 step 5) can be turned off to measure the bare model verdict.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    claim_guard: bool = True
 
 
 class FactChecked(Strict):

@@ -7,14 +7,16 @@ verdict or a claim check is recorded as an `Adjustment` with its reason.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import product
 from typing import Any
 
-from harness.system.gatekeeper import INVOCATION_REF, binding_invocation_ids, claim_bindings
+from harness.system.gatekeeper import INVOCATION_REF, binding_invocation_ids, cited_row_problem, claim_bindings
 from harness.system.models import (
     LEGACY_MAPPING,
     Adjustment,
+    AdjustmentStep,
     Claim,
     ClaimCheck,
     Derivability,
@@ -22,7 +24,9 @@ from harness.system.models import (
     EvidenceRef,
     FactChecked,
     GatekeeperResult,
+    GatekeeperStatus,
     ParsedExecutorOutput,
+    PolicySettings,
     ToolInvocation,
     TraceEntry,
     Verdict,
@@ -42,13 +46,6 @@ CHECK_SEVERITY: dict[Derivability, int] = {
     Derivability.CONTRADICTED: 5,
 }
 """Which of two checks of one claim is kept: the one that weighs more against the claim (ties: the first)."""
-
-
-@dataclass(frozen=True)
-class PolicySettings:
-    """Policy switches; the claim guard can be turned off to measure the bare model."""
-
-    claim_guard: bool = True
 
 
 @dataclass(frozen=True)
@@ -113,11 +110,19 @@ def binding_resolves(
     if not binding.well_typed:
         return False
     if binding.source_invocation_ids:
-        return all(
-            (row := invocations.get(inv_id)) is not None and row.tool_name == binding.tool_name
-            for inv_id in binding.source_invocation_ids
+        return binding.tool_name is not None and not any(
+            cited_row_problem(inv_id, binding.tool_name, invocations) for inv_id in binding.source_invocation_ids
         )
     return binding.trace_ref is not None and any(e.trace_ref == binding.trace_ref for e in trace)
+
+
+def resolving_bindings(
+    claim: Claim, gatekeeper: GatekeeperResult, invocations: Mapping[str, ToolInvocation], trace: Sequence[TraceEntry]
+) -> list[EvidenceBinding]:
+    """The claim's bindings that resolve, in order; none when the claim failed `evidence.invocation_ref` (§5 step 3)."""
+    if claim_fails_invocation_ref(claim, gatekeeper):
+        return []
+    return [b for b in claim.evidence_bindings if binding_resolves(b, invocations, trace)]
 
 
 def claim_fails_invocation_ref(claim: Claim, gatekeeper: GatekeeperResult) -> bool:
@@ -140,19 +145,19 @@ def resolving_entries(claim: Claim, gatekeeper: GatekeeperResult, trace: Sequenc
     For a reader that sees only the verifier inputs (the trace summary stands in for the session's rows):
     none when the claim failed `evidence.invocation_ref`, and a binding that does not resolve adds nothing.
     """
-    if claim_fails_invocation_ref(claim, gatekeeper):
-        return []
-    rows = trace_rows(trace)
     found: list[TraceEntry] = []
-    for binding in claim.evidence_bindings:
-        if not binding_resolves(binding, rows, trace):
-            continue
+    for binding in resolving_bindings(claim, gatekeeper, trace_rows(trace), trace):
         ids = set(binding.source_invocation_ids)
         for entry in trace:
             hit = ids & set(entry.source_invocation_ids) if ids else entry.trace_ref == binding.trace_ref
             if hit and entry not in found:
                 found.append(entry)
     return found
+
+
+def usable_evidence(entries: Sequence[TraceEntry]) -> list[TraceEntry]:
+    """The entries whose call succeeded: a call that ended in error shows nothing a claim can rest on."""
+    return [e for e in entries if e.status == "success"]
 
 
 # --- sanitising ---------------------------------------------------------------------
@@ -173,7 +178,7 @@ def sanitise_claim_checks(
         if check.claim_id not in known:
             notes.append(
                 _note(
-                    "sanitise.unknown_claim",
+                    AdjustmentStep.UNKNOWN_CLAIM,
                     f"dropped a check for {check.claim_id}, which the executor never claimed",
                     check.claim_id,
                 )
@@ -182,7 +187,7 @@ def sanitise_claim_checks(
             kept = max(by_id[check.claim_id], check, key=lambda c: CHECK_SEVERITY[c.verification])
             notes.append(
                 _note(
-                    "sanitise.duplicate_check",
+                    AdjustmentStep.DUPLICATE_CHECK,
                     f"{check.claim_id} was checked more than once; the most severe class ({kept.verification.value}) is kept",
                     check.claim_id,
                 )
@@ -195,17 +200,17 @@ def sanitise_claim_checks(
         found = by_id.get(claim.claim_id)
         if found is None:
             notes.append(
-                _note("sanitise.missing_check", "no check for this claim: counted as unsupported", claim.claim_id)
+                _note(AdjustmentStep.MISSING_CHECK, "no check for this claim: counted as unsupported", claim.claim_id)
             )
             check = ClaimCheck(
                 claim_id=claim.claim_id, verification=Derivability.UNSUPPORTED, detail="no claim check returned"
             )
-        elif found.verification == Derivability.DIRECT_OBSERVATION and not _has_resolving_evidence(
+        elif found.verification == Derivability.DIRECT_OBSERVATION and not resolving_bindings(
             claim, gatekeeper, invocations, trace
         ):
             notes.append(
                 _note(
-                    "sanitise.unresolved_direct",
+                    AdjustmentStep.UNRESOLVED_DIRECT,
                     "direct_observation without resolving evidence bindings: counted as unsupported",
                     claim.claim_id,
                 )
@@ -215,14 +220,6 @@ def sanitise_claim_checks(
             check = found
         result.append(check.model_copy(update={"evidence_refs": complete_refs(check.evidence_refs, claim, trace)}))
     return result, notes
-
-
-def _has_resolving_evidence(
-    claim: Claim, gatekeeper: GatekeeperResult, invocations: Mapping[str, ToolInvocation], trace: Sequence[TraceEntry]
-) -> bool:
-    if claim_fails_invocation_ref(claim, gatekeeper):
-        return False
-    return any(binding_resolves(b, invocations, trace) for b in claim.evidence_bindings)
 
 
 def complete_refs(refs: Sequence[EvidenceRef], claim: Claim, trace: Sequence[TraceEntry]) -> list[EvidenceRef]:
@@ -290,6 +287,47 @@ def gatekeeper_downgrade(verdict: Verdict, gatekeeper_status: str, failed_rules:
     return Verdict.REJECT if INVOCATION_REF in failed_rules else Verdict.LOW_CONFID
 
 
+def verdicts_after_gatekeeper(
+    verdict: Verdict,
+    gatekeeper_status: GatekeeperStatus,
+    failed_rules: Sequence[str],
+    *,
+    either_on_invocation_ref: bool,
+) -> set[Verdict]:
+    """The effective verdicts a correct verifier, whose claims imply `verdict`, ends at after step 4.
+
+    It says `verdict` and the downgrade applies. With `either_on_invocation_ref`, a failed
+    `evidence.invocation_ref` leaves it free to hedge or to reject: a verifier that sees the broken
+    citation says LOW_CONFID, one that does not says PASS and is downgraded to REJECT; so any verdict
+    short of REJECT may end at LOW_CONFID or REJECT (the mutation generator's labels, whose citation
+    mutations judge the claim without the citation).
+    """
+    downgraded = gatekeeper_downgrade(verdict, gatekeeper_status, failed_rules)
+    if either_on_invocation_ref and gatekeeper_status == "fail" and INVOCATION_REF in failed_rules:
+        return {downgraded} if verdict == Verdict.REJECT else {Verdict.LOW_CONFID, Verdict.REJECT}
+    return {downgraded}
+
+
+def verdicts_implied_by_labels(
+    labels: Mapping[str, Iterable[Derivability]], claims: Sequence[Claim], *, every_critical_labelled: bool
+) -> set[Verdict] | None:
+    """The derived verdicts (§4) a verifier reaches when each claim's class is one of its acceptable labels.
+
+    Every combination of the labelled critical claims' labels is tried (the sets are small), with a
+    groundedness that never holds PASS back. None, with `every_critical_labelled`, when a critical claim
+    has no label (its class, so the verdict, is open); without it an unlabelled critical claim is left out.
+    """
+    critical = [c.claim_id for c in claims if c.critical]
+    if every_critical_labelled and any(cid not in labels for cid in critical):
+        return None
+    ids = [cid for cid in critical if cid in labels]
+    out: set[Verdict] = set()
+    for combo in product(*(sorted(labels[cid]) for cid in ids)):
+        checks = [ClaimCheck(claim_id=cid, verification=v) for cid, v in zip(ids, combo, strict=True)]
+        out.add(derive_verdict(checks, claims, 1.0))
+    return out
+
+
 def apply_policy(
     parsed: ParsedExecutorOutput,
     gatekeeper: GatekeeperResult,
@@ -310,11 +348,11 @@ def apply_policy(
         verdict = Verdict.LOW_CONFID
         if model_verdict != verdict:
             reason = f"structured output is {parsed.parse_status.status}: the verdict cannot come from prose"
-            adjustments.append(_change("policy.parse_status", reason, model_verdict, verdict))
+            adjustments.append(_change(AdjustmentStep.PARSE_STATUS, reason, model_verdict, verdict))
     elif reply is None:
         verdict = Verdict.LOW_CONFID
         adjustments.append(
-            _change("policy.invalid_reply", "the verifier reply is not valid JSON of the contract", None, verdict)
+            _change(AdjustmentStep.INVALID_REPLY, "the verifier reply is not valid JSON of the contract", None, verdict)
         )
     else:
         verdict = reply.verdict
@@ -322,7 +360,7 @@ def apply_policy(
         if downgraded != verdict:
             adjustments.append(
                 _change(
-                    "policy.gatekeeper_fail",
+                    AdjustmentStep.GATEKEEPER_FAIL,
                     f"gatekeeper failed {', '.join(gatekeeper.failed_rules)}; PASS is not allowed",
                     verdict,
                     downgraded,
@@ -334,7 +372,10 @@ def apply_policy(
             if guarded != verdict:
                 adjustments.append(
                     _change(
-                        "policy.claim_guard", f"the critical claims' classes imply {derived.value}", verdict, guarded
+                        AdjustmentStep.CLAIM_GUARD,
+                        f"the critical claims' classes imply {derived.value}",
+                        verdict,
+                        guarded,
                     )
                 )
             verdict = guarded
@@ -350,9 +391,9 @@ def apply_policy(
     )
 
 
-def _note(step: str, reason: str, claim_id: str) -> Adjustment:
+def _note(step: AdjustmentStep, reason: str, claim_id: str) -> Adjustment:
     return Adjustment(step=step, reason=reason, claim_id=claim_id)
 
 
-def _change(step: str, reason: str, before: Verdict | None, after: Verdict) -> Adjustment:
+def _change(step: AdjustmentStep, reason: str, before: Verdict | None, after: Verdict) -> Adjustment:
     return Adjustment(step=step, reason=reason, from_verdict=before, to_verdict=after)

@@ -15,7 +15,7 @@ from bench.data import read_case_lines, request_bodies, synth_cases, synth_run, 
 from bench.table import build_targets
 from bench.workers import factory_for
 from harness.cli.run import default_factory
-from harness.llm.local_server import LocalOpenAIServer
+from harness.devtools.local_server import LocalOpenAIServer
 from harness.run.folder import iter_results, read_manifest
 from harness.run.runner import build_variants, run_study
 from harness.run.study import ModelSettings, Study

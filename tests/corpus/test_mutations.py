@@ -18,7 +18,7 @@ from harness.corpus.evidence_mutations import (
     near_number,
     number_tokens,
 )
-from harness.corpus.generator import build_case, gatekeeper_effect, prepare_case
+from harness.corpus.generator import build_case, prepare_case
 from harness.corpus.mutations import (
     AddV1Field,
     DropBindings,
@@ -36,7 +36,6 @@ from harness.corpus.mutations import (
 )
 from harness.corpus.schema import Case
 from harness.system.models import Derivability as D
-from harness.system.models import GatekeeperResult, Verdict
 from harness.system.parser import parse_structured_output
 from tests.corpus.helpers import case, example
 
@@ -100,21 +99,6 @@ def test_failed_citation_labels() -> None:
         D.EXTERNAL_UNKNOWN,
         D.CONTRADICTED,
     }
-
-
-@pytest.mark.parametrize(
-    ("verdict", "status", "rules", "expected"),
-    [
-        (Verdict.PASS, "warn", [], {Verdict.PASS}),
-        (Verdict.PASS, "fail", ["schema.executor_v2"], {Verdict.LOW_CONFID}),
-        (Verdict.REJECT, "fail", ["schema.executor_v2"], {Verdict.REJECT}),
-        (Verdict.PASS, "fail", ["evidence.invocation_ref"], {Verdict.LOW_CONFID, Verdict.REJECT}),
-        (Verdict.LOW_CONFID, "fail", ["evidence.invocation_ref"], {Verdict.LOW_CONFID, Verdict.REJECT}),
-        (Verdict.REJECT, "fail", ["evidence.invocation_ref"], {Verdict.REJECT}),
-    ],
-)
-def test_gatekeeper_effect(verdict: Verdict, status: str, rules: list[str], expected: set[Verdict]) -> None:
-    assert gatekeeper_effect(verdict, GatekeeperResult(status=status, failed_rules=rules)) == expected  # type: ignore[arg-type]
 
 
 # --- evidence mutations ---------------------------------------------------------------------

@@ -22,6 +22,7 @@ from harness.system import gatekeeper, pipeline, policy, reply, store
 from harness.system.models import (
     LEGACY_MAPPING,
     Derivability,
+    EvidenceBinding,
     GatekeeperResult,
     LegacyVerification,
     ToolInvocation,
@@ -129,7 +130,8 @@ def mistyped_ids_unchecked() -> None:
 
 
 def unresolved_direct_kept() -> None:
-    policy._has_resolving_evidence = lambda *args: True
+    """Every claim counts as having resolving evidence (an empty binding stands in when it has none)."""
+    policy.resolving_bindings = lambda claim, *args: list(claim.evidence_bindings) or [EvidenceBinding()]
 
 
 def no_claim_guard() -> None:

@@ -253,7 +253,7 @@ def test_bad_usage_exits_2(sut_url: str, tmp_path: Path) -> None:
 
 
 def test_quality_cases_go_through_the_sut_with_a_named_model_and_are_scored(sut_url: str, tmp_path: Path) -> None:
-    from harness.llm.local_server import LocalOpenAIServer
+    from harness.devtools.local_server import LocalOpenAIServer
 
     out = tmp_path / "quality"
     ids = tmp_path / "ids.txt"

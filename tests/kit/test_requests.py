@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from harness.corpus.loader import load_cases
+from harness.devtools.local_server import LocalOpenAIServer
 from harness.kit.requests import input_problems, request_for, scripted_reply
-from harness.llm.local_server import LocalOpenAIServer
 from harness.llm.openai_model import OpenAIChatModel
 from harness.run.execute import run_case
 from harness.system.prompts import load_prompt

@@ -14,8 +14,8 @@ import urllib.request
 from pathlib import Path
 
 from harness.corpus.loader import load_cases
+from harness.devtools.local_server import LocalOpenAIServer
 from harness.kit.requests import request_for, scripted_reply
-from harness.llm.local_server import LocalOpenAIServer
 from tests.kit.helpers import ROOT, serve_args, sut_process
 
 USER_KEY = "sk-user-openai-key-must-not-leave-4242"

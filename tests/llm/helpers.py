@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.llm.local_server import LocalOpenAIServer
+from harness.devtools.local_server import LocalOpenAIServer
 from harness.llm.openai_model import OpenAIChatModel
 from harness.llm.types import ChatMessage, ChatRequest
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.llm.local_server import LocalOpenAIServer
+from harness.devtools.local_server import LocalOpenAIServer
 from harness.llm.modes import reset as reset_structured_modes
 
 

@@ -8,9 +8,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from harness.devtools.local_server import LocalOpenAIServer
 from harness.llm.cache import CachingChatModel, cache_key, model_identity
 from harness.llm.fake import FakeChatModel
-from harness.llm.local_server import LocalOpenAIServer
 from harness.llm.types import ChatRequest, ChatResponse
 from tests.llm.helpers import SCHEMA, SECRET_KEY, claims_message, model_for, request
 

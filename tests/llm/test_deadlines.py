@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from harness.llm.local_server import Fault, LocalOpenAIServer
+from harness.devtools.local_server import Fault, LocalOpenAIServer
 from harness.llm.openai_model import OpenAISettings, worst_case_seconds
 from tests.llm.helpers import SCHEMA, model_for, request
 

@@ -8,7 +8,7 @@ import logging
 import pytest
 from aiohttp import web
 
-from harness.llm.local_server import LocalOpenAIServer
+from harness.devtools.local_server import LocalOpenAIServer
 from tests.llm.helpers import SECRET_KEY, model_for, request
 
 pytestmark = pytest.mark.usefixtures("transport")  # no key leaks on either transport of the openai client

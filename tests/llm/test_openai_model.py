@@ -12,8 +12,8 @@ import aiohttp
 import openai
 import pytest
 
+from harness.devtools.local_server import REFUSAL_TEXT, Fault, LocalOpenAIServer
 from harness.llm import openai_model
-from harness.llm.local_server import REFUSAL_TEXT, Fault, LocalOpenAIServer
 from harness.llm.modes import BaseURLError
 from harness.llm.openai_model import OpenAIChatModel, OpenAISettings, public_url
 from tests.llm.helpers import SCHEMA, SECRET_KEY, claims_message, model_for, request

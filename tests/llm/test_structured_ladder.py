@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
+from harness.devtools.local_server import Fault, LocalOpenAIServer
 from harness.llm import modes
-from harness.llm.local_server import Fault, LocalOpenAIServer
 from tests.llm.helpers import SCHEMA, claims_message, model_for, request
 
 pytestmark = pytest.mark.usefixtures("transport")  # the ladder on both transports of the openai client

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from harness.cli import main
-from harness.llm.local_server import Fault, LocalOpenAIServer
+from harness.devtools.local_server import Fault, LocalOpenAIServer
 from harness.run.folder import read_manifest, read_results
 from tests.run.corpus_builder import write_corpus
 from tests.run.test_cli_run import llm_args

@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from harness.cli import main
-from harness.llm.local_server import LocalOpenAIServer
+from harness.devtools.local_server import LocalOpenAIServer
 from tests.run.prompt_models import LENIENT_LINE, OFF_BY_ONE_LINE, prompt_dir, prompt_following_responder, write_copies
 
 MODEL = "openai:local-model"

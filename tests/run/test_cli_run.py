@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from harness.cli import main
-from harness.llm.local_server import Fault, LocalOpenAIServer
+from harness.devtools.local_server import Fault, LocalOpenAIServer
 from harness.run.folder import read_results
 from tests.run.corpus_builder import quality_case, write_corpus
 

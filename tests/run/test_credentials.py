@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.llm.local_server import LocalOpenAIServer
+from harness.devtools.local_server import LocalOpenAIServer
 from tests.llm.test_key_redaction import EchoingServer
 from tests.run.corpus_builder import write_corpus
 

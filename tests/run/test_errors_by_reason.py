@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.llm.local_server import Fault, LocalOpenAIServer
+from harness.devtools.local_server import Fault, LocalOpenAIServer
 from harness.run.log import error_reason
 from tests.run.corpus_builder import write_corpus
 from tests.run.test_cli_run import llm_args

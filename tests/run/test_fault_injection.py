@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.llm.local_server import Fault, LocalOpenAIServer
+from harness.devtools.local_server import Fault, LocalOpenAIServer
 from harness.llm.openai_model import OpenAISettings, worst_case_seconds
 from harness.run.folder import read_results
 from harness.run.log import error_reason

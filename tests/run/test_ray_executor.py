@@ -20,7 +20,7 @@ import pytest
 from harness.cli import build_parser, main
 from harness.cli.run import default_factory, study_from_args
 from harness.corpus.loader import load_cases
-from harness.llm.local_server import LocalOpenAIServer
+from harness.devtools.local_server import LocalOpenAIServer
 from harness.run.folder import read_manifest, read_results
 from harness.run.log import ResultRecord
 from harness.run.merge import without_timings

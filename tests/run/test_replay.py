@@ -16,7 +16,7 @@ import harness
 from harness.cli import main
 from harness.cli.run import default_factory
 from harness.corpus.loader import load_cases
-from harness.llm.local_server import Fault, LocalOpenAIServer
+from harness.devtools.local_server import Fault, LocalOpenAIServer
 from harness.run import replay as replay_module
 from harness.run import runner as runner_module
 from harness.run.folder import read_manifest, read_results

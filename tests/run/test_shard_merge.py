@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.llm.local_server import LocalOpenAIServer
+from harness.devtools.local_server import LocalOpenAIServer
 from harness.run.folder import read_manifest, read_results
 from harness.run.merge import without_timings
 from harness.run.shard import Shard, parse_shard, shard_of

@@ -9,9 +9,9 @@ import pytest
 
 from harness.corpus.loader import load_cases
 from harness.corpus.schema import Case
+from harness.devtools.local_server import Fault, LocalOpenAIServer
 from harness.llm.cache import CachingChatModel
 from harness.llm.fake import FakeChatModel
-from harness.llm.local_server import Fault, LocalOpenAIServer
 from harness.llm.openai_model import OpenAIChatModel
 from harness.llm.types import ChatResponse, TokenUsage
 from harness.run.execute import run_case

@@ -312,3 +312,52 @@ def test_resolving_entries_follow_the_policys_binding_rule() -> None:
         claim("C6", bindings=[binding(None, "search_logs", ["inv-2"]), binding()]),  # two bindings, in order
     )
     assert _entries(doc) == {"C1": ["T1"], "C2": ["T2"], "C3": [], "C4": [], "C5": [], "C6": ["T2", "T1"]}
+
+
+@pytest.mark.parametrize(
+    ("verdict", "status", "rules", "either", "expected"),
+    [
+        (Verdict.PASS, "warn", [], True, {Verdict.PASS}),
+        (Verdict.PASS, "fail", ["schema.executor_v2"], True, {Verdict.LOW_CONFID}),
+        (Verdict.REJECT, "fail", ["schema.executor_v2"], True, {Verdict.REJECT}),
+        (Verdict.PASS, "fail", ["evidence.invocation_ref"], True, {Verdict.LOW_CONFID, Verdict.REJECT}),
+        (Verdict.LOW_CONFID, "fail", ["evidence.invocation_ref"], True, {Verdict.LOW_CONFID, Verdict.REJECT}),
+        (Verdict.REJECT, "fail", ["evidence.invocation_ref"], True, {Verdict.REJECT}),
+        # without the generator's latitude it is exactly the downgrade
+        (Verdict.PASS, "fail", ["evidence.invocation_ref"], False, {Verdict.REJECT}),
+        (Verdict.LOW_CONFID, "fail", ["evidence.invocation_ref"], False, {Verdict.LOW_CONFID}),
+        (Verdict.PASS, "fail", ["schema.executor_v2"], False, {Verdict.LOW_CONFID}),
+    ],
+)
+def test_verdicts_after_gatekeeper(
+    verdict: Verdict, status: Any, rules: list[str], either: bool, expected: set[Verdict]
+) -> None:
+    from harness.system.policy import verdicts_after_gatekeeper
+
+    assert verdicts_after_gatekeeper(verdict, status, rules, either_on_invocation_ref=either) == expected
+
+
+def test_verdicts_implied_by_labels_try_every_combination_of_the_critical_labels() -> None:
+    from harness.system.models import Claim
+    from harness.system.policy import verdicts_implied_by_labels
+
+    claims = [Claim(claim_id="C1", critical=True), Claim(claim_id="C2", critical=True), Claim(claim_id="C3")]
+    labels = {"C1": {D.DIRECT_OBSERVATION, D.CONTRADICTED}, "C3": {D.UNSUPPORTED}}
+    # C2 is critical and unlabelled: open for the generator, left out for conformance
+    assert verdicts_implied_by_labels(labels, claims, every_critical_labelled=True) is None
+    assert verdicts_implied_by_labels(labels, claims, every_critical_labelled=False) == {Verdict.PASS, Verdict.REJECT}
+    labels["C2"] = {D.UNSUPPORTED}
+    assert verdicts_implied_by_labels(labels, claims, every_critical_labelled=True) == {
+        Verdict.LOW_CONFID,
+        Verdict.REJECT,
+    }
+
+
+def test_adjustment_steps_persist_as_todays_text() -> None:
+    from harness.system.models import Adjustment, AdjustmentStep
+
+    ev = evaluate(output(claim()), reply("PASS", checks(("C1", "unsupported"))))
+    assert ev.adjustments[-1].step is AdjustmentStep.CLAIM_GUARD
+    dumped = ev.model_dump(mode="json")["adjustments"][-1]
+    assert dumped["step"] == "policy.claim_guard"
+    assert Adjustment.model_validate(dumped).step is AdjustmentStep.CLAIM_GUARD

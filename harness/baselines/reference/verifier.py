@@ -35,7 +35,7 @@ from harness.system.models import (
     VerifierInput,
     VerifierReply,
 )
-from harness.system.policy import complete_refs, legacy_facts, resolving_entries, structured_claims
+from harness.system.policy import complete_refs, legacy_facts, resolving_entries, structured_claims, usable_evidence
 
 VERSION = "2.0.0"
 """Semantic version: bump the major for a change of signals or lexicon that moves any figure, the minor for a
@@ -89,7 +89,7 @@ def read(claim: Claim, cited: Sequence[TraceEntry], inputs: VerifierInput, s: Re
         evidence_stems=stem_set(evidence),
         evidence_numbers=tuple(v for v, _, _ in numbers(normalise(evidence))),
         tools=tuple(e.tool_name for e in inputs.tool_trace_summary),
-        session=normalise("\n".join(e.result_excerpt for e in inputs.tool_trace_summary if e.status == "success")),
+        session=normalise("\n".join(e.result_excerpt for e in usable_evidence(inputs.tool_trace_summary))),
         words=tuple(novel or words),
         truncated=any(e.truncated for e in cited),
         settings=s,
@@ -101,7 +101,7 @@ def classify(claim: Claim, inputs: VerifierInput, s: ReferenceSettings) -> tuple
     if not claim.statement.strip():
         return D.UNSUPPORTED, "reference/no_evidence: the claim has no statement"
     cited = resolving_entries(claim, inputs.gatekeeper_result, inputs.tool_trace_summary)
-    usable = [e for e in cited if e.status == "success"]
+    usable = usable_evidence(cited)
     r = read(claim, usable, inputs, s)
     for sig in SIGNALS.values():
         if sig.id not in s.signals or sig.check is None or (sig.needs_evidence and not usable):

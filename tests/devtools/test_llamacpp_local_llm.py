@@ -1,4 +1,4 @@
-"""`python -m harness.llm.local_llm serve`: a stand-in `llama_cpp.server` package on PYTHONPATH (the fake server,
+"""`python -m harness.devtools.local_llm serve`: a stand-in `llama_cpp.server` package on PYTHONPATH (the fake server,
 really listening), so the real command line, the environment handed to the command and the clean-up are tested
 without building llama.cpp or loading a model."""
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.llm.llamacpp import LLAMA_CPP_VERSION
-from harness.llm.local_llm import DUMMY_API_KEY, main, note, server_figures, server_installed
+from harness.devtools.llamacpp import LLAMA_CPP_VERSION
+from harness.devtools.local_llm import DUMMY_API_KEY, main, note, server_installed
 
 FAKE_SERVER = Path(__file__).with_name("llamacpp_fake_server.py")
 
@@ -134,7 +134,7 @@ def test_sigterm_to_the_session_stops_the_command_and_the_server(tmp_path, fake_
         [
             sys.executable,
             "-m",
-            "harness.llm.local_llm",
+            "harness.devtools.local_llm",
             "--cache-dir",
             str(tmp_path / "cache"),
             "serve",
@@ -180,14 +180,6 @@ llama_perf_context_print: prompt eval time =    1000.00 ms /   300 tokens (    3
 llama_perf_context_print:        eval time =    2000.00 ms /   150 runs   (   13.33 ms per token,    75.00 tokens per second)
 INFO:     127.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 200 OK
 """
-
-
-def test_server_figures_pool_the_timings_and_count_500s():
-    figures = server_figures(SERVER_LOG)
-    assert figures["prompt_tok_s"] == pytest.approx(200.0)  # 400 tokens in 2 s, not the mean of 100 and 300
-    assert figures["gen_tok_s"] == pytest.approx(50.0)
-    assert figures["http_500"] == 1
-    assert server_figures("") == {"http_500": 0.0}
 
 
 def test_closing_note_puts_the_reference_first_and_names_invalid_reasons(tmp_path):

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.llm.llamacpp import (
+from harness.devtools.llamacpp import (
     LlamaCppError,
     LlamaCppServer,
     ModelSource,

@@ -9,7 +9,7 @@ import sys
 
 import httpx
 
-from harness.llm.local_server import (
+from harness.devtools.local_server import (
     Fault,
     LocalOpenAIServer,
     claim_ids_in,
@@ -96,7 +96,7 @@ def test_a_custom_responder_sees_the_request_body() -> None:
 
 def test_runs_as_a_module_with_port_and_latency() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.llm.local_server", "--port", "0", "--latency-ms", "5"],
+        [sys.executable, "-m", "harness.devtools.local_server", "--port", "0", "--latency-ms", "5"],
         stdout=subprocess.PIPE,
         text=True,
     )

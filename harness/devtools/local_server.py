@@ -10,7 +10,7 @@ Every request body is recorded.
         server.script(Fault(kind="rate_limit", retry_after="1"))
         ... OpenAIChatModel("m", base_url=server.base_url) ...
 
-    python -m harness.llm.local_server --port 8011 --latency-ms 50
+    python -m harness.devtools.local_server --port 8011 --latency-ms 50
 """
 
 from __future__ import annotations

@@ -1,0 +1,67 @@
+"""The closing note of a local llama.cpp run (`nox -s local-llm`): the figures a reader of that run wants first.
+
+Markdown built from the run's summary.json and, when there is one, the llama.cpp server log. Pure; the
+devtools (`python -m harness.devtools.local_llm note RUN_DIR`) read the files and write `closing-note.md`.
+"""
+
+from __future__ import annotations
+
+import re
+
+_PERF = re.compile(r"(prompt eval|\s eval) time =\s*([\d.]+) ms /\s*(\d+) (?:tokens|runs)")
+
+
+def server_figures(log_text: str) -> dict[str, float]:
+    """Throughput from llama.cpp's `llama_perf_context_print` lines, and the HTTP 500s the server answered."""
+    totals = {"prompt eval": [0.0, 0], "eval": [0.0, 0]}
+    for kind, ms, count in _PERF.findall(log_text):
+        entry = totals[kind.strip()]
+        entry[0] += float(ms)
+        entry[1] += int(count)
+    figures: dict[str, float] = {"http_500": float(len(re.findall(r'" 500 ', log_text)))}
+    for kind, key in (("prompt eval", "prompt_tok_s"), ("eval", "gen_tok_s")):
+        ms, count = totals[kind]
+        if ms > 0:
+            figures[key] = count / (ms / 1000)
+    return figures
+
+
+def _pct(value: object) -> str:
+    return f"{value:.0%}" if isinstance(value, int | float) else "n/a"
+
+
+def closing_note(summary: dict[str, object], log_text: str = "") -> str:
+    """Markdown: every variant's figures side by side (the reference first), invalid-reply reasons, throughput."""
+    variants = summary.get("variants")
+    rows = [v for v in variants if isinstance(v, dict)] if isinstance(variants, list) else []
+    rows.sort(key=lambda v: v.get("model") != "reference")
+    lines = [
+        "## Local LLM: closing note",
+        "",
+        "| variant | cases | errors | verdict acc | model verdict acc | claim acc | unsafe PASS | invalid replies | reasons | mean latency |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
+    ]
+    for v in rows:
+        reasons = v.get("invalid_reasons") or {}
+        reason_text = ", ".join(f"{k} x{n}" for k, n in sorted(reasons.items())) if isinstance(reasons, dict) else ""
+        latency = v.get("latency_ms")
+        mean_ms = latency.get("mean") if isinstance(latency, dict) else None
+        mean_s = "n/a" if not mean_ms else f"{mean_ms / 1000:.1f} s" if mean_ms >= 1000 else f"{mean_ms:.0f} ms"
+        lines.append(
+            f"| {v.get('name')} | {v.get('quality_cases')} | {v.get('errors')} | {_pct(v.get('verdict_accuracy'))}"
+            f" | {_pct(v.get('model_verdict_accuracy'))} | {_pct(v.get('claim_accuracy'))}"
+            f" | {_pct(v.get('unsafe_pass_rate'))} | {_pct(v.get('invalid_reply_rate'))} | {reason_text or '-'} | {mean_s} |"
+        )
+    if log_text:
+        figures = server_figures(log_text)
+        speed = ", ".join(
+            f"{label} {figures[key]:.0f} tok/s"
+            for key, label in (("prompt_tok_s", "prompt eval"), ("gen_tok_s", "generation"))
+            if key in figures
+        )
+        lines += ["", f"Server: {speed or 'no timings logged'}; HTTP 500 answers: {int(figures['http_500'])}"]
+        lines.append(
+            "(llama-cpp-python answers `response_format: json_schema` with HTTP 500; one 500 per run means the"
+            " client's step down to `json_object` + schema was remembered, not paid per case.)"
+        )
+    return "\n".join(lines) + "\n"
