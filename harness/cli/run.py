@@ -20,7 +20,7 @@ from harness.run.ray_executor import RayUnavailable
 from harness.run.runner import ResumeError, run_study
 from harness.run.select import FilterError, select_cases
 from harness.run.study import ModelSettings, Study, StudyError, build_study, load_study_file
-from harness.score.gates import GateError, parse_gate
+from harness.score.gates import GateError, check_gate_names, parse_gate
 from harness.score.outcomes import load_outcomes
 from harness.score.pairing import PairingError
 from harness.score.regression import load_control_run, preflight
@@ -210,6 +210,7 @@ def study_from_args(args: argparse.Namespace) -> Study:
         overrides["cache"] = None
         file_data = {**file_data, "cache": None}
     study = build_study(file_data, overrides, source=str(args.study) if args.study else "flags")
+    check_gate_names(study.gates.fail_under, str(args.study) if args.study else "flags")
     return _apply_client_flags(study, args)
 
 
