@@ -290,8 +290,7 @@ def run_study(
             return None
         slot = (task.variant.name, task.epoch)
         if slot not in shared_keys:
-            identity = getattr(verifier_for(task), "replay_identity", None)
-            reply = identity() if callable(identity) else None
+            reply = verifier_for(task).replay_identity()
             shared_keys[slot] = (
                 None
                 if reply is None
@@ -439,13 +438,8 @@ async def _closing(
 
 
 async def _aclose(verifier: Verifier) -> None:
-    closer = getattr(verifier, "aclose", None) or getattr(verifier, "close", None)
-    if not callable(closer):
-        return
     try:
-        result = closer()
-        if asyncio.iscoroutine(result):
-            await result
+        await verifier.aclose()
     except Exception:  # noqa: S110 - closing is best effort
         pass
 
