@@ -39,10 +39,11 @@ from harness.run.log import (
     write_manifest,
 )
 from harness.run.provenance import package_git_sha
+from harness.run.providers import provider_of
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
 from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
 from harness.run.shard import parse_shard, plan_digest
-from harness.run.study import REFERENCE, Study, StudyError
+from harness.run.study import Study, StudyError
 from harness.system.prompts.variant import prompt_source
 from harness.system.store import MEMORY_URL, Store, StoreURLError, public_store_url
 from harness.system.verifiers.base import Verifier
@@ -73,7 +74,7 @@ def build_variants(study: Study) -> list[VariantInfo]:
     variants: list[VariantInfo] = []
     for model in study.models:
         settings = study.model_settings.get(model)
-        prompts: Sequence[str | None] = [None] if model == REFERENCE else study.prompts
+        prompts: Sequence[str | None] = study.prompts if provider_of(model).takes_prompt else [None]
         for prompt in prompts:
             name, directory = prompt_source(prompt) if prompt is not None else (None, None)
             variants.append(
@@ -333,6 +334,8 @@ def run_study(
                     )
     finally:
         progress.stop()
+    manifest.components = components(variants, verifiers)
+    write_manifest(run_dir, manifest)
     merged = {r.key: r for r in existing}
     merged.update((r.key, r) for r in new)
     return RunResult(
@@ -444,7 +447,21 @@ async def _aclose(verifier: Verifier) -> None:
         pass
 
 
-def _json_safe(described: dict[str, object]) -> dict[str, Any]:
+def components(variants: Sequence[VariantInfo], verifiers: Mapping[tuple[str, int], Verifier]) -> dict[str, Any]:
+    """What each variant's epoch-1 verifier says of itself once the run is over (`Manifest.components`)."""
+    out: dict[str, Any] = {}
+    for variant in variants:
+        verifier = verifiers[(variant.name, 1)]
+        identity = verifier.replay_identity()
+        out[variant.name] = {
+            "provider": provider_of(variant.model).name,
+            "verifier": _json_safe(verifier.describe()),
+            "replay_identity": None if identity is None else _json_safe(identity),
+        }
+    return out
+
+
+def _json_safe(described: Mapping[str, object]) -> dict[str, Any]:
     """A describe() as plain JSON (tuples become lists; anything else becomes its text)."""
     return json.loads(json.dumps(described, default=str))
 

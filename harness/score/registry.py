@@ -85,6 +85,13 @@ class MetricSpec:
     def column(self) -> str:
         return self.short or self.label
 
+    def describe(self) -> dict[str, object]:
+        """What summary.json records of the metric, so a reader knows what its figures meant."""
+        return {
+            "key": self.key, "label": self.label, "direction": self.direction.value, "format": self.format.value,
+            "has_ci": self.has_ci, "gateable": self.gateable, "compute": getattr(self.compute, "__name__", ""),
+        }  # fmt: skip
+
 
 _REGISTRY: dict[str, MetricSpec] = {}
 

@@ -34,7 +34,7 @@ from harness.score.metrics import (
     verdict_details,
 )
 from harness.score.outcomes import outcomes_frame
-from harness.score.registry import Frames, compute_all
+from harness.score.registry import Frames, compute_all, metrics
 from harness.score.reliability import calibration_metrics, consistency_metrics
 from harness.score.summary_model import SUMMARY_SCHEMA
 from harness.system.store import EVALUATION_KEY
@@ -192,4 +192,5 @@ def build_summary(
         "conformance": conformance(records, cases, excerpt_chars=manifest.excerpt_chars),
         "variants": variants,
         "comparisons": comparisons,
+        "metrics": [m.describe() for m in metrics()],
     }

@@ -145,6 +145,8 @@ class Summary(SummaryPart):
     decisions: list[dict[str, Any]] = Field(default_factory=list)
     gates: list[dict[str, Any]] = Field(default_factory=list)
     passed: bool = False
+    metrics: list[dict[str, Any]] = Field(default_factory=list)
+    """The registered metrics the figures were computed with (`MetricSpec.describe()`)."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON values with exactly the keys that were set (a key absent from the input stays absent)."""
