@@ -21,14 +21,14 @@ from harness.score.registry import Frames, Value, compute_grouped
 from harness.score.stats import ratio_ci
 
 
-def _ratio(
-    frame: pd.DataFrame, numerator: str, denominator: str | None = None, with_ci: bool = True
-) -> tuple[float | None, list[float] | None]:
+def _ratio(frame: pd.DataFrame, numerator: str, with_ci: bool = True) -> tuple[float | None, list[float] | None]:
+    """Share of rows where `numerator` holds, with a case-cluster bootstrap CI when asked."""
     if frame.empty:
         return None, None
-    per_case = frame.groupby("case_id").agg(
-        num=(numerator, "sum"), den=(denominator or numerator, "count" if denominator is None else "sum")
-    )
+    if not with_ci:  # the same division as below (integer sums are exact), without grouping by case
+        count = int(frame[numerator].count())
+        return (float(frame[numerator].sum()) / float(count) if count else None), None
+    per_case = frame.groupby("case_id").agg(num=(numerator, "sum"), den=(numerator, "count"))
     num, den = per_case["num"].to_numpy(dtype=float), per_case["den"].to_numpy(dtype=float)
     if den.sum() == 0:
         return None, None
