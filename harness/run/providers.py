@@ -9,8 +9,9 @@ flags (they go to every model whose provider's settings take them) and the verif
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.llm.modes import check_base_url, public_url
+from harness.run.log import VariantInfo
 from harness.system.prompts import PromptVariant
 from harness.system.verifiers.base import Verifier
 from harness.system.verifiers.factory import OPENAI, REFERENCE, ModelSpec, ModelSpecError, parse_model_spec
@@ -186,3 +188,25 @@ def _build_openai(
 
 register_provider(Provider(REFERENCE, NoSettings, _build_reference, takes_model=False, takes_prompt=False))
 register_provider(Provider(OPENAI, OpenAISettings, _build_openai, takes_model=True, takes_prompt=True))
+
+
+# --- what a run records of its components -------------------------------------------------------
+
+
+def components(variants: Sequence[VariantInfo], verifiers: Mapping[tuple[str, int], Verifier]) -> dict[str, Any]:
+    """What each variant's epoch-1 verifier says of itself once the run is over (`Manifest.components`)."""
+    out: dict[str, Any] = {}
+    for variant in variants:
+        verifier = verifiers[(variant.name, 1)]
+        identity = verifier.replay_identity()
+        out[variant.name] = {
+            "provider": provider_of(variant.model).name,
+            "verifier": json_safe(verifier.describe()),
+            "replay_identity": None if identity is None else json_safe(identity),
+        }
+    return out
+
+
+def json_safe(described: Mapping[str, object]) -> dict[str, Any]:
+    """A describe() as plain JSON (tuples become lists; anything else becomes its text)."""
+    return json.loads(json.dumps(described, default=str))

@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import gc
 import hashlib
-import json
 import platform
 import sys
 import uuid
@@ -39,7 +38,7 @@ from harness.run.log import (
     write_manifest,
 )
 from harness.run.provenance import package_git_sha
-from harness.run.providers import provider_of
+from harness.run.providers import components, json_safe, provider_of
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
 from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
 from harness.run.shard import parse_shard, plan_digest
@@ -248,7 +247,7 @@ def run_study(
             variant.prompt_hash = _str_or_none(prompt.get("hash"))
     hashes = case_hashes(cases)
     manifest = make_manifest(study, cases, variants, run_id or run_dir.name, hashes, perturbed)
-    manifest.verifiers = {v.name: _json_safe(verifiers[(v.name, 1)].describe()) for v in variants}
+    manifest.verifiers = {v.name: json_safe(verifiers[(v.name, 1)].describe()) for v in variants}
     planned = plan_tasks(cases, variants, study.epochs, study.run_policy, hashes, perturbed)
     if study.shard is not None:
         planned = shard_tasks(planned, study.shard, manifest)
@@ -445,25 +444,6 @@ async def _aclose(verifier: Verifier) -> None:
         await verifier.aclose()
     except Exception:  # noqa: S110 - closing is best effort
         pass
-
-
-def components(variants: Sequence[VariantInfo], verifiers: Mapping[tuple[str, int], Verifier]) -> dict[str, Any]:
-    """What each variant's epoch-1 verifier says of itself once the run is over (`Manifest.components`)."""
-    out: dict[str, Any] = {}
-    for variant in variants:
-        verifier = verifiers[(variant.name, 1)]
-        identity = verifier.replay_identity()
-        out[variant.name] = {
-            "provider": provider_of(variant.model).name,
-            "verifier": _json_safe(verifier.describe()),
-            "replay_identity": None if identity is None else _json_safe(identity),
-        }
-    return out
-
-
-def _json_safe(described: Mapping[str, object]) -> dict[str, Any]:
-    """A describe() as plain JSON (tuples become lists; anything else becomes its text)."""
-    return json.loads(json.dumps(described, default=str))
 
 
 def _str_or_none(value: object) -> str | None:
