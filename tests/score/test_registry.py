@@ -110,6 +110,17 @@ def test_one_registry_entry_reaches_summary_gates_console_report_and_breakdowns(
         shown = [m.key for m in shown_metrics()]
         cells = headline_rows(written["variants"])[0]["cells"]
         assert cells[shown.index("pass_share")]["value"] == variant["pass_share"]
+        from harness.report.render import render_run
+
+        html = render_run([pre_run], pre_run).read_text(encoding="utf-8")
+        assert 'title="results whose verdict is PASS">PASS share ↓</th>' in html  # the report's headline table
+        notes = (pre_run / "summary.md").read_text(encoding="utf-8").splitlines()
+        header = next(line for line in notes if line.startswith("| variant | cases | errors |"))
+        row = notes[notes.index(header) + 2]
+        assert header.endswith("| macro-F1 | PASS share ↓ |") and row.endswith(
+            f"| {variant['pass_share']:.1%} [0.0, 100.0] |"
+        )
+        assert header.count("|") == row.count("|") and not any(line.endswith(" ") for line in notes)
     assert "pass_share" not in gateable() and all(m.key != "pass_share" for m in metrics())
     with pytest.raises(GateError, match="unknown metric 'pass_share'"):
         parse_gate("pass_share=0.9")
