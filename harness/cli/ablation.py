@@ -42,11 +42,13 @@ async def _records(cases: Sequence[Case], settings: ReferenceSettings) -> list[R
 def figures(records: Sequence[ResultRecord]) -> dict[str, float | None]:
     """Claim accuracy, macro-F1, unsafe-PASS and grounding balanced accuracy, as `vbench run` scores them."""
     from harness.score.frames import claims_frame, quality_frame
-    from harness.score.metrics import claim_metrics, grounding_metrics, verdict_metrics
+    from harness.score.registry import Frames, metric
 
-    claims = claims_frame(records)
-    out = {**claim_metrics(claims), **verdict_metrics(quality_frame(records)), **grounding_metrics(claims)}
-    return {k: out[k] for k in ("claim_accuracy", "macro_f1", "unsafe_pass_rate", "grounding_bacc")}
+    frames = Frames(quality_frame(records), claims_frame(records))
+    return {
+        k: metric(k).compute(frames, False).value
+        for k in ("claim_accuracy", "macro_f1", "unsafe_pass_rate", "grounding_bacc")
+    }
 
 
 def row(quality: Sequence[Case], halueval: Sequence[Case], settings: ReferenceSettings) -> dict[str, float | None]:

@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from harness.score.registry import metrics
+
 SHOWN_REGRESSIONS = 5
 SHOWN_POLICY_FAILURES = 10
 DECISION_STYLE = {"ship": "green", "block": "red", "inconclusive": "yellow"}
@@ -52,24 +54,14 @@ def print_summary(
             else ""
         )
         console.print(f"[red]failing policy cases[/red] ({len(failed_policy)}): {escape(shown)}{more}", highlight=False)
+    columns = [m for m in metrics() if m.console]
     table = Table(title="quality by variant (95% CI)")
-    for col in (
-        "variant",
-        "cases",
-        "errors",
-        "claim acc",
-        "verdict acc",
-        "model verdict acc",
-        "unsafe pass",
-        "macro-F1",
-        "invalid",
-    ):
+    for col in ("variant", "cases", "errors", *(m.column for m in columns)):
         table.add_column(col, overflow="fold")
     for v in summary["variants"]:
         table.add_row(
             escape(v["name"]), str(v["quality_cases"]), str(v["errors"]),
-            _ci(v, "claim_accuracy"), _ci(v, "verdict_accuracy"), _ci(v, "model_verdict_accuracy"), _ci(v, "unsafe_pass_rate"),
-            num(v.get("macro_f1")), num(v.get("invalid_reply_rate")),
+            *(_ci(v, m.key) if m.has_ci else num(v.get(m.key)) for m in columns),
         )  # fmt: skip
     console.print(table)
     for v in summary["variants"]:

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
@@ -17,11 +16,12 @@ from harness.corpus.loader import CorpusError, load_cases
 from harness.corpus.perturb import PERTURBATIONS
 from harness.run.folder import DROPPED_FILE, RESULTS_FILE, RunFileError
 from harness.run.log import VariantInfo
+from harness.run.providers import Provider, build_verifier, grammar, provider_of, providers, settings_for
 from harness.run.ray_executor import RayUnavailable
 from harness.run.runner import ResumeError, run_study
 from harness.run.select import FilterError, select_cases
-from harness.run.study import ModelSettings, Study, StudyError, build_study, load_study_file
-from harness.score.gates import GateError, parse_gate
+from harness.run.study import Study, StudyError, build_study, load_study_file
+from harness.score.gates import GateError, check_gate_names, parse_gate
 from harness.score.outcomes import load_outcomes
 from harness.score.pairing import PairingError
 from harness.score.regression import load_control_run, preflight
@@ -40,9 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     run.add_argument("--study", type=Path, help="a study file (TOML or YAML); flags override it")
     run.add_argument("--cases", type=Path, action="append", help="case folder (repeatable; default: cases)")
-    run.add_argument(
-        "--model", action="append", help="'reference' or 'openai:<model>' (repeatable; default: reference)"
-    )
+    run.add_argument("--model", action="append", help=f"{grammar()} (repeatable; default: reference)")
     run.add_argument("--prompt", action="append", help="prompt variant (repeatable; default: baseline)")
     run.add_argument("--epochs", type=int)
     run.add_argument("--concurrency", type=int)
@@ -132,7 +130,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     scale.add_argument("--executor", choices=["local", "ray"], help="where work units run (default: local)")
     scale.add_argument("--ray-address", help="the Ray cluster to join (default: a local one for this run)")
-    client = run.add_argument_group("client settings for openai: models (a study file can set them per model)")
+    client = run.add_argument_group(
+        "client settings for the models that take them (a study file can set them per model)"
+    )
     client.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     client.add_argument("--max-tokens", type=int)
     client.add_argument(
@@ -211,11 +211,12 @@ def study_from_args(args: argparse.Namespace) -> Study:
         overrides["cache"] = None
         file_data = {**file_data, "cache": None}
     study = build_study(file_data, overrides, source=str(args.study) if args.study else "flags")
+    check_gate_names(study.gates.fail_under, str(args.study) if args.study else "flags")
     return _apply_client_flags(study, args)
 
 
 def _apply_client_flags(study: Study, args: argparse.Namespace) -> Study:
-    """Client flags apply to every openai: model, over what the study file said."""
+    """Client flags apply to every model whose provider's settings take them, over what the study file said."""
     flags: dict[str, Any] = {
         "base_url": args.base_url,
         "max_tokens": args.max_tokens,
@@ -236,26 +237,33 @@ def _apply_client_flags(study: Study, args: argparse.Namespace) -> Study:
     if not flags:
         return study
     settings = dict(study.model_settings)
-    for model in study.models:
-        if model.startswith("openai:"):
-            current = settings[model].model_dump(exclude_none=True) if model in settings else {}
-            try:
-                settings[model] = ModelSettings(**{**current, **flags})
-            except ValidationError as exc:
-                problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-                raise StudyError(f"flags for {model}: {problems}") from None
+    taking = [m for m in study.models if _takes(provider_of(m), flags)]
+    if not taking:  # no silent no-op: a client flag no model of this run takes is bad usage
+        takers = " or ".join(p.usage for p in providers() if _takes(p, flags)) or "a provider that takes them"
+        raise StudyError(
+            f"client flags ({', '.join(sorted(flags))}) given, but no model of this run takes them "
+            f"({', '.join(study.models)}): add --model {takers}"
+        )
+    for model in taking:
+        current = settings[model].model_dump(exclude_none=True) if model in settings else {}
+        try:
+            settings[model] = settings_for(model, {**current, **flags})
+        except ModelSpecError as exc:
+            raise StudyError(f"flags for {model}: {exc}") from None
     return study.model_copy(update={"model_settings": settings})
 
 
+def _takes(provider: Provider, flags: dict[str, Any]) -> bool:
+    return set(flags) <= set(provider.settings.model_fields)
+
+
 def default_factory(study: Study):  # type: ignore[no-untyped-def]
-    """Verifiers from model specs: the reference verifier offline, or an OpenAI-compatible client."""
-    from harness.baselines import make_verifier
+    """Verifiers from model specs, through the provider registry (`harness.run.providers`)."""
 
     def factory(variant: VariantInfo, epoch: int) -> Verifier:
         # the study's settings, not the variant's recorded (redacted) copy
-        settings = study.model_settings.get(variant.model, ModelSettings()).client_kwargs()
         prompt = variant.prompt_path or variant.prompt or "baseline"
-        return make_verifier(variant.model, prompt, cache_dir=study.cache, cache_epoch=epoch, **settings)
+        return build_verifier(variant.model, prompt, study.model_settings.get(variant.model), study.cache, epoch)
 
     return factory
 

@@ -6,47 +6,27 @@ Nothing here formats HTML; the templates and figures read these rows.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from harness.report.prices import PriceTable, cost_of
 from harness.score.conformance import claim_mismatch_lines, verdict_mismatch_lines
+from harness.score.registry import MetricSpec, metrics
 
 ALPHA = 0.05
 
 
-@dataclass(frozen=True)
-class Metric:
-    key: str
-    label: str
-    higher_is_better: bool
-    help: str
-    percent: bool = True
+def shown_metrics() -> list[MetricSpec]:
+    """Every registered metric, the headline ones first: the report's headline table and summary.md columns."""
+    registered = metrics()
+    return [m for m in registered if m.headline] + [m for m in registered if not m.headline]
 
 
-HEADLINE = (
-    Metric(
-        "verdict_accuracy", "Verdict accuracy", True, "effective verdict (after gatekeeper and policy) in the gold set"
-    ),
-    Metric("model_verdict_accuracy", "Model verdict accuracy", True, "the model's own verdict in the gold set"),
-    Metric("claim_accuracy", "Claim accuracy", True, "claim checks whose class is one of the gold labels"),
-    Metric("unsafe_pass_rate", "Unsafe PASS rate", False, "PASS where the gold verdict forbids PASS (lower is better)"),
-    Metric(
-        "grounding_bacc", "Grounding bAcc", True, "balanced accuracy of supported vs not, as LLM-AggreFact reports it"
-    ),
-)
-EXTRA = (
-    Metric("macro_f1", "Macro-F1 (claims)", True, "unweighted mean F1 over the six classes", percent=False),
-    Metric(
-        "cohen_kappa", "Cohen's kappa (claims)", True, "agreement with the gold labels beyond chance", percent=False
-    ),
-    Metric("invalid_reply_rate", "Invalid replies", False, "replies that were not valid JSON of the contract"),
-    Metric(
-        "guard_intervention_rate", "Claim-guard interventions", False, "results whose verdict the claim guard changed"
-    ),
-)
+def headline_metrics() -> list[MetricSpec]:
+    """The metrics of the headline chart and cards."""
+    return [m for m in metrics() if m.headline]
+
 
 # LLM-AggreFact average balanced accuracy (%), as the MiniCheck paper (Tang, Laban, Durrett 2024) reports it.
 PUBLISHED_GROUNDING = (("GPT-4", 75.3), ("MiniCheck-FT5", 74.7), ("GPT-3.5", 69.6))
@@ -64,14 +44,15 @@ def metric_cell(variant: Mapping[str, Any], key: str) -> dict[str, Any]:
 def headline_rows(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per variant with each headline metric, its 95% CI, and whether it is the best of the variants."""
     best: dict[str, Any] = {}
-    for m in (*HEADLINE, *EXTRA):
+    shown = shown_metrics()
+    for m in shown:
         values: list[float] = [v[m.key] for v in variants if v.get(m.key) is not None]
         if len(values) > 1:
             best[m.key] = max(values) if m.higher_is_better else min(values)
     rows = []
     for v in variants:
         cells = []
-        for m in (*HEADLINE, *EXTRA):
+        for m in shown:
             cell = metric_cell(v, m.key)
             cell["best"] = m.key in best and cell["value"] == best[m.key]
             cell["percent"] = m.percent

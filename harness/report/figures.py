@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from harness.report.analyses import HEADLINE, PUBLISHED_GROUNDING
+from harness.report.analyses import PUBLISHED_GROUNDING, headline_metrics
 
 PALETTE = ["#2563eb", "#d97706", "#059669", "#dc2626", "#7c3aed", "#0891b2", "#be185d", "#4d7c0f", "#9a3412", "#475569"]
 RC: Any = {
@@ -80,11 +80,10 @@ def _attr(text: str) -> str:
 def headline_chart(variants: Sequence[Mapping[str, Any]]) -> str:
     """Each headline metric with its 95% CI, one panel per metric, one row per variant."""
     names = [v["name"] for v in variants]
+    shown = headline_metrics()
     with plt.rc_context(RC):
-        fig, axes = plt.subplots(
-            1, len(HEADLINE), figsize=(2.3 * len(HEADLINE) + 1.6, 0.42 * len(names) + 1.0), sharey=True
-        )
-        for ax, metric in zip(np.atleast_1d(axes), HEADLINE, strict=True):
+        fig, axes = plt.subplots(1, len(shown), figsize=(2.3 * len(shown) + 1.6, 0.42 * len(names) + 1.0), sharey=True)
+        for ax, metric in zip(np.atleast_1d(axes), shown, strict=True):
             for i, v in enumerate(variants):
                 value, ci = v.get(metric.key), v.get(f"{metric.key}_ci")
                 if value is None:

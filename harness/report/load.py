@@ -11,7 +11,6 @@ name that occurs in more than one run is prefixed with its run id.
 from __future__ import annotations
 
 import copy
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from harness.run.schedule import POLICY_VARIANT
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
 from harness.score.headline import is_headline
 from harness.score.scoring import SUMMARY_FILE, GateSettings, score_run
+from harness.score.summary_model import read_summary_file
 
 CHUNK = 5000
 FailureKey = tuple[str, str, int]
@@ -155,10 +155,9 @@ def read_summary(run_dir: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
+        return read_summary_file(path).to_json()
+    except (OSError, ValueError):  # pydantic's ValidationError included: scored again from the log
         return None
-    return summary if isinstance(summary, dict) and "conformance" in summary else None
 
 
 def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:

@@ -200,3 +200,7 @@ class Manifest(LogModel):
     platform: str = ""
     verifiers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Each variant's `Verifier.describe()`: what built its results (a baseline's version, signals, settings)."""
+    components: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Per variant, recorded when the run ended: its provider, its verifier's `describe()` then (the model
+    client's settings without secrets, the structured-output mode in use and the refusals met, the prompt)
+    and its `replay_identity()`. Absent from a manifest written before it existed."""

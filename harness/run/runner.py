@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import gc
 import hashlib
-import json
 import platform
 import sys
 import uuid
@@ -38,10 +37,11 @@ from harness.run.folder import (
 )
 from harness.run.log import Manifest, ResultRecord, VariantInfo
 from harness.run.provenance import package_git_sha
+from harness.run.providers import components, json_safe, provider_of
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
 from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
 from harness.run.shard import parse_shard, plan_digest
-from harness.run.study import REFERENCE, Study, StudyError
+from harness.run.study import Study, StudyError
 from harness.system.prompts.variant import prompt_source
 from harness.system.store import MEMORY_URL, Store, StoreURLError, public_store_url
 from harness.system.verifiers.base import Verifier
@@ -78,7 +78,7 @@ def build_variants(study: Study) -> list[VariantInfo]:
     variants: list[VariantInfo] = []
     for model in study.models:
         settings = study.model_settings.get(model)
-        prompts: Sequence[str | None] = [None] if model == REFERENCE else study.prompts
+        prompts: Sequence[str | None] = study.prompts if provider_of(model).takes_prompt else [None]
         for prompt in prompts:
             name, directory = prompt_source(prompt) if prompt is not None else (None, None)
             variants.append(
@@ -253,7 +253,7 @@ def run_study(
             variant.prompt_hash = _str_or_none(prompt.get("hash"))
     hashes = case_hashes(cases)
     manifest = make_manifest(study, cases, variants, run_id or run_dir.name, hashes, perturbed)
-    manifest.verifiers = {v.name: _json_safe(verifiers[(v.name, 1)].describe()) for v in variants}
+    manifest.verifiers = {v.name: json_safe(verifiers[(v.name, 1)].describe()) for v in variants}
     planned = plan_tasks(cases, variants, study.epochs, study.run_policy, hashes, perturbed)
     if study.shard is not None:
         planned = shard_tasks(planned, study.shard, manifest)
@@ -295,8 +295,7 @@ def run_study(
             return None
         slot = (task.variant.name, task.epoch)
         if slot not in shared_keys:
-            identity = getattr(verifier_for(task), "replay_identity", None)
-            reply = identity() if callable(identity) else None
+            reply = verifier_for(task).replay_identity()
             shared_keys[slot] = (
                 None
                 if reply is None
@@ -339,6 +338,8 @@ def run_study(
                     )
     finally:
         progress.stop()
+    manifest.components = components(variants, verifiers)
+    write_manifest(run_dir, manifest)
     return RunResult(run_dir=run_dir, manifest=manifest, finished=new, skipped=len(done), dropped=dropped)
 
 
@@ -446,20 +447,10 @@ async def _closing(work: Coroutine[Any, Any, int], verifiers: Mapping[Any, Verif
 
 
 async def _aclose(verifier: Verifier) -> None:
-    closer = getattr(verifier, "aclose", None) or getattr(verifier, "close", None)
-    if not callable(closer):
-        return
     try:
-        result = closer()
-        if asyncio.iscoroutine(result):
-            await result
+        await verifier.aclose()
     except Exception:  # noqa: S110 - closing is best effort
         pass
-
-
-def _json_safe(described: dict[str, object]) -> dict[str, Any]:
-    """A describe() as plain JSON (tuples become lists; anything else becomes its text)."""
-    return json.loads(json.dumps(described, default=str))
 
 
 def _str_or_none(value: object) -> str | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -12,13 +11,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harness.corpus.loader import strict_yaml
 from harness.corpus.perturb import DEFAULT_PERTURB_SEED, parse_perturbations
-from harness.llm.modes import check_base_url, public_url
+from harness.run.providers import OpenAISettings, ProviderSettings, provider_of, settings_for
 from harness.run.shard import ShardError, parse_shard
 from harness.system.models import PolicySettings
 from harness.system.store import store_url
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 REFERENCE = "reference"
+"""The default model: the offline baseline."""
 DecisionMetric = Literal["verdict_accuracy", "claim_accuracy", "unsafe_pass_rate"]
 DEFAULT_DECIDE_ON: tuple[DecisionMetric, ...] = ("verdict_accuracy", "unsafe_pass_rate")
 DEFAULT_MARGIN_PP = 5.0
@@ -26,50 +26,8 @@ DEFAULT_MARGIN_PP = 5.0
 DEFAULT_PROMPTS = ["baseline"]
 
 
-class ModelSettings(BaseModel):
-    """Per-model client settings (issue 9): what one endpoint needs to be served well."""
-
-    model_config = ConfigDict(extra="forbid")
-    base_url: str | None = None
-    api_key_env: str | None = Field(default=None, description="name of the env var that holds the key (never the key)")
-    max_tokens: int | None = None
-    timeout: float | None = None
-    max_attempts: int | None = None
-    max_retry_after: float | None = Field(
-        default=None, ge=0, description="seconds: a longer Retry-After is cut to this"
-    )
-    backoff_base: float | None = Field(default=None, ge=0, description="seconds before the first retry (doubling)")
-    backoff_max: float | None = Field(default=None, ge=0, description="the longest back-off between two attempts")
-    structured_mode: str | None = Field(
-        default=None, description="json_schema | json_object | plain: where the ladder starts"
-    )
-    extra_body: dict[str, Any] = Field(default_factory=dict)
-    transport: Literal["aiohttp", "httpx"] | None = Field(
-        default=None, description="the openai client's HTTP transport (default aiohttp; httpx as the client ships)"
-    )
-
-    @field_validator("base_url")
-    @classmethod
-    def _no_credentials(cls, url: str | None) -> str | None:
-        return None if url is None else check_base_url(url)
-
-    def client_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for the verifier factory. The key is read from its variable here, never stored."""
-        kwargs = self.model_dump(exclude_none=True, exclude={"extra_body", "api_key_env"})
-        if self.extra_body:
-            kwargs["extra_body"] = self.extra_body
-        if self.api_key_env:
-            if self.api_key_env not in os.environ:
-                raise StudyError(f"model_settings.api_key_env names {self.api_key_env}, which is not set")
-            kwargs["api_key"] = os.environ[self.api_key_env]
-        return kwargs
-
-    def recorded(self) -> dict[str, Any]:
-        """What a run log may keep: no key, and a base URL without credentials or query."""
-        data = self.model_dump(exclude_none=True)
-        if self.base_url:
-            data["base_url"] = public_url(self.base_url)
-        return data
+ModelSettings = OpenAISettings
+"""The `openai` provider's settings (`harness.run.providers`), under the name studies and tests import."""
 
 
 class Gates(BaseModel):
@@ -125,7 +83,8 @@ class Study(BaseModel):
     """The study key (and `--no-claim-guard`); read it as `policy`, the one object the pipeline gets."""
     run_policy: bool = True
     gates: Gates = Field(default_factory=Gates)
-    model_settings: dict[str, ModelSettings] = Field(default_factory=dict)
+    model_settings: dict[str, ProviderSettings] = Field(default_factory=dict)
+    """Per model spec: its provider's settings model (`harness.run.providers`)."""
     report: bool = True
     perturb: list[str] = Field(
         default_factory=list, description="perturbations (harness.corpus.perturb) run as extra quality work units"
@@ -190,11 +149,18 @@ class Study(BaseModel):
     @classmethod
     def _model_specs(cls, models: list[str]) -> list[str]:
         for spec in models:
-            if spec != REFERENCE and not (spec.startswith("openai:") and len(spec) > len("openai:")):
-                raise ValueError(f"unknown model spec {spec!r}: use 'reference' or 'openai:<model>'")
+            provider_of(spec)  # a ModelSpecError (a ValueError) names the spec and the grammar
         if len(set(models)) != len(models):
             raise ValueError("a model is given twice")
         return models
+
+    @field_validator("model_settings", mode="before")
+    @classmethod
+    def _provider_settings(cls, value: Any) -> Any:
+        """Each entry through its provider's settings model: an unknown provider or key names its path."""
+        if not isinstance(value, dict):
+            return value
+        return {str(spec): settings_for(str(spec), data) for spec, data in value.items()}
 
     @model_validator(mode="after")
     def _seed_needs_a_perturbation(self) -> Study:
@@ -204,7 +170,7 @@ class Study(BaseModel):
 
     @model_validator(mode="after")
     def _prompts_need_a_model_that_takes_one(self) -> Study:
-        if "prompts" in self.model_fields_set and all(m == REFERENCE for m in self.models):
+        if "prompts" in self.model_fields_set and not any(provider_of(m).takes_prompt for m in self.models):
             raise ValueError(
                 f"a prompt was given, but no model of this run takes one ({', '.join(self.models)}): "
                 "add --model openai:<name>, or drop --prompt"

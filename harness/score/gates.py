@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-GATEABLE = ("claim_accuracy", "verdict_accuracy", "model_verdict_accuracy", "macro_f1", "cohen_kappa", "grounding_bacc")
+from harness.score.registry import Direction, gateable, metric
 
 
 class GateError(ValueError):
@@ -18,15 +18,23 @@ class GateError(ValueError):
 
 
 def parse_gate(text: str) -> tuple[str, float]:
+    """`METRIC=VALUE` for a registered gateable metric (`harness.score.registry`)."""
     name, sep, value = text.partition("=")
     if not sep:
         raise GateError(f"gate {text!r}: use METRIC=VALUE, e.g. verdict_accuracy=0.8")
-    if name not in GATEABLE:
-        raise GateError(f"gate {text!r}: unknown metric {name!r}; one of {', '.join(GATEABLE)}")
+    if name not in gateable():
+        raise GateError(f"gate {text!r}: unknown metric {name!r}; one of {', '.join(gateable())}")
     try:
         return name, float(value)
     except ValueError as exc:
         raise GateError(f"gate {text!r}: {value!r} is not a number") from exc
+
+
+def check_gate_names(fail_under: dict[str, float], source: str) -> None:
+    """Every `fail_under` key of a study file is a registered gateable metric (else GateError, exit 2)."""
+    for name in fail_under:
+        if name not in gateable():
+            raise GateError(f"{source}: gates.fail_under.{name}: unknown metric; one of {', '.join(gateable())}")
 
 
 def threshold_gates(
@@ -46,16 +54,18 @@ def threshold_gates(
         }
     )
     for variant in summary["variants"]:
-        for metric, threshold in fail_under.items():
-            value = variant.get(metric)
+        for name, threshold in fail_under.items():
+            value = variant.get(name)
+            # a lower-is-better metric's threshold is a ceiling: --fail-under names the worst acceptable figure
+            lower = metric(name).direction is Direction.LOWER
             gates.append(
                 {
-                    "gate": f"{metric}>={threshold}",
+                    "gate": f"{name}{'<=' if lower else '>='}{threshold}",
                     "variant": variant["name"],
                     "value": value,
                     "threshold": threshold,
-                    "passed": value is not None and value >= threshold,
-                    "detail": f"{metric} = {_fmt(value)}",
+                    "passed": value is not None and (value <= threshold if lower else value >= threshold),
+                    "detail": f"{name} = {_fmt(value)}",
                 }
             )
         if max_unsafe_pass is not None:

@@ -1,5 +1,8 @@
 """Per-variant quality metrics from the frames (scikit-learn for the classification figures).
 
+The scalar figures are the registered metrics (`harness.score.registry`), one function each here;
+the rest (confusion matrices, per-class figures, tokens, latency) are the details beside them.
+
 Transport errors (no model reply after every retry) are counted in `errors`
 and left out of the rates; an invalid reply is scored as the policy decided.
 """
@@ -14,39 +17,99 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score, precision_recall_fscore_support
 
 from harness.score.frames import CLASSES, SUPPORTED, VERDICTS, single_gold
+from harness.score.registry import Frames, Value, compute_grouped
 from harness.score.stats import ratio_ci, resampled_sums
 
 
-def _ratio(
-    frame: pd.DataFrame, numerator: str, denominator: str | None = None
-) -> tuple[float | None, list[float] | None]:
+def _ratio(frame: pd.DataFrame, numerator: str, with_ci: bool = True) -> tuple[float | None, list[float] | None]:
+    """Share of rows where `numerator` holds, with a case-cluster bootstrap CI when asked."""
     if frame.empty:
         return None, None
-    per_case = frame.groupby("case_id").agg(
-        num=(numerator, "sum"), den=(denominator or numerator, "count" if denominator is None else "sum")
-    )
+    if not with_ci:  # the same division as below (integer sums are exact), without grouping by case
+        count = int(frame[numerator].count())
+        return (float(frame[numerator].sum()) / float(count) if count else None), None
+    per_case = frame.groupby("case_id").agg(num=(numerator, "sum"), den=(numerator, "count"))
     num, den = per_case["num"].to_numpy(dtype=float), per_case["den"].to_numpy(dtype=float)
     if den.sum() == 0:
         return None, None
-    ci = ratio_ci(num, den)
+    ci = ratio_ci(num, den) if with_ci else None
     return float(num.sum() / den.sum()), (list(ci) if ci else None)
 
 
-def put(out: dict[str, Any], name: str, value: tuple[float | None, list[float] | None]) -> None:
-    out[name], out[f"{name}_ci"] = value
-
-
-def claim_metrics(claims: pd.DataFrame) -> dict[str, Any]:
-    """Accuracy, macro-F1, kappa, per-class precision/recall and the confusion matrix over six classes."""
-    out: dict[str, Any] = {"claims_scored": len(claims)}
-    put(out, "claim_accuracy", _ratio(claims, "correct"))
-    if claims.empty:
-        out.update(macro_f1=None, cohen_kappa=None, per_class={}, claim_confusion={"labels": CLASSES, "matrix": []})
-        return out
+def _score(claims: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """(gold, predicted) single labels of scored claims; a missing prediction counts as unsupported."""
     y_true = claims["gold_single"].tolist()
     y_pred = [p if p in CLASSES else "unsupported" for p in claims["predicted"].fillna("unsupported")]
-    out["macro_f1"] = float(f1_score(y_true, y_pred, labels=CLASSES, average="macro", zero_division=0))
-    out["cohen_kappa"] = _kappa(y_true, y_pred, CLASSES)
+    return y_true, y_pred
+
+
+def _scored(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["scored"]] if len(frame) and not frame["scored"].all() else frame
+
+
+# --- the registered metrics (harness.score.registry): each (frames, with_ci) -> Value ---------------------
+
+
+def _value(result: tuple[float | None, list[float] | None], with_ci: bool) -> Value:
+    return Value(result[0], result[1] if with_ci else None)
+
+
+def claim_accuracy(frames: Frames, with_ci: bool) -> Value:
+    return _value(_ratio(_scored(frames.claims), "correct", with_ci=with_ci), with_ci)
+
+
+def verdict_accuracy(frames: Frames, with_ci: bool) -> Value:
+    return _value(_ratio(_scored(frames.quality), "verdict_correct", with_ci=with_ci), with_ci)
+
+
+def model_verdict_accuracy(frames: Frames, with_ci: bool) -> Value:
+    return _value(_ratio(_scored(frames.quality), "model_verdict_correct", with_ci=with_ci), with_ci)
+
+
+def unsafe_pass_rate(frames: Frames, with_ci: bool) -> Value:
+    quality = _scored(frames.quality)
+    if quality.empty:
+        return Value(None)
+    return _value(_ratio(quality[quality["unsafe_eligible"]], "unsafe_pass", with_ci=with_ci), with_ci)
+
+
+def grounding_bacc(frames: Frames, with_ci: bool) -> Value:
+    return _value(_bacc(_scored(frames.claims), with_ci), with_ci)
+
+
+def macro_f1(frames: Frames, with_ci: bool) -> Value:
+    claims = _scored(frames.claims)
+    if claims.empty:
+        return Value(None)
+    y_true, y_pred = _score(claims)
+    return Value(float(f1_score(y_true, y_pred, labels=CLASSES, average="macro", zero_division=0)))
+
+
+def cohen_kappa(frames: Frames, with_ci: bool) -> Value:
+    claims = _scored(frames.claims)
+    return Value(None) if claims.empty else Value(_kappa(*_score(claims), CLASSES))
+
+
+def invalid_reply_rate(frames: Frames, with_ci: bool) -> Value:
+    scored = _scored(frames.quality)
+    return Value(float(scored["invalid"].mean()) if len(scored) else None)
+
+
+def guard_intervention_rate(frames: Frames, with_ci: bool) -> Value:
+    scored = _scored(frames.quality)
+    return Value(float(scored["guard_intervened"].mean()) if len(scored) else None)
+
+
+# --- the details beside the registered figures ---------------------------------------------------------
+
+
+def claim_details(claims: pd.DataFrame) -> dict[str, Any]:
+    """Per-class precision/recall and the confusion matrix over six classes (scored claims)."""
+    out: dict[str, Any] = {"claims_scored": len(claims)}
+    if claims.empty:
+        out.update(per_class={}, claim_confusion={"labels": CLASSES, "matrix": []})
+        return out
+    y_true, y_pred = _score(claims)
     precision, recall, f1, support = precision_recall_fscore_support(y_true, y_pred, labels=CLASSES, zero_division=0)
     out["per_class"] = {
         cls: {"precision": float(p), "recall": float(r), "f1": float(f), "support": int(s)}
@@ -56,13 +119,9 @@ def claim_metrics(claims: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def verdict_metrics(quality: pd.DataFrame) -> dict[str, Any]:
-    """Effective and model verdict accuracy, unsafe-pass rate, verdict confusion matrices."""
-    out: dict[str, Any] = {}
-    put(out, "verdict_accuracy", _ratio(quality, "verdict_correct"))
-    put(out, "model_verdict_accuracy", _ratio(quality, "model_verdict_correct"))
-    put(out, "unsafe_pass_rate", _ratio(quality[quality["unsafe_eligible"]], "unsafe_pass"))
-    out["unsafe_eligible_cases"] = int(quality.loc[quality["unsafe_eligible"], "case_id"].nunique())
+def verdict_details(quality: pd.DataFrame) -> dict[str, Any]:
+    """Unsafe-eligible case count and the verdict confusion matrices (scored quality results)."""
+    out: dict[str, Any] = {"unsafe_eligible_cases": int(quality.loc[quality["unsafe_eligible"], "case_id"].nunique())}
     for name, column in (("verdict_confusion", "verdict"), ("model_verdict_confusion", "model_verdict")):
         y_true = [single_gold(p, g, VERDICTS) for p, g in zip(quality[column], quality["gold_verdicts"], strict=True)]
         y_pred = [p if p in VERDICTS else "NONE" for p in quality[column]]
@@ -72,22 +131,16 @@ def verdict_metrics(quality: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def grounding_metrics(claims: pd.DataFrame) -> dict[str, Any]:
-    """Binary grounding (supported = direct/inference) balanced accuracy with CI, as LLM-AggreFact reports it."""
-    out: dict[str, Any] = {}
-    put(out, "grounding_bacc", _bacc(claims))
-    out["grounding_bacc_by_dataset"] = {}
+def grounding_details(claims: pd.DataFrame) -> dict[str, Any]:
+    """Grounding balanced accuracy per data set, with CI (scored claims), as LLM-AggreFact reports it."""
+    by_dataset = {}
     for dataset, group in claims.groupby("dataset"):
         value, ci = _bacc(group)
-        out["grounding_bacc_by_dataset"][str(dataset)] = {
-            "grounding_bacc": value,
-            "grounding_bacc_ci": ci,
-            "claims": len(group),
-        }
-    return out
+        by_dataset[str(dataset)] = {"grounding_bacc": value, "grounding_bacc_ci": ci, "claims": len(group)}
+    return {"grounding_bacc_by_dataset": by_dataset}
 
 
-def _bacc(claims: pd.DataFrame) -> tuple[float | None, list[float] | None]:
+def _bacc(claims: pd.DataFrame, with_ci: bool = True) -> tuple[float | None, list[float] | None]:
     """Balanced accuracy of supported-vs-not, with a case-cluster bootstrap CI."""
     if claims.empty:
         return None, None
@@ -105,6 +158,8 @@ def _bacc(claims: pd.DataFrame) -> tuple[float | None, list[float] | None]:
     )
     per_case = frame.groupby("case")[["pos", "neg", "tp", "tn"]].sum().to_numpy(dtype=float)
     value = 0.5 * (per_case[:, 2].sum() / per_case[:, 0].sum() + per_case[:, 3].sum() / per_case[:, 1].sum())
+    if not with_ci:
+        return float(value), None
     sums = resampled_sums(per_case)
     ok = (sums[:, 0] > 0) & (sums[:, 1] > 0)
     boots = 0.5 * (sums[ok, 2] / sums[ok, 0] + sums[ok, 3] / sums[ok, 1])
@@ -112,16 +167,13 @@ def _bacc(claims: pd.DataFrame) -> tuple[float | None, list[float] | None]:
     return float(value), [float(low), float(high)]
 
 
-def operations_metrics(quality: pd.DataFrame) -> dict[str, Any]:
-    """Invalid replies and why, guard interventions, tokens, latency, harness CPU per case."""
+def operations_details(quality: pd.DataFrame) -> dict[str, Any]:
+    """Why replies were invalid, tokens, latency, harness CPU per case (all quality results)."""
     scored = quality[quality["scored"]]
-    n = len(scored)
     reasons = scored["invalid_reason"].dropna().value_counts().to_dict()
     latency = quality.loc[quality["scored"] & ~quality["cached"], "latency_ms"]
     return {
-        "invalid_reply_rate": float(scored["invalid"].mean()) if n else None,
         "invalid_reasons": {str(k): int(v) for k, v in reasons.items()},
-        "guard_intervention_rate": float(scored["guard_intervened"].mean()) if n else None,
         "tokens": {
             "prompt": int(quality["prompt_tokens"].sum()),
             "completion": int(quality["completion_tokens"].sum()),
@@ -147,7 +199,7 @@ def _quantiles(values: pd.Series) -> dict[str, float | None]:
 
 
 def breakdown(quality: pd.DataFrame, claims: pd.DataFrame, column: str) -> dict[str, dict[str, Any]]:
-    """Per-scenario or per-tag figures (any metric, grouped, as Inspect's grouped metric does)."""
+    """Per-scenario or per-tag figures: every metric registered as `grouped`, as Inspect's grouped metric does."""
     out: dict[str, dict[str, Any]] = {}
     exploded = quality[quality["scored"]].explode(column)
     claim_key = (
@@ -159,9 +211,7 @@ def breakdown(quality: pd.DataFrame, claims: pd.DataFrame, column: str) -> dict[
         )
         out[str(group)] = {
             "cases": int(rows["case_id"].nunique()),
-            "verdict_accuracy": float(rows["verdict_correct"].mean()),
-            "model_verdict_accuracy": float(rows["model_verdict_correct"].mean()),
-            "claim_accuracy": float(group_claims["correct"].mean()) if len(group_claims) else None,
+            **compute_grouped(Frames(rows, group_claims)),
             "claims": len(group_claims),
         }
     return out

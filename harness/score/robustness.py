@@ -18,7 +18,7 @@ import numpy as np
 from harness.run.log import ResultRecord
 from harness.score.frames import claims_frame, quality_frame
 from harness.score.headline import is_headline
-from harness.score.metrics import claim_metrics, verdict_metrics
+from harness.score.registry import Frames, metric
 from harness.score.stats import ratio_ci
 
 Key = tuple[str, str, int]
@@ -57,10 +57,9 @@ def perturbation_figures(pairs: Sequence[tuple[ResultRecord, ResultRecord]]) -> 
     out["verdict_flip_rate"], out["verdict_flip_rate_ci"] = _rate(per_case, 0, 1)
     out["claim_flip_rate"], out["claim_flip_rate_ci"] = _rate(per_case, 2, 3)
     units = [p for _, p in pairs]
-    verdicts = verdict_metrics(quality_frame(units))
-    claims = claim_metrics(claims_frame(units))
-    for name, figures in (("verdict_accuracy", verdicts), ("claim_accuracy", claims)):
-        out[name], out[f"{name}_ci"] = figures[name], figures[f"{name}_ci"]
+    frames = Frames(quality_frame(units), claims_frame(units))
+    for name in ("verdict_accuracy", "claim_accuracy"):
+        out[name], out[f"{name}_ci"] = metric(name).compute(frames, True)
     return out
 
 

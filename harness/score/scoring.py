@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from harness.score.outcomes import outcomes_frame, write_outcomes
 from harness.score.regression import decision_gates, load_control_run, make_decisions
 from harness.score.robustness import add_robustness
 from harness.score.summary import ConformanceTally, case_problems, summarise
+from harness.score.summary_model import write_summary
 
 SUMMARY_FILE, JUNIT_FILE = "summary.json", "junit.xml"
 
@@ -141,17 +141,9 @@ def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
     gate_rows += decision_gates(decisions, gates.require_ship)
     summary["gates"] = gate_rows
     summary["passed"] = all(g["passed"] for g in gate_rows)
-    (run_dir / SUMMARY_FILE).write_text(
-        json.dumps(summary, indent=2, allow_nan=False, default=_json_default) + "\n", encoding="utf-8"
-    )
+    summary = write_summary(run_dir / SUMMARY_FILE, summary)
     write_outcomes(run_dir, outcomes)
     (run_dir / JUNIT_FILE).write_text(
         junit_xml(summary["conformance"], log.policy_ids, gate_rows, summary["decisions"]), encoding="utf-8"
     )
     return summary
-
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

@@ -27,18 +27,18 @@ from harness.score.conformance import (
 from harness.score.frames import claims_frame, quality_frame
 from harness.score.metrics import (
     breakdown,
-    claim_metrics,
-    grounding_metrics,
-    operations_metrics,
+    claim_details,
+    grounding_details,
+    operations_details,
     stability,
-    verdict_metrics,
+    verdict_details,
 )
 from harness.score.outcomes import outcomes_frame
+from harness.score.registry import Frames, compute_all, metrics
 from harness.score.reliability import calibration_metrics, consistency_metrics
+from harness.score.summary_model import SUMMARY_SCHEMA
 from harness.system.store import EVALUATION_KEY
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
-
-SUMMARY_SCHEMA = "summary_v1"
 
 
 def case_problems(
@@ -143,7 +143,7 @@ def errors_by_reason(quality: pd.DataFrame) -> dict[str, int]:
 
 
 def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.DataFrame) -> dict[str, Any]:
-    """Every figure of one variant."""
+    """Every figure of one variant: the registered metrics (`harness.score.registry`), then their details."""
     scored_q = quality[quality["scored"]]
     scored_c = claims[claims["scored"]]
     out: dict[str, Any] = {
@@ -154,10 +154,11 @@ def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.Data
         "error_samples": int((~quality["scored"]).sum()),
         "errors_by_reason": errors_by_reason(quality),
     }
-    out.update(claim_metrics(scored_c))
-    out.update(verdict_metrics(scored_q))
-    out.update(grounding_metrics(scored_c))
-    out.update(operations_metrics(quality))
+    out.update(compute_all(Frames(quality, claims)))
+    out.update(claim_details(scored_c))
+    out.update(verdict_details(scored_q))
+    out.update(grounding_details(scored_c))
+    out.update(operations_details(quality))
     out["per_scenario"] = breakdown(quality, claims, "spec")
     out["per_tag"] = breakdown(quality, claims, "tags")
     out["per_dataset"] = breakdown(quality.assign(ds=quality["dataset"].map(lambda d: [d])), claims, "ds")
@@ -225,4 +226,5 @@ def summarise(
         "conformance": conformance_figures,
         "variants": variants,
         "comparisons": comparisons,
+        "metrics": [m.describe() for m in metrics()],
     }

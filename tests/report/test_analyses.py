@@ -19,7 +19,7 @@ def test_headline_rows_mark_the_best_variant_per_metric_with_direction() -> None
         {"name": "b", "verdict_accuracy": 0.6, "verdict_accuracy_ci": [0.5, 0.7], "unsafe_pass_rate": 0.10},
     ]
     rows = analyses.headline_rows(variants)
-    keys = [m.key for m in (*analyses.HEADLINE, *analyses.EXTRA)]
+    keys = [m.key for m in analyses.shown_metrics()]
     va, up = keys.index("verdict_accuracy"), keys.index("unsafe_pass_rate")
     assert rows[0]["cells"][va] == {"value": 0.8, "ci": [0.7, 0.9], "best": True, "percent": True}
     assert rows[1]["cells"][va]["best"] is False

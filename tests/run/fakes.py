@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from harness.system.models import Usage, VerifierCall, VerifierInput
+from harness.system.verifiers.base import VerifierBase
 
 
 def reply(verdict: str, c1: str, c2: str, score: float = 0.9) -> str:
@@ -36,7 +37,7 @@ SCRIPT: dict[str, Any] = {
 }
 
 
-class FakeVerifier:
+class FakeVerifier(VerifierBase):
     name = "fake"
 
     def __init__(self, script: dict[str, Any] = SCRIPT, prompt: str = "p1") -> None:

@@ -156,3 +156,22 @@ def test_a_crashing_verifier_is_recorded_and_the_run_finishes(tmp_path: Path) ->
     assert [r.error for r in result.records] == ["harness_error: RuntimeError: boom"] * 2
     summary = score_run(tmp_path / "run", GateSettings())
     assert summary["variants"][0]["errors"] == 2
+
+
+def test_the_run_closes_every_verifier_it_built(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "cases", ["q1", "q2"], with_policy=False)
+    closed: list[int] = []
+
+    class Closing(FakeVerifier):
+        async def aclose(self) -> None:
+            closed.append(id(self))
+
+    built: list[Closing] = []
+
+    def factory(variant, epoch):
+        built.append(Closing())
+        return built[-1]
+
+    study = Study(cases=[corpus], models=["openai:x"], prompts=["p"], cache=None, epochs=2)
+    run_study(study, load_cases([corpus]), tmp_path / "run", factory)
+    assert len(built) == 2 and sorted(closed) == sorted(id(v) for v in built)  # one per epoch, each closed once

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from harness.score.metrics import claim_metrics, grounding_metrics, stability, verdict_metrics
+from harness.score.metrics import claim_details, grounding_details, stability, verdict_details
+from harness.score.registry import Frames, compute_all
 
 
 def claims(rows: list[tuple[str, str, str | None, list[str]]]) -> pd.DataFrame:
@@ -43,7 +44,7 @@ def test_grounding_balanced_accuracy_by_hand() -> None:
             ("b4", "own", "contradicted", ["contradicted"]),
         ]
     )
-    out = grounding_metrics(frame)
+    out = {**compute_all(Frames(pd.DataFrame(), frame)), **grounding_details(frame)}
     # TPR = 2/3, TNR = 3/4 -> balanced accuracy = (2/3 + 3/4) / 2
     assert out["grounding_bacc"] == pytest.approx((2 / 3 + 3 / 4) / 2)
     low, high = out["grounding_bacc_ci"]
@@ -62,7 +63,7 @@ def test_claim_metrics_macro_f1_and_kappa() -> None:
             ("c4", "d", "overstated", ["reasonable_inference", "overstated"]),
         ]
     )
-    out = claim_metrics(frame)
+    out = {**compute_all(Frames(pd.DataFrame(), frame)), **claim_details(frame)}
     assert out["claim_accuracy"] == pytest.approx(3 / 4)
     # classes present: direct (P 1/2, R 1), contradicted (P 1, R 1/2), overstated (P 1, R 1); others 0
     assert out["per_class"]["direct_observation"]["precision"] == pytest.approx(0.5)
@@ -86,7 +87,8 @@ def test_verdict_metrics_unsafe_pass() -> None:
     ]
     frame["unsafe_eligible"] = frame["gold_verdicts"].map(lambda g: "PASS" not in g)
     frame["unsafe_pass"] = frame["unsafe_eligible"] & (frame["verdict"] == "PASS")
-    out = verdict_metrics(frame)
+    frame["scored"], frame["invalid"], frame["guard_intervened"] = True, False, False
+    out = {**compute_all(Frames(frame, pd.DataFrame())), **verdict_details(frame)}
     assert out["verdict_accuracy"] == pytest.approx(2 / 3)
     assert out["model_verdict_accuracy"] == pytest.approx(1 / 3)
     assert out["unsafe_pass_rate"] == pytest.approx(1 / 2)

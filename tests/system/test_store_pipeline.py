@@ -8,11 +8,12 @@ import json
 from harness.system.models import PERSISTED_FIELDS, VerifierCall, VerifierInput
 from harness.system.pipeline import verify_session
 from harness.system.store import Store
+from harness.system.verifiers.base import VerifierBase
 from harness.system.verifiers.scripted import ScriptedVerifier
 from tests.system.builders import INVOCATIONS, binding, claim, emission, output, reply
 
 
-class RecordingVerifier:
+class RecordingVerifier(VerifierBase):
     """Returns a fixed reply and keeps the inputs it was given."""
 
     name = "recording"

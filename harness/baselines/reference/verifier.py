@@ -36,6 +36,7 @@ from harness.system.models import (
     VerifierReply,
 )
 from harness.system.policy import complete_refs, legacy_facts, resolving_entries, structured_claims, usable_evidence
+from harness.system.verifiers.base import VerifierBase
 
 VERSION = "2.0.0"
 """Semantic version: bump the major for a change of signals or lexicon that moves any figure, the minor for a
@@ -163,7 +164,7 @@ def build_reply(inputs: VerifierInput, settings: ReferenceSettings | None = None
     )
 
 
-class ReferenceVerifier:
+class ReferenceVerifier(VerifierBase):
     """The default model `reference`: a deterministic heuristic baseline that any LLM should beat."""
 
     name = "reference"

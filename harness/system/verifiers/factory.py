@@ -1,13 +1,14 @@
-"""Model specs to verifiers: `openai:<model>` (any OpenAI-compatible server).
+"""Model specs to verifiers: `openai:<model>` (any OpenAI-compatible server), and the spec grammar.
 
-The offline baseline `reference` lives in `harness.baselines` (outside the replay fingerprint);
-`harness.baselines.make_verifier` builds it and hands every other spec to this factory.
+A model spec is `<provider>` or `<provider>:<model>`; `parse_model_spec` is its one parser. Which
+providers exist, their settings and builders are `harness.run.providers`' registry. The offline baseline
+`reference` lives in `harness.baselines` (outside the replay fingerprint); this factory builds `openai`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.llm.cache import CachingChatModel
 from harness.llm.types import ChatModel
@@ -15,15 +16,28 @@ from harness.system.prompts import PromptVariant, load_prompt
 from harness.system.verifiers.base import Verifier
 
 REFERENCE = "reference"
-OPENAI_PREFIX = "openai:"
+OPENAI = "openai"
 
 
 class ModelSpecError(ValueError):
     """A model spec the factory does not know."""
 
 
+class ModelSpec(NamedTuple):
+    """`openai:gpt-4o-mini` is (openai, gpt-4o-mini); `reference` is (reference, None)."""
+
+    provider: str
+    model: str | None
+
+
+def parse_model_spec(text: str) -> ModelSpec:
+    """The one reading of a model spec's text: a provider name, then `:` and a model name where it takes one."""
+    provider, sep, model = text.strip().partition(":")
+    return ModelSpec(provider.strip(), model.strip() if sep else None)
+
+
 def is_reference(model_spec: str) -> bool:
-    return model_spec.strip() == REFERENCE
+    return parse_model_spec(model_spec) == ModelSpec(REFERENCE, None)
 
 
 def make_verifier(
@@ -44,21 +58,19 @@ def make_verifier(
     max_attempts, timeout, max_tokens, extra_body, ...; unknown keys are errors).
     With `cache_dir`, replies are cached under it (see `CachingChatModel`).
     """
-    spec = model_spec.strip()
-    if spec == REFERENCE:
+    spec = parse_model_spec(model_spec)
+    if is_reference(model_spec):
         raise ModelSpecError("the reference baseline is built by harness.baselines.make_verifier")
-    if spec.startswith(OPENAI_PREFIX) and spec[len(OPENAI_PREFIX) :].strip():
+    if spec.provider == OPENAI and spec.model:
         from harness.llm.modes import BaseURLError
         from harness.llm.openai_model import OpenAIChatModel
         from harness.system.verifiers.llm import LLMVerifier
 
         variant = prompt if isinstance(prompt, PromptVariant) else load_prompt(prompt)
         try:
-            model: ChatModel = OpenAIChatModel(
-                spec[len(OPENAI_PREFIX) :].strip(), base_url=base_url, api_key=api_key, **client_settings
-            )
+            model: ChatModel = OpenAIChatModel(spec.model, base_url=base_url, api_key=api_key, **client_settings)
         except BaseURLError as exc:
-            raise ModelSpecError(f"{spec}: {exc}") from None
+            raise ModelSpecError(f"{model_spec.strip()}: {exc}") from None
         if cache_dir is not None:
             model = CachingChatModel(model, cache_dir, epoch=cache_epoch)
         return LLMVerifier(model, variant)

@@ -6,9 +6,10 @@ import json
 from typing import Any
 
 from harness.system.models import VerifierCall, VerifierInput
+from harness.system.verifiers.base import VerifierBase
 
 
-class ScriptedVerifier:
+class ScriptedVerifier(VerifierBase):
     """Replays one reply, given as an object (written out as JSON) or as exact raw text."""
 
     name = "scripted"

@@ -1,0 +1,212 @@
+"""The provider registry: a model spec's provider name -> its settings model and its builder.
+
+`reference` (the offline heuristic baseline) and `openai` (any OpenAI-compatible server) are registered
+here; the spec grammar (`<provider>` or `<provider>:<model>`) is read by
+`harness.system.verifiers.factory.parse_model_spec` alone. The registry drives the study's validation of
+`models` and `model_settings` (an unknown provider or a bad setting names its key), the CLI's client
+flags (they go to every model whose provider's settings take them) and the verifier a variant runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.llm.modes import check_base_url, public_url
+from harness.run.log import VariantInfo
+from harness.system.prompts import PromptVariant
+from harness.system.verifiers.base import Verifier
+from harness.system.verifiers.factory import OPENAI, REFERENCE, ModelSpec, ModelSpecError, parse_model_spec
+
+
+class SettingsError(ModelSpecError):
+    """Settings a provider cannot use (exit 2), e.g. a key variable that is not set."""
+
+
+class ProviderSettings(BaseModel):
+    """What a study file's `model_settings."<spec>"` holds for one model; unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def client_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for the provider's builder."""
+        return self.model_dump(exclude_none=True)
+
+    def recorded(self) -> dict[str, Any]:
+        """What a run log may keep: never a secret."""
+        return self.model_dump(exclude_none=True)
+
+
+class NoSettings(ProviderSettings):
+    """A provider without client settings (the reference baseline)."""
+
+
+class OpenAISettings(ProviderSettings):
+    """Per-model client settings (issue 9): what one endpoint needs to be served well."""
+
+    base_url: str | None = None
+    api_key_env: str | None = Field(default=None, description="name of the env var that holds the key (never the key)")
+    max_tokens: int | None = None
+    timeout: float | None = None
+    max_attempts: int | None = None
+    max_retry_after: float | None = Field(
+        default=None, ge=0, description="seconds: a longer Retry-After is cut to this"
+    )
+    backoff_base: float | None = Field(default=None, ge=0, description="seconds before the first retry (doubling)")
+    backoff_max: float | None = Field(default=None, ge=0, description="the longest back-off between two attempts")
+    structured_mode: str | None = Field(
+        default=None, description="json_schema | json_object | plain: where the ladder starts"
+    )
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    transport: Literal["aiohttp", "httpx"] | None = Field(
+        default=None, description="the openai client's HTTP transport (default aiohttp; httpx as the client ships)"
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials(cls, url: str | None) -> str | None:
+        return None if url is None else check_base_url(url)
+
+    def client_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for the verifier factory. The key is read from its variable here, never stored."""
+        kwargs = self.model_dump(exclude_none=True, exclude={"extra_body", "api_key_env"})
+        if self.extra_body:
+            kwargs["extra_body"] = self.extra_body
+        if self.api_key_env:
+            if self.api_key_env not in os.environ:
+                raise SettingsError(f"model_settings.api_key_env names {self.api_key_env}, which is not set")
+            kwargs["api_key"] = os.environ[self.api_key_env]
+        return kwargs
+
+    def recorded(self) -> dict[str, Any]:
+        """What a run log may keep: no key, and a base URL without credentials or query."""
+        data = self.model_dump(exclude_none=True)
+        if self.base_url:
+            data["base_url"] = public_url(self.base_url)
+        return data
+
+
+Build = Callable[[ModelSpec, "str | PromptVariant", ProviderSettings, "Path | None", int], Verifier]
+"""(spec, prompt, settings, response cache folder, epoch) -> the verifier of one variant and epoch."""
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    settings: type[ProviderSettings]
+    build: Build
+    takes_model: bool
+    """`<name>:<model>` (True) or `<name>` alone (False)."""
+    takes_prompt: bool
+    """Its variants are one per prompt; without one, one variant per model."""
+
+    @property
+    def usage(self) -> str:
+        return f"'{self.name}:<model>'" if self.takes_model else repr(self.name)
+
+
+_PROVIDERS: dict[str, Provider] = {}
+
+
+def register_provider(provider: Provider) -> Provider:
+    if provider.name in _PROVIDERS or ":" in provider.name:
+        raise ValueError(f"provider {provider.name!r} is already registered or holds ':'")
+    _PROVIDERS[provider.name] = provider
+    return provider
+
+
+def providers() -> tuple[Provider, ...]:
+    return tuple(_PROVIDERS.values())
+
+
+def grammar() -> str:
+    """How a model spec is written, for help texts and errors: `'reference' or 'openai:<model>'`."""
+    usages = [p.usage for p in _PROVIDERS.values()]
+    return " or ".join([", ".join(usages[:-1]), usages[-1]] if len(usages) > 1 else usages)
+
+
+def provider_of(text: str) -> Provider:
+    """The provider a model spec names, checked against the registry (ModelSpecError: unknown or ill-formed)."""
+    spec = parse_model_spec(text)
+    found = _PROVIDERS.get(spec.provider)
+    if found is None or (spec.model is not None) != found.takes_model or spec.model == "":
+        raise ModelSpecError(f"unknown model spec {text!r}: use {grammar()}")
+    return found
+
+
+def settings_for(text: str, data: Any) -> ProviderSettings:
+    """`model_settings."<spec>"` validated by its provider's settings model; errors name the key path."""
+    provider = provider_of(text)
+    if isinstance(data, provider.settings):
+        return data
+    if isinstance(data, ProviderSettings):
+        data = data.model_dump(exclude_none=True)
+    try:
+        return provider.settings.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"model_settings.{text}{''.join('.' + str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        raise ModelSpecError(problems) from None
+
+
+def build_verifier(
+    text: str,
+    prompt: str | PromptVariant,
+    settings: ProviderSettings | None = None,
+    cache_dir: Path | None = None,
+    epoch: int = 1,
+) -> Verifier:
+    """The verifier of a model spec with its settings (its provider's defaults when None)."""
+    provider = provider_of(text)
+    return provider.build(parse_model_spec(text), prompt, settings or provider.settings(), cache_dir, epoch)
+
+
+def _build_reference(
+    spec: ModelSpec, prompt: str | PromptVariant, settings: ProviderSettings, cache_dir: Path | None, epoch: int
+) -> Verifier:
+    from harness.baselines.reference import ReferenceVerifier
+
+    return ReferenceVerifier()
+
+
+def _build_openai(
+    spec: ModelSpec, prompt: str | PromptVariant, settings: ProviderSettings, cache_dir: Path | None, epoch: int
+) -> Verifier:
+    from harness.system.verifiers.factory import make_verifier
+
+    return make_verifier(
+        f"{spec.provider}:{spec.model}", prompt, cache_dir=cache_dir, cache_epoch=epoch, **settings.client_kwargs()
+    )
+
+
+register_provider(Provider(REFERENCE, NoSettings, _build_reference, takes_model=False, takes_prompt=False))
+register_provider(Provider(OPENAI, OpenAISettings, _build_openai, takes_model=True, takes_prompt=True))
+
+
+# --- what a run records of its components -------------------------------------------------------
+
+
+def components(variants: Sequence[VariantInfo], verifiers: Mapping[tuple[str, int], Verifier]) -> dict[str, Any]:
+    """What each variant's epoch-1 verifier says of itself once the run is over (`Manifest.components`)."""
+    out: dict[str, Any] = {}
+    for variant in variants:
+        verifier = verifiers[(variant.name, 1)]
+        identity = verifier.replay_identity()
+        out[variant.name] = {
+            "provider": provider_of(variant.model).name,
+            "verifier": json_safe(verifier.describe()),
+            "replay_identity": None if identity is None else json_safe(identity),
+        }
+    return out
+
+
+def json_safe(described: Mapping[str, object]) -> dict[str, Any]:
+    """A describe() as plain JSON (tuples become lists; anything else becomes its text)."""
+    return json.loads(json.dumps(described, default=str))
