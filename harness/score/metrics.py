@@ -1,4 +1,4 @@
-"""Per-variant quality metrics from the frames (scikit-learn for the classification figures).
+"""Per-variant quality metrics from the frames (classification figures from `score.classification`).
 
 Transport errors (no model reply after every retry) are counted in `errors`
 and left out of the rates; an invalid reply is scored as the policy decided.
@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score, precision_recall_fscore_support
 
+from harness.score.classification import cohen_kappa, confusion, macro_f1, per_class
 from harness.score.frames import CLASSES, SUPPORTED, VERDICTS, single_gold
 from harness.score.stats import ratio_ci
 
@@ -45,14 +45,15 @@ def claim_metrics(claims: pd.DataFrame) -> dict[str, Any]:
         return out
     y_true = claims["gold_single"].tolist()
     y_pred = [p if p in CLASSES else "unsupported" for p in claims["predicted"].fillna("unsupported")]
-    out["macro_f1"] = float(f1_score(y_true, y_pred, labels=CLASSES, average="macro", zero_division=0))
+    matrix = confusion(y_true, y_pred, CLASSES)
+    out["macro_f1"] = macro_f1(y_true, y_pred, CLASSES)
     out["cohen_kappa"] = _kappa(y_true, y_pred, CLASSES)
-    precision, recall, f1, support = precision_recall_fscore_support(y_true, y_pred, labels=CLASSES, zero_division=0)
+    precision, recall, f1, support = per_class(y_true, y_pred, CLASSES)
     out["per_class"] = {
         cls: {"precision": float(p), "recall": float(r), "f1": float(f), "support": int(s)}
         for cls, p, r, f, s in zip(CLASSES, precision, recall, f1, support, strict=True)
     }
-    out["claim_confusion"] = {"labels": CLASSES, "matrix": confusion_matrix(y_true, y_pred, labels=CLASSES).tolist()}
+    out["claim_confusion"] = {"labels": CLASSES, "matrix": matrix.tolist()}
     return out
 
 
@@ -67,7 +68,7 @@ def verdict_metrics(quality: pd.DataFrame) -> dict[str, Any]:
         y_true = [single_gold(p, g, VERDICTS) for p, g in zip(quality[column], quality["gold_verdicts"], strict=True)]
         y_pred = [p if p in VERDICTS else "NONE" for p in quality[column]]
         labels = [*VERDICTS, "NONE"] if "NONE" in y_pred else VERDICTS
-        matrix = confusion_matrix(y_true, y_pred, labels=labels).tolist() if len(y_true) else []
+        matrix = confusion(y_true, y_pred, labels).tolist() if len(y_true) else []
         out[name] = {"labels": labels, "matrix": matrix}
     return out
 
@@ -197,5 +198,5 @@ def _majority(verdicts: Iterable[str]) -> str:
 def _kappa(y_true: list[str], y_pred: list[str], labels: list[str]) -> float | None:
     if len(set(y_true) | set(y_pred)) < 2:
         return None
-    value = cohen_kappa_score(y_true, y_pred, labels=labels)
+    value = cohen_kappa(confusion(y_true, y_pred, labels))
     return None if np.isnan(value) else float(value)
