@@ -7,8 +7,8 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 import time
+from pathlib import Path
 from typing import Any, Literal
 
 ROOT = Path(__file__).resolve().parents[1]

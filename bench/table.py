@@ -36,7 +36,9 @@ def whole_rows(figures: dict[str, Any]) -> list[dict[str, str]]:
     cfg, whole = figures["config"], figures.get("whole") or {}
     rows: list[dict[str, str]] = []
     if whole.get("error"):
-        return [_row("vbench run / raw client, whole processes", "not measured: " + whole["error"][:160], "≤ 1.1", None)]
+        return [
+            _row("vbench run / raw client, whole processes", "not measured: " + whole["error"][:160], "≤ 1.1", None)
+        ]
     for row in whole.get("rows", []):
         where = f"{SERVER_NAMES.get(row['server'], row['server'])}, {row['latency_ms']:g} ms, c={cfg['concurrency']}, N={cfg['n']}"
         vbench = row["kinds"].get("vbench", {})

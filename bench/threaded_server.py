@@ -64,7 +64,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: Server
 
-    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_POST(self) -> None:
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
             return
@@ -88,7 +88,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
+    def log_message(self, format: str, *args: Any) -> None:
         """Silent: a line per request on stderr would cost the shared CPU."""
 
 
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency-ms", type=float, default=0.0)
     parser.add_argument("--capture", default=None, help="append every request body here as a JSON line")
     args = parser.parse_args(argv)
-    capture = open(args.capture, "a", encoding="utf-8", buffering=1 << 20) if args.capture else None  # noqa: SIM115
+    capture = open(args.capture, "a", encoding="utf-8", buffering=1 << 20) if args.capture else None
     server = Server(("127.0.0.1", args.port), args.latency_ms / 1000.0, capture)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
     print(f"http://127.0.0.1:{server.server_address[1]}/v1", flush=True)

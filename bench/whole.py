@@ -44,13 +44,13 @@ def user_env(url: str) -> dict[str, str]:
 def vbench_command(cases: Path, out: Path, cache: Path, concurrency: int) -> list[str]:
     """`vbench run` as the README writes it, with a cache folder of its own (every timed run starts cold)."""
     run = [vbench_path(), "run", "--model", MODEL, "--cases", str(cases), "--concurrency", str(concurrency)]
-    return run + ["--out", str(out), "--cache", str(cache)]
+    return [*run, "--out", str(out), "--cache", str(cache)]
 
 
 def raw_command(url: str, bodies: Path, concurrency: int, transport: str) -> list[str]:
     """The raw client as a script (it imports nothing of the project)."""
     cmd = [sys.executable, str(RAW_CLIENT), "--url", url, "--bodies", str(bodies)]
-    return cmd + ["--concurrency", str(concurrency), "--transport", transport]
+    return [*cmd, "--concurrency", str(concurrency), "--transport", transport]
 
 
 def run_vbench(work: Path, url: str, concurrency: int, name: str, keep: bool = False) -> dict[str, Any]:
