@@ -63,8 +63,9 @@ def run_vbench(work: Path, url: str, concurrency: int, name: str, keep: bool = F
         result["error"] = f"vbench run exited {result['returncode']}: {result['output'][-500:]}"
     else:
         summary = _summary(out)
-        result |= {"results": summary.get("results"), "report": (out / "report.html").exists()}
-        result["summary_harness_cpu_ms"] = (summary.get("variants") or [{}])[0].get("harness_cpu_ms")
+        variant = (summary.get("variants") or [{}])[0]
+        result |= {"results": (summary.get("run") or {}).get("results"), "report": (out / "report.html").exists()}
+        result |= {"failures": variant.get("errors", 0), "summary_harness_cpu_ms": variant.get("harness_cpu_ms")}
     result.pop("output")
     shutil.rmtree(cache, ignore_errors=True)
     if keep:
@@ -169,7 +170,8 @@ def startup(work: Path, one_file: Path, reps: int) -> dict[str, Any]:
             if result["returncode"] != 0:
                 result["error"] = f"exited {result['returncode']}: {output[-300:]}"
             runs[name].append(result)
-    return {name: summarise(runs[name]) | {"command": " ".join(["vbench", *cmd[1:]])} for name, cmd in commands.items()}
+    shown = {"version": "vbench --version", "validate_one_file": "vbench cases validate ONE_FILE"}
+    return {name: summarise(runs[name]) | {"command": shown[name]} for name in commands}
 
 
 def headline(
