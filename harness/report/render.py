@@ -8,8 +8,8 @@ allows no request to any host and only the page's own script (by hash).
 from __future__ import annotations
 
 import base64
-import hashlib
 import functools
+import hashlib
 import os
 from collections.abc import Sequence
 from importlib import resources
