@@ -29,8 +29,8 @@ def split_body(body: dict[str, Any], named: frozenset[str]) -> tuple[dict[str, A
 
 async def send_all(bodies: list[dict[str, Any]], url: str, concurrency: int, transport: str) -> int:
     """Send every body, `concurrency` at a time; the number that failed or came back without content."""
-    http = {"http_client": openai.DefaultAioHttpClient()} if transport == "aiohttp" else {}
-    client = openai.AsyncOpenAI(base_url=url, api_key="no-key", max_retries=0, timeout=120.0, **http)
+    http = openai.DefaultAioHttpClient() if transport == "aiohttp" else None  # None: the client's own (httpx)
+    client = openai.AsyncOpenAI(base_url=url, api_key="no-key", max_retries=0, timeout=120.0, http_client=http)
     named = frozenset(inspect.signature(client.chat.completions.create).parameters)
     gate = asyncio.Semaphore(concurrency)
     failures = 0
