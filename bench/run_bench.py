@@ -34,7 +34,7 @@ from typing import Any
 from bench.data import request_bodies, synth_cases, synth_run, write_case_lines
 from bench.procs import ROOT, ServerProcess, run_worker
 from bench.table import build_targets, markdown
-from bench.whole import cli_figures, headline, startup
+from bench.whole import cli_figures, headline, phase_profile, startup
 from bench.workers import SUITE_KINDS
 
 PACKAGES = ("verifier-bench", "openai", "httpx", "httpx2", "aiohttp", "pydantic", "sqlalchemy", "jinja2")
@@ -271,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         log(f"headline: whole processes at {headline_ms:g} ms on {', '.join(args.servers)} x {args.whole_reps}")
         whole = headline(work, headline_ms, args.concurrency, args.whole_reps, args.servers, args.raw_transports, log)
         figures["whole"], figures["cli"] = whole, cli_figures(whole)
+        figures["phases"] = phase_profile(work, headline_ms, args.concurrency)
+        log(f"phases of one whole vbench run: {figures['phases'].get('error') or 'measured'}")
         one_file = sorted((work / "cases").glob("*.yaml"))[0]
         figures["startup"] = startup(work, one_file, args.startup_reps)
         log("start-up: " + ", ".join(f"{k} {v.get('wall_s', 0):.2f} s" for k, v in figures["startup"].items()))

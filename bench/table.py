@@ -245,7 +245,7 @@ def markdown(figures: dict[str, Any]) -> str:
         "| --- | --- | --- | --- |",
     ]
     lines += [f"| {r['figure']} | {r['measured']} | {r['target']} | {r['result']} |" for r in figures["targets"]]
-    lines += whole_markdown(figures)
+    lines += whole_markdown(figures) + phases_markdown(figures)
     lines += [
         "",
         "## Concurrency efficiency (c): ideal N × latency / concurrency against measured",
@@ -361,4 +361,24 @@ def whole_markdown(figures: dict[str, Any]) -> list[str]:
                 f"| {server} | {name} | {k['wall_s']:.2f} | {', '.join(f'{w:.2f}' for w in k['wall_s_all'])} | "
                 f"{k['cpu_s']:.2f} | {k['user_s']:.2f} | {k['sys_s']:.2f} | {k['peak_rss_mib']:.0f} | {k['failures']} |"
             )
+    return lines
+
+
+def phases_markdown(figures: dict[str, Any]) -> list[str]:
+    """Where one whole `vbench run` spends its CPU (bench.phases), largest first."""
+    got = figures.get("phases") or {}
+    if "phases" not in got:
+        return ["", f"Phases of a whole `vbench run`: not measured ({got.get('error', 'not run')})."] if got else []
+    lines = [
+        "",
+        f"## One whole `vbench run` by phase ({got.get('server', '?')} server, {got.get('latency_ms', 0):g} ms)",
+        "",
+        f"CPU {got['cpu_s']:.2f} s in the phases' process time, {got.get('process_cpu_s', 0):.2f} s for the whole "
+        f"process (the difference is the interpreter's start-up); wall {got['wall_s']:.2f} s.",
+        "",
+        "| phase | CPU s | wall s |",
+        "| --- | --- | --- |",
+    ]
+    ranked = sorted(got["phases"].items(), key=lambda kv: -kv[1]["cpu_s"])
+    lines += [f"| {name} | {p['cpu_s']:.2f} | {p['wall_s']:.2f} |" for name, p in ranked]
     return lines

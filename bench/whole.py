@@ -193,6 +193,22 @@ def headline(
     return out
 
 
+def phase_profile(work: Path, latency_ms: float, concurrency: int, kind: ServerKind = "async") -> dict[str, Any]:
+    """One more whole `vbench run`, in `bench.phases`: the CPU and wall seconds of each of its phases."""
+    out, cache = work / "whole-phases", work / "whole-phases-cache"
+    for folder in (out, cache):
+        shutil.rmtree(folder, ignore_errors=True)
+    with ServerProcess(latency_ms, kind) as server:
+        cmd = [sys.executable, "-m", "bench.phases", *vbench_command(work / "cases", out, cache, concurrency)[1:]]
+        result = timed_process(cmd, env=user_env(server.url))
+    for folder in (out, cache):
+        shutil.rmtree(folder, ignore_errors=True)
+    lines = [line for line in result.pop("output").splitlines() if line.startswith("{")]
+    if result["returncode"] != 0 or not lines:
+        return {"error": f"bench.phases exited {result['returncode']}"}
+    return json.loads(lines[-1]) | {"server": kind, "latency_ms": latency_ms, "process_cpu_s": result["cpu_s"]}
+
+
 def cli_figures(whole: dict[str, Any]) -> dict[str, Any]:
     """The whole `vbench run` on the async server (where the peers run), as the peers' rows compare against."""
     warm = whole.get("warmup") or {}

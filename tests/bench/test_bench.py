@@ -249,12 +249,16 @@ def test_quick_bench_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
             assert got["reps"] == 1 and got["failures"] == 0 and got["cpu_s"] > 0, (row["server"], kind)
         assert row["ratios"]["vbench/raw-httpx"] > 0
     assert {k: v["reps"] for k, v in figures["startup"].items()} == {"version": 1, "validate_one_file": 1}
+    phases = figures["phases"]
+    assert phases["exit_code"] == 0 and phases["phases"]["run_study (requests, system, store, cache, log)"]["cpu_s"] > 0
+    assert sum(p["cpu_s"] for p in phases["phases"].values()) == pytest.approx(phases["cpu_s"])
     (size,) = figures["report"]
     assert size["results"] == 300 and "wall_s" in size["score"]
     table = (tmp_path / json_file.name.replace(".json", ".md")).read_text()
     assert "| (b)/(a) at 20 ms" in table and "harness CPU per case" in table
     assert "| vbench run / raw httpx client, whole processes, threaded stdlib server, 20 ms" in table
     assert "| `vbench --version` start to exit (median of 1) |" in table
+    assert "| HTML report (imports, charts, page) |" in table
     assert table in capsys.readouterr().out
 
 
