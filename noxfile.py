@@ -34,7 +34,9 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON, venv_params=["--system-site-packages"])
 def bench(session: nox.Session) -> None:
-    """Harness overhead and concurrency against the raw client and Inspect AI (issue 7); figures to reports/bench/.
+    """What a user waits for (issue 14: whole `vbench run` against a raw client process sending the same requests,
+    on the async and a threaded stdlib server; start-up), then harness overhead against the raw client and the
+    peers (issue 7); figures to reports/bench/.
 
     inspect-ai and the profiler live in this session only. System site packages are visible so a machine that
     already has the project's dependencies does not download them again (the 10-minute budget). promptfoo, the

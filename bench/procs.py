@@ -1,4 +1,5 @@
-"""Processes the bench starts: the local OpenAI-compatible server (its own process) and one worker per measurement."""
+"""Processes the bench starts: an OpenAI-compatible server (its own process), one worker per measurement, and
+whole commands timed from outside (wall time and the CPU the kernel charged to the process and its children)."""
 
 from __future__ import annotations
 
@@ -6,29 +7,42 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 ROOT = Path(__file__).resolve().parents[1]
+ServerKind = Literal["async", "threaded"]
+SERVER_NAMES: dict[str, str] = {
+    "async": "the project's async local server (aiohttp)",
+    "threaded": "a plain threaded stdlib server (ThreadingHTTPServer)",
+}
+
+
+def server_command(kind: ServerKind, latency_ms: float, capture: Path | None = None) -> list[str]:
+    """The command that serves chat completions at this latency: the project's async server or the threaded one.
+
+    `capture`: the threaded server appends every request body to this file (the async one records none).
+    """
+    if kind == "threaded":
+        cmd = [sys.executable, "-m", "bench.threaded_server", "--latency-ms", str(latency_ms)]
+        return cmd + (["--capture", str(capture)] if capture is not None else [])
+    if capture is not None:
+        raise ValueError("only the threaded server captures request bodies")
+    return [sys.executable, "-m", "harness.devtools.local_server", "--latency-ms", str(latency_ms), "--no-record"]
 
 
 class ServerProcess:
-    """`python -m harness.devtools.local_server --latency-ms L --no-record` in a separate process, stopped on exit."""
+    """A server (`server_command`) in a separate process, stopped on exit; `url` is the base URL it printed."""
 
-    def __init__(self, latency_ms: float) -> None:
+    def __init__(self, latency_ms: float, kind: ServerKind = "async", capture: Path | None = None) -> None:
         self.latency_ms = latency_ms
+        self.command = server_command(kind, latency_ms, capture)
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
 
     def __enter__(self) -> ServerProcess:
-        cmd = [
-            sys.executable,
-            "-m",
-            "harness.devtools.local_server",
-            "--latency-ms",
-            str(self.latency_ms),
-            "--no-record",
-        ]
+        cmd = self.command
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
         assert self.proc.stdout is not None
         self.url = self.proc.stdout.readline().strip()
@@ -74,3 +88,28 @@ def run_worker(kind: str, *args: str, timeout: float = 900.0, live: bool = False
         return {"error": f"worker {kind} exited {done.returncode}: " + " | ".join(tail)[-800:]}
     result: dict[str, Any] = json.loads(lines[-1])
     return result
+
+
+def timed_process(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> dict[str, Any]:
+    """Run a whole command; its wall time, and the user and system CPU of it and its children (`os.wait4`).
+
+    Output goes to files in no pipe the bench must drain: stdout is kept (its last 2,000 characters) for the
+    caller to read a JSON line or an error from.
+    """
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+    assert proc.stdout is not None
+    output = proc.stdout.read()  # until the process closes it (exits)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stdout.close()
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "user_s": usage.ru_utime,
+        "sys_s": usage.ru_stime,
+        "peak_rss_mib": usage.ru_maxrss / 1024.0,
+        "returncode": proc.returncode,
+        "output": output.decode("utf-8", "replace")[-2000:],
+    }

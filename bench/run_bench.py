@@ -1,15 +1,17 @@
-"""`nox -s bench`: harness overhead and concurrency against the physical limit (issue 7).
+"""`nox -s bench`: what a user waits for (issue 14, item 8), then the harness's overhead piece by piece (issue 7).
 
-Builds N quality cases from the corpus, starts the local server in its own
-process at each latency, and measures in fresh processes, interleaved per
-repetition (the order rotates, so load drift hits every kind alike):
-(a) the raw AsyncOpenAI client on the exact request bodies the harness sends,
-(a*) the same on openai's aiohttp transport (the harness's), (a') the harness's
-client path with nothing around it, (b) `run_study`, (d) Inspect
-AI's OpenAI provider, (p) promptfoo's (a whole `promptfoo eval` process); then the whole `vbench run` CLI, a cold, a warm and a
-warm --no-replay cached run, the stage-by-stage CPU per case, the offline reference verifier
-over `cases/`, and scoring plus report rendering of 10k and 100k synthetic
-results. Writes reports/bench/<date>.json and .md and prints the table.
+The headline is whole processes (bench.whole): `vbench run` as the README has a user run it (start-up,
+run, scoring, summary, HTML report) against a raw `AsyncOpenAI` script sending the very requests that
+run sent, on the same server, alternating, on the project's async server and on a plain threaded stdlib
+server; and the start-up of `vbench --version` and `vbench cases validate ONE_FILE`.
+
+Then, per latency, in fresh processes, interleaved per repetition (the order rotates, so load drift hits
+every kind alike): (a) the raw AsyncOpenAI client on the exact request bodies the harness sends, (a*) the
+same on openai's aiohttp transport (the harness's), (a') the harness's client path with nothing around
+it, (b) `run_study`, (d) Inspect AI's OpenAI provider, (p) promptfoo's (a whole `promptfoo eval`
+process); a cold, a warm and a warm --no-replay cached run, the stage-by-stage CPU per case, the offline
+reference verifier over `cases/`, and scoring plus report rendering of 10k and 100k synthetic results.
+Writes reports/bench/<date>.json and .md and prints the table.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 from bench.data import request_bodies, synth_cases, synth_run, write_case_lines
 from bench.procs import ROOT, ServerProcess, run_worker
 from bench.table import build_targets, markdown
+from bench.whole import cli_figures, headline, phase_profile, startup
 from bench.workers import SUITE_KINDS
 
 PACKAGES = ("verifier-bench", "openai", "httpx", "httpx2", "aiohttp", "pydantic", "sqlalchemy", "jinja2")
@@ -51,6 +54,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--peer-reps", default="5,1,1", help="repetitions of (d) per latency (the target is the median of 5)"
     )
+    parser.add_argument("--whole-reps", type=int, default=5, help="repetitions of the whole-process headline")
+    parser.add_argument("--servers", default="async,threaded", help="servers of the headline: async, threaded")
+    parser.add_argument(
+        "--raw-transports", default="httpx,aiohttp", help="the raw script's transports (httpx: the client's own)"
+    )
+    parser.add_argument("--startup-reps", type=int, default=5, help="runs of each start-up command")
     parser.add_argument("--render-sizes", default="10000,100000")
     parser.add_argument("--corpus", type=Path, default=ROOT / "cases", help="corpus for (e)")
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench")
@@ -59,12 +68,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.n, args.reps, args.peer_reps, args.latencies = min(args.n, 24), "1", "1,0", "20,0"
+        args.whole_reps, args.raw_transports, args.startup_reps = 1, "httpx", 1
         args.render_sizes = "300"
         args.corpus = ROOT / "cases" / "policy"
     args.latencies = [float(x) for x in str(args.latencies).split(",") if x.strip()]
     args.reps = _per_latency(args.reps, len(args.latencies))
     args.peer_reps = _per_latency(args.peer_reps, len(args.latencies))
     args.render_sizes = [int(x) for x in str(args.render_sizes).split(",") if x.strip()]
+    args.servers = [x.strip() for x in str(args.servers).split(",") if x.strip()]
+    args.raw_transports = [x.strip() for x in str(args.raw_transports).split(",") if x.strip()]
+    unknown = set(args.servers) - {"async", "threaded"} | set(args.raw_transports) - {"httpx", "aiohttp"}
+    if unknown:
+        parser.error(f"unknown server or transport: {', '.join(sorted(unknown))}")
     return args
 
 
@@ -182,29 +197,6 @@ def ratios(latency: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def cli_run(args: argparse.Namespace, work: Path, latency: float) -> dict[str, Any]:
-    """The whole `vbench run` command (load YAML, run, score, print), timed from outside; its folder is kept."""
-    vbench = shutil.which("vbench", path=str(Path(sys.executable).parent)) or shutil.which("vbench")
-    out = work / "cli-run"
-    with ServerProcess(latency) as server:
-        cmd = [vbench or "vbench", "run", "--model", "openai:local-model", "--base-url", server.url]
-        cmd += ["--cases", str(work / "cases"), "--concurrency", str(args.concurrency), "--no-cache", "--no-report"]
-        cmd += ["--out", str(out)]
-        start = time.perf_counter()
-        done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
-        wall = time.perf_counter() - start
-    if done.returncode not in (0, 1):  # 1: a gate failed, which is not our concern here
-        return {"error": f"vbench run exited {done.returncode}: {done.stderr.strip()[-500:]}"}
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8")) if (out / "summary.json").exists() else {}
-    variants = summary.get("variants") or [{}]
-    return {
-        "wall_s": wall,
-        "latency_ms": latency,
-        "run_dir": str(out),
-        "summary_harness_cpu_ms": variants[0].get("harness_cpu_ms"),
-    }
-
-
 def warm_cache(args: argparse.Namespace, work: Path, latency: float) -> dict[str, Any]:
     """(g) The same run three times against one cache, each in a fresh process: cold (empty cache), warm
     (replies and whole results replayed), and warm with --no-replay (replies cached, the system run again,
@@ -262,6 +254,10 @@ def main(argv: list[str] | None = None) -> int:
             "reps": args.reps,
             "peer_reps": args.peer_reps,
             "quick": args.quick,
+            "whole_reps": args.whole_reps,
+            "servers": args.servers,
+            "raw_transports": args.raw_transports,
+            "startup_reps": args.startup_reps,
         },
     }
     work = Path(tempfile.mkdtemp(prefix="vbench-bench-"))
@@ -271,15 +267,21 @@ def main(argv: list[str] | None = None) -> int:
         synth_cases(ROOT / "cases" / "quality", args.n, work / "cases")
         cases = write_case_lines(work / "cases", work / "cases.jsonl")
         (work / "bodies.json").write_text(json.dumps(request_bodies(cases)), encoding="utf-8")
+        headline_ms = args.latencies[0]
+        log(f"headline: whole processes at {headline_ms:g} ms on {', '.join(args.servers)} x {args.whole_reps}")
+        whole = headline(work, headline_ms, args.concurrency, args.whole_reps, args.servers, args.raw_transports, log)
+        figures["whole"], figures["cli"] = whole, cli_figures(whole)
+        figures["phases"] = phase_profile(work, headline_ms, args.concurrency)
+        log(f"phases of one whole vbench run: {figures['phases'].get('error') or 'measured'}")
+        one_file = sorted((work / "cases").glob("*.yaml"))[0]
+        figures["startup"] = startup(work, one_file, args.startup_reps)
+        log("start-up: " + ", ".join(f"{k} {v.get('wall_s', 0):.2f} s" for k, v in figures["startup"].items()))
         figures["latencies"] = []
         for latency, reps, peer_reps in zip(args.latencies, args.reps, args.peer_reps, strict=True):
             row = measure_latency(args, work, latency, reps, peer_reps)
             row["ratios"] = ratios(row)
             figures["latencies"].append(row)
-        headline = args.latencies[0]
-        figures["cli"] = cli_run(args, work, headline)
-        log(f"vbench run (whole CLI): {_brief(figures['cli'] | {'cpu_s': 0})}")
-        figures["warm_cache"] = warm_cache(args, work, headline)
+        figures["warm_cache"] = warm_cache(args, work, headline_ms)
         log(f"warm/cold: {figures['warm_cache'].get('ratio')}")
         figures["stages"] = run_worker("stages", "--work", str(work), "--n", str(args.n))
         log(f"stages: {figures['stages'].get('total_ms_per_case')} ms per case")

@@ -11,6 +11,7 @@ be written is reported once; the replies still reach the run.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -29,16 +30,34 @@ _TRANSPORT_ONLY = {"max_attempts", "timeout", "backoff_base", "backoff_max", "ma
 _VOLATILE = {"structured_mode_in_use", "structured_mode_refusals", "transport_in_use"}
 
 
+_made_dirs: set[Path] = set()
+_temp_names = itertools.count()
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` through a temp file and a rename, so a concurrent reader never sees a torn file.
 
+    Two files per case go through here (the reply cache and the kept result), so it pays for no more than the
+    file: a folder made once is remembered, and the temp file is named by process and counter and created
+    exclusively (mode 0600, as `mkstemp` made it), with `mkstemp` only when that name is taken.
     Raises OSError (the temp file is removed first); callers decide what a cache that cannot be written means.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:8]}.", suffix=".tmp", dir=path.parent)
+    parent = path.parent
+    if parent not in _made_dirs:
+        parent.mkdir(parents=True, exist_ok=True)
+        _made_dirs.add(parent)
+    tmp = f"{parent}{os.sep}.{path.stem[:8]}.{os.getpid()}.{next(_temp_names)}.tmp"
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:8]}.", suffix=".tmp", dir=parent)
+    except FileNotFoundError:  # the folder went away since it was made: make it again
+        _made_dirs.discard(parent)
+        parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:8]}.", suffix=".tmp", dir=parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8"))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

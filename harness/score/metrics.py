@@ -1,4 +1,4 @@
-"""Per-variant quality metrics from the frames (scikit-learn for the classification figures).
+"""Per-variant quality metrics from the frames (classification figures from `score.classification`).
 
 The scalar figures are the registered metrics (`harness.score.registry`), one function each here;
 the rest (confusion matrices, per-class figures, tokens, latency) are the details beside them.
@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score, precision_recall_fscore_support
 
+from harness.score import classification
 from harness.score.frames import CLASSES, SUPPORTED, VERDICTS, single_gold
 from harness.score.registry import Frames, Value, compute_grouped
 from harness.score.stats import ratio_ci, resampled_sums
@@ -82,7 +82,7 @@ def macro_f1(frames: Frames, with_ci: bool) -> Value:
     if claims.empty:
         return Value(None)
     y_true, y_pred = _score(claims)
-    return Value(float(f1_score(y_true, y_pred, labels=CLASSES, average="macro", zero_division=0)))
+    return Value(classification.macro_f1(y_true, y_pred, CLASSES))
 
 
 def cohen_kappa(frames: Frames, with_ci: bool) -> Value:
@@ -110,12 +110,12 @@ def claim_details(claims: pd.DataFrame) -> dict[str, Any]:
         out.update(per_class={}, claim_confusion={"labels": CLASSES, "matrix": []})
         return out
     y_true, y_pred = _score(claims)
-    precision, recall, f1, support = precision_recall_fscore_support(y_true, y_pred, labels=CLASSES, zero_division=0)
+    precision, recall, f1, support = classification.per_class(y_true, y_pred, CLASSES)
     out["per_class"] = {
         cls: {"precision": float(p), "recall": float(r), "f1": float(f), "support": int(s)}
         for cls, p, r, f, s in zip(CLASSES, precision, recall, f1, support, strict=True)
     }
-    out["claim_confusion"] = {"labels": CLASSES, "matrix": confusion_matrix(y_true, y_pred, labels=CLASSES).tolist()}
+    out["claim_confusion"] = {"labels": CLASSES, "matrix": classification.confusion(y_true, y_pred, CLASSES).tolist()}
     return out
 
 
@@ -126,7 +126,7 @@ def verdict_details(quality: pd.DataFrame) -> dict[str, Any]:
         y_true = [single_gold(p, g, VERDICTS) for p, g in zip(quality[column], quality["gold_verdicts"], strict=True)]
         y_pred = [p if p in VERDICTS else "NONE" for p in quality[column]]
         labels = [*VERDICTS, "NONE"] if "NONE" in y_pred else VERDICTS
-        matrix = confusion_matrix(y_true, y_pred, labels=labels).tolist() if len(y_true) else []
+        matrix = classification.confusion(y_true, y_pred, labels).tolist() if len(y_true) else []
         out[name] = {"labels": labels, "matrix": matrix}
     return out
 
@@ -245,5 +245,5 @@ def _majority(verdicts: Iterable[str]) -> str:
 def _kappa(y_true: list[str], y_pred: list[str], labels: list[str]) -> float | None:
     if len(set(y_true) | set(y_pred)) < 2:
         return None
-    value = cohen_kappa_score(y_true, y_pred, labels=labels)
+    value = classification.cohen_kappa(classification.confusion(y_true, y_pred, labels))
     return None if np.isnan(value) else float(value)

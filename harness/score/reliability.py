@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from harness.score.classification import auroc
 from harness.score.stats import ratio_ci
 
 ECE_BINS = 10
@@ -52,9 +53,7 @@ def calibration_metrics(quality: pd.DataFrame) -> dict[str, Any]:
     score = rows["groundedness"].to_numpy(dtype=float).clip(0.0, 1.0)
     pass_right = np.array(["PASS" in gold for gold in rows["gold_verdicts"]], dtype=float)
     if len(set(pass_right)) == 2 and len(set(score)) > 1:
-        from sklearn.metrics import roc_auc_score
-
-        out["auroc"] = float(roc_auc_score(pass_right, score))
+        out["auroc"] = auroc(pass_right.astype(bool), score)
     if len(set(score)) > 1:
         edges = np.linspace(0.0, 1.0, ECE_BINS + 1)
         index = np.clip(np.digitize(score, edges[1:-1], right=True), 0, ECE_BINS - 1)

@@ -1,16 +1,20 @@
-"""Statistics from well-kept libraries: cluster bootstrap CIs, paired bootstrap, McNemar's exact test.
+"""Statistics: cluster bootstrap CIs, paired bootstrap, McNemar's exact test, paired-proportion power.
 
 Resampling is over cases (clusters), so several epochs or claims of one case
 never pass for independent evidence. Seeds are fixed: the same log gives the
-same intervals, so a resumed run ends with the same figures.
+same intervals, so a resumed run ends with the same figures. The exact binomial
+tail and the normal quantile come from the standard library (`math`, `statistics`):
+scipy.stats cost every `vbench run` a second of imports for two functions
+(tests check both against scipy).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import binomtest
 
 N_BOOT = 2000
 SEED = 20261130
@@ -76,7 +80,23 @@ def mcnemar_exact(right_a: np.ndarray, right_b: np.ndarray) -> tuple[int, int, f
     b_only = int(np.sum(~right_a & right_b))
     if a_only + b_only == 0:
         return a_only, b_only, 1.0
-    return a_only, b_only, float(binomtest(min(a_only, b_only), a_only + b_only, 0.5).pvalue)
+    return a_only, b_only, binomial_two_sided_half(min(a_only, b_only), a_only + b_only)
+
+
+def binomial_two_sided_half(k: int, n: int) -> float:
+    """Exact two-sided p-value of k successes in n trials at p = 1/2 (scipy's `binomtest(k, n).pvalue`).
+
+    The distribution is symmetric, so the outcomes as unlikely as k are the two tails: 2 * P(X <= min(k, n-k)),
+    capped at 1. The tail is summed in log space (`lgamma`), so large n neither overflows nor loses the tail.
+    """
+    k = min(k, n - k)
+    if 2 * k >= n:
+        return 1.0
+    log_norm = math.lgamma(n + 1) - n * math.log(2.0)
+    logs = [log_norm - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in range(k + 1)]
+    top = max(logs)
+    tail = math.exp(top) * math.fsum(math.exp(x - top) for x in logs)
+    return min(1.0, 2.0 * tail)
 
 
 def mde_paired_binary(n: int, discordant: float, alpha: float = 0.05, power: float = 0.8) -> float | None:
@@ -131,8 +151,6 @@ def cases_needed(delta: float, discordance: float, alpha: float = 0.05, power: f
 
 def _connor_n(delta: float, discordance: float, alpha: float, power: float) -> float:
     """Connor (1987): pairs needed for a paired-proportion difference `delta`, discordance at least `delta`."""
-    from scipy.stats import norm
-
-    z_a, z_b = float(norm.ppf(1 - alpha / 2)), float(norm.ppf(power))
+    z_a, z_b = NormalDist().inv_cdf(1 - alpha / 2), NormalDist().inv_cdf(power)
     eff = min(1.0, max(discordance, delta))
     return float((z_a * eff**0.5 + z_b * max(eff - delta**2, 0.0) ** 0.5) ** 2 / delta**2)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
 
 from harness.devtools.local_server import LocalOpenAIServer
-from harness.llm.cache import CachingChatModel, cache_key, model_identity
+from harness.llm import cache as cache_module
+from harness.llm.cache import CachingChatModel, cache_key, model_identity, write_atomic
 from harness.llm.fake import FakeChatModel
 from harness.llm.types import ChatRequest, ChatResponse
 from tests.llm.helpers import SCHEMA, SECRET_KEY, claims_message, model_for, request
@@ -160,3 +163,27 @@ async def test_cache_files_hold_no_key(openai_server: LocalOpenAIServer, tmp_pat
         await model.generate(request(schema=SCHEMA))
         assert SECRET_KEY not in json.dumps(model.describe())
     assert all(SECRET_KEY not in p.read_text() for p in tmp_path.rglob("*.json"))
+
+
+def test_write_atomic_writes_whole_files_and_leaves_no_temp_file(tmp_path: Path) -> None:
+    target = tmp_path / "ab" / "abcdef.json"
+    write_atomic(target, "first é")
+    write_atomic(target, "second")
+    assert target.read_text(encoding="utf-8") == "second"
+    assert [p.name for p in target.parent.iterdir()] == ["abcdef.json"]
+    assert target.stat().st_mode & 0o777 == 0o600  # as mkstemp made it
+
+
+def test_write_atomic_survives_a_removed_folder_and_a_taken_temp_name(tmp_path: Path) -> None:
+    """The remembered folder may be deleted mid-run, and another process may hold the next temp name."""
+    target = tmp_path / "cd" / "cdef.json"
+    write_atomic(target, "one")
+    shutil.rmtree(target.parent)
+    write_atomic(target, "two")  # the folder is made again
+    assert target.read_text() == "two"
+    following = int(repr(cache_module._temp_names)[len("count(") : -1])
+    taken = target.parent / f".cdef.{os.getpid()}.{following}.tmp"
+    taken.write_text("someone else's")
+    write_atomic(target, "three")  # falls back to a fresh mkstemp name
+    assert target.read_text() == "three" and taken.read_text() == "someone else's"
+    assert sorted(p.name for p in target.parent.iterdir()) == sorted(["cdef.json", taken.name])

@@ -6,7 +6,6 @@ Replay must give the very records the system gave, and must step aside for anyth
 from __future__ import annotations
 
 import logging
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -229,15 +228,11 @@ def test_a_cache_that_cannot_be_written_loses_no_result(
     tmp_path: Path,
     corpus: Path,
     openai_server: LocalOpenAIServer,
-    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """A cold run on a read-only cache: the replies were paid for, so every result is kept; each cache says so once."""
-
-    def refuse(*args, **kwargs):
-        raise PermissionError("read-only cache")
-
-    monkeypatch.setattr(tempfile, "mkstemp", refuse)  # both the reply cache and the replay entries
+    """A cold run on a cache that cannot be written: the replies were paid for, so every result is kept; each cache
+    says so once. The cache path is a file, so no folder can be made under it (a chmod would not stop root)."""
+    (tmp_path / "cache").write_text("not a folder")  # both the reply cache and the replay entries fail to write
     with caplog.at_level(logging.WARNING):
         cold = run(study_for(corpus, tmp_path / "cache", openai_server), tmp_path / "cold")
     assert len(cold) == 8 and not any(r.error for r in cold) and openai_server.request_count == 7

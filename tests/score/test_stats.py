@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from harness.score.stats import mcnemar_exact, paired_ratio_diff, ratio_ci, resampled_sums
+from harness.score.stats import (
+    mcnemar_exact,
+    paired_ratio_diff,
+    ratio_ci,
+)
 
 
 def test_mcnemar_exact_matches_the_binomial_by_hand() -> None:
@@ -47,27 +49,3 @@ def test_paired_difference_and_its_significance() -> None:
     noise_b = np.array([0, 1] * 15, dtype=float)
     diff, ci, p = paired_ratio_diff(noise_a, noise_b, np.ones(30))
     assert diff == 0.0 and ci is not None and ci[0] < 0 < ci[1] and p > 0.5
-
-
-@given(
-    st.integers(min_value=1, max_value=60).flatmap(
-        lambda n: st.lists(st.lists(st.integers(0, 9), min_size=3, max_size=3), min_size=n, max_size=n)
-    ),
-    st.integers(min_value=0, max_value=2**31),
-)
-@settings(max_examples=40, deadline=None)
-def test_resampled_sums_are_the_sums_of_the_drawn_rows(rows: list[list[int]], seed: int) -> None:
-    """The counts-times-table bootstrap equals adding up the rows each resample drew (the draws CIs always used)."""
-    table = np.array(rows, dtype=float)
-    drawn = np.random.default_rng(seed).integers(0, len(table), size=(200, len(table)))
-    assert np.array_equal(resampled_sums(table, n_boot=200, seed=seed), table[drawn].sum(axis=1))
-
-
-def test_resampled_sums_in_blocks_stay_within_the_memory_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Above MAX_DRAW_ELEMENTS the draws come in blocks: every resample still sums n drawn rows."""
-    import harness.score.stats as stats
-
-    monkeypatch.setattr(stats, "MAX_DRAW_ELEMENTS", 1000)
-    table = np.ones((400, 2))
-    sums = stats.resampled_sums(table, n_boot=50)
-    assert sums.shape == (50, 2) and np.all(sums == 400.0)
