@@ -12,6 +12,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from jinja2.utils import htmlsafe_json_dumps
+from markupsafe import Markup
+
 from harness.report.analyses import quality_mismatches
 from harness.score.outcome import CATEGORY_NAMES, RIGHT, is_failure, outcome
 
@@ -213,21 +216,36 @@ def _issue(issue: Any) -> dict[str, Any]:
     return {k: issue.get(k) for k in ("rule", "message", "claim_id", "path")}
 
 
-def embedded_data(
+def embedded_json(
     runs: Sequence[tuple[str, Sequence[tuple[int, Mapping[str, Any]]], Mapping[Any, Any], Mapping[str, Any]]],
-) -> dict[str, Any]:
-    """All embedded records and the cases they refer to (each case once per run).
+) -> tuple[Markup, dict[str, Any]]:
+    """All embedded records and the cases they refer to (each case once per run), as the page's JSON block,
+    with the variants, tags and scenarios those records hold (the page's filters) and how many there are.
 
     `runs`: (run label, picked (category, record) pairs, conformance failures by key, `case_payload` by case id).
+    Each record and case is serialised as soon as it is built (HTML-safe, as jinja's `tojson`), so the page's
+    data is held once, as text, not also as a tree of objects: the report's memory stays flat in what it embeds.
     """
-    records: list[dict[str, Any]] = []
-    cases: dict[str, dict[str, Any]] = {}
+    records: list[str] = []
+    cases: dict[str, str] = {}
+    found: dict[str, Any] = {"variants": set(), "tags": set(), "scenarios": set()}
     for run, picked, failures, payloads in runs:
         for cat, record in picked:
             key = (record.get("case_id"), record.get("variant"), int(record.get("epoch") or 0))
             case = payloads.get(str(record.get("case_id")))
-            records.append(record_payload(len(records), run, record, cat, failures.get(key), case))
+            payload = record_payload(len(records), run, record, cat, failures.get(key), case)
+            found["variants"].add(payload["variant"])
+            found["tags"].update(payload["tags"])
+            found["scenarios"].update(payload["spec"])
+            records.append(_json(payload))
             case_key = f"{run}::{record.get('case_id')}"
             if case is not None and case_key not in cases:
-                cases[case_key] = dict(case)
-    return {"records": records, "cases": cases}
+                cases[case_key] = f"{_json(case_key)}: {_json(case)}"
+    found["records"] = len(records)
+    text = f'{{"cases": {{{", ".join(cases[k] for k in sorted(cases))}}}, "records": [{", ".join(records)}]}}'
+    return Markup(text), found  # noqa: S704 - every piece went through htmlsafe_json_dumps
+
+
+def _json(value: Any) -> str:
+    """JSON safe inside an HTML script block: what jinja's `tojson` writes (sorted keys, <>&' escaped)."""
+    return str(htmlsafe_json_dumps(value, sort_keys=True))

@@ -14,7 +14,7 @@ import pandas as pd
 from harness import __version__
 from harness.corpus.catalogue import load_catalogue
 from harness.report import analyses, figures
-from harness.report.casedata import embedded_data
+from harness.report.casedata import embedded_json
 from harness.report.load import LoadedRun
 from harness.report.prices import PriceTable
 from harness.report.robustness import robustness_rows
@@ -175,7 +175,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
     operations = analyses.operations_rows(variants, prices)
     grounding = analyses.grounding_rows(variants)
     signoff = build_signoff(runs)
-    data = embedded_data([(run.label, run.picked, run.failures(), run.cases) for run in runs])
+    data, embedded = embedded_json([(run.label, run.picked, run.failures(), run.cases) for run in runs])
     selection = {
         key: sum(run.selection.get(key, 0) for run in runs)
         for key in ("results", "embedded", "failures", "failures_embedded")
@@ -210,12 +210,11 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         "passed": passed,
         "selection": {**selection, "complete": selection["embedded"] == selection["results"]},
         "data": data,
+        "embedded_records": embedded["records"],
         "filters": {
-            "variants": sorted({r["variant"] for r in data["records"]}),
-            "tags": sorted({t for r in data["records"] for t in r["tags"]}),
-            "scenarios": [
-                (sid, titles.get(sid, sid)) for sid in sorted({s for r in data["records"] for s in r["spec"]})
-            ],
+            "variants": sorted(embedded["variants"]),
+            "tags": sorted(embedded["tags"]),
+            "scenarios": [(sid, titles.get(sid, sid)) for sid in sorted(embedded["scenarios"])],
         },
         "figures": {
             "headline": figures.headline_chart(variants) if variants else None,

@@ -11,7 +11,7 @@ import base64
 import functools
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -122,13 +122,23 @@ def csp(script: str) -> str:
 
 
 def render_html(context: dict[str, Any]) -> str:
+    return "".join(_html_parts(context))
+
+
+def write_html(context: dict[str, Any], path: Path) -> None:
+    """The page written as the template yields it: never held whole in memory."""
+    with path.open("w", encoding="utf-8") as fh:
+        fh.writelines(_html_parts(context))
+
+
+def _html_parts(context: dict[str, Any]) -> Iterator[str]:
     script = asset("report.js")
     if "</script" in script.lower():
         raise ValueError("report.js must not contain a closing script tag")
     env = environment()
     template = env.get_template("report.html.j2")
     figures: dict[str, Any] = {k: (Markup(v) if isinstance(v, str) else v) for k, v in context["figures"].items()}  # noqa: S704
-    return template.render(
+    return template.generate(
         **{**context, "figures": figures},
         css=Markup(asset("report.css")),  # noqa: S704 - our own stylesheet
         js=Markup(script),  # noqa: S704 - our own script
@@ -157,6 +167,6 @@ def render_run(
         page = Path(cert["run_dir"]) / CERTIFICATE_HTML
         cert["certificate_href"] = os.path.relpath(page, out_dir) if page.exists() else None
     report = out_dir / REPORT_FILE
-    report.write_text(render_html(context), encoding="utf-8")
+    write_html(context, report)
     (out_dir / MARKDOWN_FILE).write_text(render_markdown(context), encoding="utf-8")
     return report
