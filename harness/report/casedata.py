@@ -9,7 +9,7 @@ case text and model replies are always shown as text. Long texts are cut
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from jinja2.utils import htmlsafe_json_dumps
@@ -217,7 +217,7 @@ def _issue(issue: Any) -> dict[str, Any]:
 
 
 def embedded_json(
-    runs: Sequence[tuple[str, Sequence[tuple[int, Mapping[str, Any]]], Mapping[Any, Any], Mapping[str, Any]]],
+    runs: Sequence[tuple[str, Iterable[tuple[int, Mapping[str, Any]]], Mapping[Any, Any], Mapping[str, Any]]],
 ) -> tuple[Markup, dict[str, Any]]:
     """All embedded records and the cases they refer to (each case once per run), as the page's JSON block,
     with the variants, tags and scenarios those records hold (the page's filters) and how many there are.

@@ -15,7 +15,7 @@ from harness import __version__
 from harness.corpus.catalogue import load_catalogue
 from harness.report import analyses, figures
 from harness.report.casedata import embedded_json
-from harness.report.load import LoadedRun
+from harness.report.load import LoadedRun, drill_down
 from harness.report.prices import PriceTable
 from harness.report.robustness import robustness_rows
 from harness.report.signoff import certification, columns_for, scenario_rows
@@ -175,7 +175,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
     operations = analyses.operations_rows(variants, prices)
     grounding = analyses.grounding_rows(variants)
     signoff = build_signoff(runs)
-    data, embedded = embedded_json([(run.label, run.picked, run.failures(), run.cases) for run in runs])
+    data, embedded = embedded_json([(run.label, drill_down(run), run.failures(), run.cases) for run in runs])
     selection = {
         key: sum(run.selection.get(key, 0) for run in runs)
         for key in ("results", "embedded", "failures", "failures_embedded")

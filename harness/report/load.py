@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from harness.run.folder import (
     project_results,
     read_manifest,
 )
-from harness.run.log import Manifest, ResultRecord, persisted_of
+from harness.run.log import Manifest, with_trace
 from harness.run.schedule import POLICY_VARIANT
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
 from harness.score.headline import is_headline
@@ -57,9 +57,10 @@ class LoadedRun:
     summary: dict[str, Any]
     rename: dict[str, str]
     results: pd.DataFrame = field(default_factory=pd.DataFrame)  # signoff.results_frame of every result
-    picked: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
-    picked_records: list[tuple[int, ResultRecord]] = field(default_factory=list)
-    """The records `stream_results` picked for drill-down, until `load_runs` embeds them as `picked`."""
+    picked: list[tuple[int, str, bytes]] = field(default_factory=list)
+    """The results `stream_results` picked for drill-down: (category, case id, the results.jsonl line)."""
+    traces: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """The picked cases' trace summaries (a record's elided trace is put back from these)."""
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)
     selection: dict[str, Any] = field(default_factory=dict)
 
@@ -186,45 +187,38 @@ def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
             batch = []
     frames.append(results_frame(run.label, batch, failed))
     run.results = pd.concat(frames, ignore_index=True).drop_duplicates(["case_id", "variant", "epoch"], keep="last")
-    run.picked_records = []
-    for cat, line in selector.chosen():
-        record = parse_record(line)
-        record.variant = run.rename.get(record.variant, record.variant)
-        run.picked_records.append((cat, record))
+    run.picked = [(cat, parse_record(line).case_id, line) for cat, line in selector.chosen()]
     run.selection = selector.describe()
     return len(keys)
 
 
-def drill_down_record(record: ResultRecord, case: Case | None, excerpt_chars: int) -> dict[str, Any]:
-    """A picked record as the page embeds it: JSON, with the persisted trace summary put back from its case."""
-    data = record.model_dump(mode="json")
-    if record.trace_from_case and case is not None:
-        data["persisted"] = persisted_of(record, case, excerpt_chars)
-    return data
-
-
 def load_drill_down(run: LoadedRun) -> None:
-    """The picked records and their cases, one case at a time: each case is validated once (its strict parse
-    shows the claims), restores its records' traces, and is kept only as its clipped `case_payload`."""
-    by_case: dict[str, list[int]] = {}
-    for index, (_, record) in enumerate(run.picked_records):
-        by_case.setdefault(record.case_id, []).append(index)
-    picked: list[tuple[int, Mapping[str, Any]] | None] = [None] * len(run.picked_records)
-    run.cases = {}
-    for cid, raw in iter_cases(run.run_dir, set(by_case)):
+    """The picked results' cases, one at a time: each is validated once (its strict parse shows the claims) and
+    kept only as its clipped `case_payload` and, when a record's trace was elided, its trace summary."""
+    elided = {cid for _, cid, line in run.picked if b'"trace_from_case":true' in line}
+    run.cases, run.traces = {}, {}
+    for cid, raw in iter_cases(run.run_dir, {cid for _, cid, _ in run.picked}):
         try:
             case: Case | None = Case.model_validate(raw)
         except ValidationError:
             case = None  # a case this version no longer accepts: shown as written, its claims unparsed
         run.cases[cid] = case_payload(raw, case.parsed_output.structured if case is not None else None)
-        for index in by_case.get(cid, []):
-            cat, record = run.picked_records[index]
-            picked[index] = (cat, drill_down_record(record, case, run.manifest.excerpt_chars))
-    run.picked = [
-        found if found is not None else (cat, record.model_dump(mode="json"))
-        for found, (cat, record) in zip(picked, run.picked_records, strict=True)
-    ]
-    run.picked_records = []
+        if case is not None and cid in elided:
+            run.traces[cid] = case.trace_json(run.manifest.excerpt_chars)
+
+
+def drill_down(run: LoadedRun) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The picked records as the page embeds them (JSON, the elided trace put back), one at a time and taken
+    off `run.picked` as they go: the report holds each whole record only while it is embedded."""
+    run.picked.reverse()
+    while run.picked:
+        cat, cid, line = run.picked.pop()
+        record = parse_record(line)
+        data = record.model_dump(mode="json")
+        data["variant"] = run.rename.get(record.variant, record.variant)
+        if record.trace_from_case and cid in run.traces:
+            data["persisted"] = with_trace(record.persisted, run.traces[cid])
+        yield cat, data
 
 
 def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: bool = False) -> list[LoadedRun]:

@@ -125,12 +125,17 @@ def elide_trace(persisted: dict[str, Any] | None, trace: list[dict[str, Any]]) -
 
 def persisted_of(record: ResultRecord, case: Case | None, excerpt_chars: int) -> dict[str, Any] | None:
     """The whole persisted `self_evaluation` of a record, its elided trace restored from the case."""
-    if not record.trace_from_case or record.persisted is None or case is None:
+    if not record.trace_from_case or case is None:
         return record.persisted
-    stored = record.persisted.get(EVALUATION_KEY)
-    if not isinstance(stored, dict):
-        return record.persisted
-    return {**record.persisted, EVALUATION_KEY: {**stored, "tool_trace_summary": case_trace(case, excerpt_chars)}}
+    return with_trace(record.persisted, case_trace(case, excerpt_chars))
+
+
+def with_trace(persisted: dict[str, Any] | None, trace: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """`persisted` with `trace` (the case's, as `case_trace` gives it) as its evaluation's trace summary."""
+    stored = (persisted or {}).get(EVALUATION_KEY)
+    if persisted is None or not isinstance(stored, dict):
+        return persisted
+    return {**persisted, EVALUATION_KEY: {**stored, "tool_trace_summary": trace}}
 
 
 def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
