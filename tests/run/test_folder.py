@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import math
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,27 +22,12 @@ from harness.run.log import RESULTS_SCHEMA, case_trace, persisted_of
 from harness.run.merge import without_timings
 from harness.score.scoring import GateSettings, score_run
 from harness.system.store import EVALUATION_KEY
+from tests.score.test_registry import missing_or_changed
 
 V1_RUN = Path(__file__).parent / "data" / "v1-run"
 """A run folder written by the results_v1 code (commit 348814b): 6 policy and 14 quality cases, reference verifier."""
 MINIMAL_KEYS = ("case_id", "kind", "variant", "epoch", "parse_status", "gatekeeper", "claims", "model_verdict")
 MINIMAL_KEYS += ("verdict", "error")
-
-
-def missing_or_changed(old: Any, new: Any, path: str = "") -> list[str]:
-    """Every key path of `old` that `new` lacks or holds with another value (floats equal to 1e-12: the numpy
-    classification figures may differ from scikit-learn's in the last digit)."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        return [p for k, v in old.items() for p in (
-            [f"{path}/{k}: missing"] if k not in new else missing_or_changed(v, new[k], f"{path}/{k}")
-        )]  # fmt: skip
-    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        return [
-            p for i, (a, b) in enumerate(zip(old, new, strict=True)) for p in missing_or_changed(a, b, f"{path}[{i}]")
-        ]
-    if isinstance(old, float) and isinstance(new, float) and math.isclose(old, new, rel_tol=1e-12, abs_tol=1e-15):
-        return []
-    return [] if old == new else [f"{path}: {old!r} became {new!r}"]
 
 
 def test_a_v1_folder_reads_as_v2_records_with_the_minimal_keys_unchanged() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,8 @@ def pre_run(tmp_path: Path) -> Path:
 
 
 def missing_or_changed(old: Any, new: Any, path: str = "") -> list[str]:
-    """Every key path of `old` that `new` lacks or holds with another value."""
+    """Every key path of `old` that `new` lacks or holds with another value (floats equal to 1e-12: the numpy
+    classification figures may differ from scikit-learn's in the last digit)."""
     if isinstance(old, dict):
         if not isinstance(new, dict):
             return [f"{path}: {new!r} is not a mapping"]
@@ -45,6 +47,8 @@ def missing_or_changed(old: Any, new: Any, path: str = "") -> list[str]:
         return [
             p for i, (a, b) in enumerate(zip(old, new, strict=True)) for p in missing_or_changed(a, b, f"{path}[{i}]")
         ]
+    if isinstance(old, float) and isinstance(new, float) and math.isclose(old, new, rel_tol=1e-12, abs_tol=1e-15):
+        return []
     return [] if old == new else [f"{path}: {old!r} became {new!r}"]
 
 
