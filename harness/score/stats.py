@@ -18,9 +18,10 @@ import numpy as np
 
 N_BOOT = 2000
 SEED = 20261130
-MAX_DRAW_ELEMENTS = 2_000_000
-"""Draws held at once (16 MB per array): above it they come in blocks of resamples, so memory stays flat in the
-number of cases. Up to it (1,000 cases) one block: the draws every CI has always used."""
+MAX_DRAW_ELEMENTS = 250_000
+"""Draws held at once (2 MB per array): above it they come in blocks of resamples, so memory stays flat in the
+number of cases. numpy's generator gives the same stream in pieces as in one call, so the draws (and every CI)
+are the ones a single (n_boot, n) draw gives, whatever the block size (a test checks it)."""
 
 
 def resampled_sums(values: np.ndarray, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.score.stats import (
+    binomial_two_sided_half,
+    cases_needed,
     mcnemar_exact,
     paired_ratio_diff,
     ratio_ci,
+    resampled_sums,
 )
 
 
@@ -49,3 +56,53 @@ def test_paired_difference_and_its_significance() -> None:
     noise_b = np.array([0, 1] * 15, dtype=float)
     diff, ci, p = paired_ratio_diff(noise_a, noise_b, np.ones(30))
     assert diff == 0.0 and ci is not None and ci[0] < 0 < ci[1] and p > 0.5
+
+
+@pytest.mark.parametrize(
+    ("k", "n"), [(0, 1), (0, 8), (1, 8), (3, 7), (4, 8), (5, 8), (8, 8), (2, 30), (14, 30), (40, 1000), (490, 1000)]
+)
+def test_exact_binomial_p_is_scipys(k: int, n: int) -> None:
+    """The stdlib two-sided binomial p at 1/2 (McNemar's exact test) gives scipy's binomtest p-value."""
+    from scipy.stats import binomtest
+
+    assert binomial_two_sided_half(k, n) == pytest.approx(binomtest(k, n, 0.5).pvalue, rel=1e-9, abs=1e-300)
+
+
+def test_mcnemar_counts_discordant_pairs_and_tests_them() -> None:
+    a = np.array([True] * 8 + [False] * 2 + [True] * 5)
+    b = np.array([False] * 8 + [True] * 2 + [True] * 5)
+    assert mcnemar_exact(a, b) == (8, 2, pytest.approx(binomial_two_sided_half(2, 10)))
+    assert mcnemar_exact(a, b)[2] == pytest.approx(0.109375)  # 2 * (1 + 10 + 45) / 1024
+
+
+def test_normal_quantiles_match_scipy() -> None:
+    """Connor's sample size uses the stdlib normal quantile; scipy's gives the same pairs needed."""
+    from scipy.stats import norm
+
+    z_a, z_b = float(norm.ppf(0.975)), float(norm.ppf(0.8))
+    want = (z_a * 0.3**0.5 + z_b * (0.3 - 0.1**2) ** 0.5) ** 2 / 0.1**2
+    assert cases_needed(0.1, 0.3) == math.ceil(want - 1e-9)
+
+
+@given(
+    st.integers(min_value=1, max_value=60).flatmap(
+        lambda n: st.lists(st.lists(st.integers(0, 9), min_size=3, max_size=3), min_size=n, max_size=n)
+    ),
+    st.integers(min_value=0, max_value=2**31),
+)
+@settings(max_examples=40, deadline=None)
+def test_resampled_sums_are_the_sums_of_the_drawn_rows(rows: list[list[int]], seed: int) -> None:
+    """The counts-times-table bootstrap equals adding up the rows each resample drew (the draws CIs always used)."""
+    table = np.array(rows, dtype=float)
+    drawn = np.random.default_rng(seed).integers(0, len(table), size=(200, len(table)))
+    assert np.array_equal(resampled_sums(table, n_boot=200, seed=seed), table[drawn].sum(axis=1))
+
+
+def test_resampled_sums_in_blocks_are_the_same_draws(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above MAX_DRAW_ELEMENTS the draws come in blocks, and they are the draws of one (n_boot, n) call."""
+    import harness.score.stats as stats
+
+    table = np.random.default_rng(3).integers(0, 7, size=(400, 2)).astype(float)
+    whole = table[np.random.default_rng(stats.SEED).integers(0, 400, size=(50, 400))].sum(axis=1)
+    monkeypatch.setattr(stats, "MAX_DRAW_ELEMENTS", 1000)  # blocks of 2 resamples
+    assert np.array_equal(stats.resampled_sums(table, n_boot=50), whole)
