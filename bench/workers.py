@@ -73,20 +73,10 @@ async def _drain(items: list[Any], concurrency: int, send: Callable[[Any], Any])
 
 
 def factory_for(study: Any) -> Callable[[Any, int], Any]:
-    """`harness.cli.run.default_factory`, the same five lines without importing the whole CLI (report, pandas).
+    """The CLI's verifier factory (`harness.run.providers.study_factory`), without importing the whole CLI."""
+    from harness.run.providers import study_factory
 
-    tests/bench checks the two build the same verifiers.
-    """
-    from harness.baselines import make_verifier
-    from harness.run.study import ModelSettings
-
-    def factory(variant: Any, epoch: int) -> Any:
-        settings = ModelSettings(**variant.settings).client_kwargs()
-        return make_verifier(
-            variant.model, variant.prompt or "baseline", cache_dir=study.cache, cache_epoch=epoch, **settings
-        )
-
-    return factory
+    return study_factory(study)
 
 
 def _client(args: argparse.Namespace, transport: str) -> Any:

@@ -15,8 +15,7 @@ from harness.cli.console import print_summary
 from harness.corpus.loader import CorpusError, load_cases
 from harness.corpus.perturb import PERTURBATIONS
 from harness.run.folder import DROPPED_FILE, RESULTS_FILE, RunFileError
-from harness.run.log import VariantInfo
-from harness.run.providers import Provider, build_verifier, grammar, provider_of, providers, settings_for
+from harness.run.providers import Provider, grammar, provider_of, providers, settings_for, study_factory
 from harness.run.ray_executor import RayUnavailable
 from harness.run.runner import ResumeError, run_study
 from harness.run.select import FilterError, select_cases
@@ -28,7 +27,6 @@ from harness.score.regression import load_control_run, preflight
 from harness.score.scoring import GateSettings, score_run
 from harness.system.prompts import PromptError
 from harness.system.store import StoreURLError
-from harness.system.verifiers.base import Verifier
 from harness.system.verifiers.factory import ModelSpecError
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
@@ -257,15 +255,7 @@ def _takes(provider: Provider, flags: dict[str, Any]) -> bool:
     return set(flags) <= set(provider.settings.model_fields)
 
 
-def default_factory(study: Study):  # type: ignore[no-untyped-def]
-    """Verifiers from model specs, through the provider registry (`harness.run.providers`)."""
-
-    def factory(variant: VariantInfo, epoch: int) -> Verifier:
-        # the study's settings, not the variant's recorded (redacted) copy
-        prompt = variant.prompt_path or variant.prompt or "baseline"
-        return build_verifier(variant.model, prompt, study.model_settings.get(variant.model), study.cache, epoch)
-
-    return factory
+default_factory = study_factory  # the name the tests and scripts know
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -23,6 +23,9 @@ from harness.run.log import VariantInfo
 from harness.system.prompts import PromptVariant
 from harness.system.verifiers.base import Verifier
 from harness.system.verifiers.factory import OPENAI, REFERENCE, ModelSpec, ModelSpecError, parse_model_spec
+
+if TYPE_CHECKING:
+    from harness.run.study import Study
 
 
 class SettingsError(ModelSpecError):
@@ -166,6 +169,18 @@ def build_verifier(
     """The verifier of a model spec with its settings (its provider's defaults when None)."""
     provider = provider_of(text)
     return provider.build(parse_model_spec(text), prompt, settings or provider.settings(), cache_dir, epoch)
+
+
+def study_factory(study: Study) -> Callable[[VariantInfo, int], Verifier]:
+    """The verifier of each variant × epoch of a study: its model spec through this registry, with the study's
+    settings for that model (not the variant's recorded, redacted copy) and its response cache. What `vbench run`
+    and the bench build."""
+
+    def factory(variant: VariantInfo, epoch: int) -> Verifier:
+        prompt = variant.prompt_path or variant.prompt or "baseline"
+        return build_verifier(variant.model, prompt, study.model_settings.get(variant.model), study.cache, epoch)
+
+    return factory
 
 
 def _build_reference(

@@ -131,14 +131,20 @@ def record_from_crash(
     perturbed: Perturbed | None = None,
 ) -> ResultRecord:
     """A case whose run raised: recorded as an error so the run finishes and nothing is lost."""
+    return _no_outcome(base_record(case, variant, epoch, case_hash, perturbed=perturbed), error)
+
+
+def _no_outcome(base: dict[str, object], error: str | None, **fields: Any) -> ResultRecord:
+    """A record with no outcome to read (the run raised, or a SUT's answer does not follow §7)."""
     return ResultRecord(
-        **base_record(case, variant, epoch, case_hash, perturbed=perturbed),  # type: ignore[arg-type]
+        **base,  # type: ignore[arg-type]
         parse_status=None,
         gatekeeper=None,
         claims={},
         model_verdict=None,
         verdict=None,
         error=error,
+        **fields,
     )
 
 
@@ -163,18 +169,7 @@ def record_from_sut(
     except ValidationError:
         ev = None
     if ev is None:
-        return ResultRecord(
-            **base,  # type: ignore[arg-type]
-            parse_status=None,
-            gatekeeper=None,
-            claims={},
-            model_verdict=None,
-            verdict=None,
-            error=error,
-            raw_reply=raw_reply,
-            persisted=self_evaluation,
-            latency_ms=latency_ms,
-        )
+        return _no_outcome(base, error, raw_reply=raw_reply, persisted=self_evaluation, latency_ms=latency_ms)
     return ResultRecord(
         **base,  # type: ignore[arg-type]
         parse_status=ev.executor_output_parse_status.status,

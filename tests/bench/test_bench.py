@@ -73,8 +73,8 @@ def test_bench_factory_builds_the_cli_verifiers(tmp_path: Path) -> None:
     )
     for variant in build_variants(study):
         ours, cli = factory_for(study)(variant, 2), default_factory(study)(variant, 2)
-        assert type(ours) is type(cli)
-        assert ours.describe() == cli.describe()
+        assert type(ours) is type(cli) and type(ours).__name__ == "LLMVerifier"
+        assert ours.describe() == cli.describe() and ours.describe()["model"]["settings"]["max_tokens"] == 99
 
 
 def test_synthetic_run_folder_holds_valid_records(tmp_path: Path, openai_server: LocalOpenAIServer) -> None:

@@ -167,13 +167,13 @@ async def test_the_factory_cache_answers_a_rerun_without_requests(
 
 
 def test_make_verifier_knows_reference_and_openai_specs() -> None:
-    from harness.baselines import make_verifier as make_any_verifier
+    from harness.run.providers import build_verifier
 
-    reference = make_any_verifier("reference")
+    reference = build_verifier("reference", "baseline")
     assert type(reference).__name__ == "ReferenceVerifier" and isinstance(reference, Verifier)
-    with pytest.raises(ModelSpecError, match=r"harness\.baselines"):
+    with pytest.raises(ModelSpecError, match=r"harness\.run\.providers"):
         make_verifier("reference")  # the system's factory does not import the baseline (replay fingerprint)
-    assert isinstance(make_any_verifier("openai:gpt-test", base_url="http://127.0.0.1:9/v1"), LLMVerifier)
+    assert isinstance(make_verifier("openai:gpt-test", base_url="http://127.0.0.1:9/v1"), LLMVerifier)
     llm = make_verifier("openai:gpt-test", "strict-evidence", base_url="http://127.0.0.1:9/v1", max_attempts=5)
     assert isinstance(llm, LLMVerifier) and isinstance(llm.model, OpenAIChatModel)
     assert llm.name == "openai:gpt-test" and llm.model.settings.max_attempts == 5

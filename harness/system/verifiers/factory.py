@@ -52,7 +52,7 @@ def make_verifier(
 ) -> Verifier:
     """The verifier a model spec names.
 
-    `reference` is built by `harness.baselines.make_verifier`, not here. `openai:<model>`
+    `reference` is built through the provider registry (`harness.run.providers`), not here. `openai:<model>`
     reads OPENAI_BASE_URL / OPENAI_API_KEY unless `base_url` / `api_key` are
     given; `client_settings` are `OpenAISettings` fields (structured_mode,
     max_attempts, timeout, max_tokens, extra_body, ...; unknown keys are errors).
@@ -60,7 +60,7 @@ def make_verifier(
     """
     spec = parse_model_spec(model_spec)
     if is_reference(model_spec):
-        raise ModelSpecError("the reference baseline is built by harness.baselines.make_verifier")
+        raise ModelSpecError("the reference baseline is built by harness.run.providers.build_verifier")
     if spec.provider == OPENAI and spec.model:
         from harness.llm.modes import BaseURLError
         from harness.llm.openai_model import OpenAIChatModel
