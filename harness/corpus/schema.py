@@ -173,8 +173,17 @@ class Case(Contract):
         """The trace summary the spec defines for the case at an excerpt limit (§7), built once per limit."""
         return list(self._traced(excerpt_chars)[0])
 
-    def trace_json(self, excerpt_chars: int) -> list[dict[str, Any]]:
-        """`trace` as persisted JSON (what a record's elided trace is restored to). Do not mutate it."""
+    def trace_json(self, excerpt_chars: int, keep: bool = True) -> list[dict[str, Any]]:
+        """`trace` as persisted JSON (what a record's elided trace is restored to). Do not mutate it.
+
+        `keep=False` builds it without keeping it on the case: a run holds every case, and the excerpts it would
+        keep (up to the excerpt limit per invocation) are as large as the case's own results.
+        """
+        if not keep and (self._trace is None or self._trace[0] is not self.session or self._trace[1] != excerpt_chars):
+            entries = session_trace_summary(
+                self.session.tool_trace_summary, self.session.tool_invocations, excerpt_chars
+            )
+            return [e.model_dump(mode="json") for e in entries]
         return self._traced(excerpt_chars)[1]
 
     def _parse(self) -> tuple[ParsedExecutorOutput, list[Claim]]:

@@ -9,11 +9,10 @@ case text and model replies are always shown as text. Long texts are cut
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from jinja2.utils import htmlsafe_json_dumps
-from markupsafe import Markup
 
 from harness.report.analyses import quality_mismatches
 from harness.score.outcome import CATEGORY_NAMES, RIGHT, is_failure, outcome
@@ -218,7 +217,7 @@ def _issue(issue: Any) -> dict[str, Any]:
 
 def embedded_json(
     runs: Sequence[tuple[str, Iterable[tuple[int, Mapping[str, Any]]], Mapping[Any, Any], Mapping[str, Any]]],
-) -> tuple[Markup, dict[str, Any]]:
+) -> tuple[EmbeddedJSON, dict[str, Any]]:
     """All embedded records and the cases they refer to (each case once per run), as the page's JSON block,
     with the variants, tags and scenarios those records hold (the page's filters) and how many there are.
 
@@ -242,8 +241,27 @@ def embedded_json(
             if case is not None and case_key not in cases:
                 cases[case_key] = f"{_json(case_key)}: {_json(case)}"
     found["records"] = len(records)
-    text = f'{{"cases": {{{", ".join(cases[k] for k in sorted(cases))}}}, "records": [{", ".join(records)}]}}'
-    return Markup(text), found  # noqa: S704 - every piece went through htmlsafe_json_dumps
+    return EmbeddedJSON([cases[k] for k in sorted(cases)], records), found
+
+
+class EmbeddedJSON:
+    """The page's JSON block as its serialised pieces, written one after another (`pieces`), never joined into
+    one string: the report's memory holds the data once. Every piece went through `htmlsafe_json_dumps`."""
+
+    def __init__(self, cases: list[str], records: list[str]) -> None:
+        self.cases, self.records = cases, records
+
+    def pieces(self) -> Iterator[str]:
+        yield '{"cases": {'
+        for i, case in enumerate(self.cases):
+            yield (", " if i else "") + case
+        yield '}, "records": ['
+        for i, record in enumerate(self.records):
+            yield (", " if i else "") + record
+        yield "]}"
+
+    def __html__(self) -> str:
+        return "".join(self.pieces())
 
 
 def _json(value: Any) -> str:

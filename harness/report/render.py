@@ -11,6 +11,7 @@ import base64
 import functools
 import hashlib
 import os
+import uuid
 from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
@@ -132,6 +133,20 @@ def write_html(context: dict[str, Any], path: Path) -> None:
 
 
 def _html_parts(context: dict[str, Any]) -> Iterator[str]:
+    """The page as the template yields it, the embedded data (`casedata.EmbeddedJSON`) written piece by piece."""
+    data = context["data"]
+    mark = f"report-data-{uuid.uuid4().hex}"  # where the block goes; unguessable, so no case or reply can hold it
+    for chunk in _template_parts({**context, "data": Markup(mark)}):  # noqa: S704 - our own mark
+        if mark in chunk:
+            before, after = chunk.split(mark, 1)
+            yield before
+            yield from data.pieces()
+            yield after
+        else:
+            yield chunk
+
+
+def _template_parts(context: dict[str, Any]) -> Iterator[str]:
     script = asset("report.js")
     if "</script" in script.lower():
         raise ValueError("report.js must not contain a closing script tag")

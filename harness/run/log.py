@@ -109,9 +109,9 @@ class ResultRecord(LogModel):
         return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def case_trace(case: Case, excerpt_chars: int) -> list[dict[str, Any]]:
+def case_trace(case: Case, excerpt_chars: int, keep: bool = True) -> list[dict[str, Any]]:
     """The trace summary the spec defines for a case at an excerpt limit, as persisted JSON (§7)."""
-    return case.trace_json(excerpt_chars)
+    return case.trace_json(excerpt_chars, keep)
 
 
 def elide_trace(persisted: dict[str, Any] | None, trace: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, bool]:

@@ -94,7 +94,7 @@ def record_from_run(
     persisted: dict[str, Any] | None = dict(run.self_evaluation)
     elided = False
     if perturbed is None and excerpt_chars is not None:
-        persisted, elided = elide_trace(persisted, case_trace(case, excerpt_chars))
+        persisted, elided = elide_trace(persisted, case_trace(case, excerpt_chars, keep=False))  # not kept: see Case
     return ResultRecord(
         **base_record(case, variant, epoch, case_hash, run.parsed, perturbed),  # type: ignore[arg-type]
         parse_status=ev.executor_output_parse_status.status,
