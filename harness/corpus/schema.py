@@ -161,13 +161,14 @@ class Case(Contract):
     _parsed: tuple[CaseExecutor, ParsedExecutorOutput, list[Claim]] | None = PrivateAttr(default=None)
     _trace: tuple[CaseSession, int, list[TraceEntry], list[dict[str, Any]]] | None = PrivateAttr(default=None)
 
-    def _traced(self, excerpt_chars: int) -> tuple[list[TraceEntry], list[dict[str, Any]]]:
-        if self._trace is None or self._trace[0] is not self.session or self._trace[1] != excerpt_chars:
-            entries = session_trace_summary(
-                self.session.tool_trace_summary, self.session.tool_invocations, excerpt_chars
-            )
-            self._trace = (self.session, excerpt_chars, entries, [e.model_dump(mode="json") for e in entries])
-        return self._trace[2], self._trace[3]
+    def _traced(self, excerpt_chars: int, keep: bool = True) -> tuple[list[TraceEntry], list[dict[str, Any]]]:
+        if self._trace is not None and self._trace[0] is self.session and self._trace[1] == excerpt_chars:
+            return self._trace[2], self._trace[3]
+        entries = session_trace_summary(self.session.tool_trace_summary, self.session.tool_invocations, excerpt_chars)
+        built = (self.session, excerpt_chars, entries, [e.model_dump(mode="json") for e in entries])
+        if keep:
+            self._trace = built
+        return built[2], built[3]
 
     def trace(self, excerpt_chars: int) -> list[TraceEntry]:
         """The trace summary the spec defines for the case at an excerpt limit (§7), built once per limit."""
@@ -179,12 +180,7 @@ class Case(Contract):
         `keep=False` builds it without keeping it on the case: a run holds every case, and the excerpts it would
         keep (up to the excerpt limit per invocation) are as large as the case's own results.
         """
-        if not keep and (self._trace is None or self._trace[0] is not self.session or self._trace[1] != excerpt_chars):
-            entries = session_trace_summary(
-                self.session.tool_trace_summary, self.session.tool_invocations, excerpt_chars
-            )
-            return [e.model_dump(mode="json") for e in entries]
-        return self._traced(excerpt_chars)[1]
+        return self._traced(excerpt_chars, keep)[1]
 
     def _parse(self) -> tuple[ParsedExecutorOutput, list[Claim]]:
         # kept with the executor object it was made from: a copy with another executor parses again

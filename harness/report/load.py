@@ -57,8 +57,9 @@ class LoadedRun:
     summary: dict[str, Any]
     rename: dict[str, str]
     results: pd.DataFrame = field(default_factory=pd.DataFrame)  # signoff.results_frame of every result
-    picked: list[tuple[int, str, bytes]] = field(default_factory=list)
-    """The results `stream_results` picked for drill-down: (category, case id, the results.jsonl line)."""
+    picked: list[tuple[int, str, bool, bytes]] = field(default_factory=list)
+    """The results `stream_results` picked for drill-down: (category, case id, whether its trace was elided, the
+    results.jsonl line)."""
     traces: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """The picked cases' trace summaries (a record's elided trace is put back from these)."""
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -187,7 +188,10 @@ def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
             batch = []
     frames.append(results_frame(run.label, batch, failed))
     run.results = pd.concat(frames, ignore_index=True).drop_duplicates(["case_id", "variant", "epoch"], keep="last")
-    run.picked = [(cat, parse_record(line).case_id, line) for cat, line in selector.chosen()]
+    run.picked = []
+    for cat, line in selector.chosen():
+        record = parse_record(line)
+        run.picked.append((cat, record.case_id, record.trace_from_case, line))
     run.selection = selector.describe()
     return len(keys)
 
@@ -195,9 +199,9 @@ def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
 def load_drill_down(run: LoadedRun) -> None:
     """The picked results' cases, one at a time: each is validated once (its strict parse shows the claims) and
     kept only as its clipped `case_payload` and, when a record's trace was elided, its trace summary."""
-    elided = {cid for _, cid, line in run.picked if b'"trace_from_case":true' in line}
+    elided = {cid for _, cid, trace_elided, _ in run.picked if trace_elided}
     run.cases, run.traces = {}, {}
-    for cid, raw in iter_cases(run.run_dir, {cid for _, cid, _ in run.picked}):
+    for cid, raw in iter_cases(run.run_dir, {cid for _, cid, _, _ in run.picked}):
         try:
             case: Case | None = Case.model_validate(raw)
         except ValidationError:
@@ -212,7 +216,7 @@ def drill_down(run: LoadedRun) -> Iterator[tuple[int, dict[str, Any]]]:
     off `run.picked` as they go: the report holds each whole record only while it is embedded."""
     run.picked.reverse()
     while run.picked:
-        cat, cid, line = run.picked.pop()
+        cat, cid, _, line = run.picked.pop()
         record = parse_record(line)
         data = record.model_dump(mode="json")
         data["variant"] = run.rename.get(record.variant, record.variant)

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from harness.corpus.perturb import Perturbed
 from harness.corpus.schema import Case
 from harness.run.log import GatekeeperOutcome, Gold, ResultRecord, case_trace, elide_trace
-from harness.system.models import ParsedExecutorOutput
+from harness.system.models import ParsedExecutorOutput, VerifierEvaluation
 from harness.system.pipeline import PipelineRun
 from harness.system.policy import structured_claims
 from harness.system.protocol import ReportedEvaluation
@@ -97,15 +97,7 @@ def record_from_run(
         persisted, elided = elide_trace(persisted, case_trace(case, excerpt_chars, keep=False))  # not kept: see Case
     return ResultRecord(
         **base_record(case, variant, epoch, case_hash, run.parsed, perturbed),  # type: ignore[arg-type]
-        parse_status=ev.executor_output_parse_status.status,
-        gatekeeper=GatekeeperOutcome(
-            status=ev.gatekeeper_result.status,
-            failed_rules=ev.gatekeeper_result.failed_rules,
-            warnings=ev.gatekeeper_result.warning_rules,
-        ),
-        claims={c.claim_id: c.verification.value for c in ev.claim_checks},
-        model_verdict=ev.model_verdict,
-        verdict=ev.verdict,
+        **outcome_fields(ev),
         derived_verdict=ev.derived_verdict,
         error=transport_error,
         reply_status=ev.reply_status.status,
@@ -120,6 +112,21 @@ def record_from_run(
         cached=call.cached,
         harness_cpu_ms=run.cpu_ms,
     )
+
+
+def outcome_fields(ev: VerifierEvaluation | ReportedEvaluation) -> dict[str, Any]:
+    """The record's outcome keys (issue 5's contract) read from an evaluation, the system's own or a SUT's."""
+    return {
+        "parse_status": ev.executor_output_parse_status.status,
+        "gatekeeper": GatekeeperOutcome(
+            status=ev.gatekeeper_result.status,
+            failed_rules=ev.gatekeeper_result.failed_rules,
+            warnings=ev.gatekeeper_result.warning_rules,
+        ),
+        "claims": {c.claim_id: str(c.verification) for c in ev.claim_checks},
+        "model_verdict": ev.model_verdict,
+        "verdict": ev.verdict,
+    }
 
 
 def record_from_crash(
@@ -172,15 +179,7 @@ def record_from_sut(
         return _no_outcome(base, error, raw_reply=raw_reply, persisted=self_evaluation, latency_ms=latency_ms)
     return ResultRecord(
         **base,  # type: ignore[arg-type]
-        parse_status=ev.executor_output_parse_status.status,
-        gatekeeper=GatekeeperOutcome(
-            status=ev.gatekeeper_result.status,
-            failed_rules=ev.gatekeeper_result.failed_rules,
-            warnings=ev.gatekeeper_result.warning_rules,
-        ),
-        claims={c.claim_id: c.verification for c in ev.claim_checks},
-        model_verdict=ev.model_verdict,
-        verdict=ev.verdict,
+        **outcome_fields(ev),
         error=error,
         raw_reply=raw_reply,
         adjustments=list(ev.adjustments),

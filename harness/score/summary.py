@@ -24,7 +24,6 @@ from harness.score.conformance import (
     policy_case_mismatches,
     read_evaluation,
 )
-from harness.score.frames import claims_frame, quality_frame
 from harness.score.metrics import (
     breakdown,
     claim_details,
@@ -33,7 +32,6 @@ from harness.score.metrics import (
     stability,
     verdict_details,
 )
-from harness.score.outcomes import outcomes_frame
 from harness.score.registry import Frames, compute_all, metrics
 from harness.score.reliability import calibration_metrics, consistency_metrics
 from harness.score.summary_model import SUMMARY_SCHEMA
@@ -166,20 +164,6 @@ def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.Data
     out["consistency"] = consistency_metrics(quality)
     out["calibration"] = calibration_metrics(quality)
     return out
-
-
-def build_summary(
-    manifest: Manifest, records: Sequence[ResultRecord], cases: CaseSource, outcomes: pd.DataFrame | None = None
-) -> dict[str, Any]:
-    """The whole summary.json from records held in memory (`scoring.score_run` streams the log instead)."""
-    return summarise(
-        manifest,
-        quality_frame(records),
-        claims_frame(records),
-        outcomes_frame(records) if outcomes is None else outcomes,
-        conformance(records, cases, excerpt_chars=manifest.excerpt_chars),
-        len(records),
-    )
 
 
 def summarise(
