@@ -2,66 +2,33 @@
 
 The key is a sha256 over the model's identity (name, base URL, the settings
 that change replies), the whole request except its timeout, and an `epoch`
-(bump it to force fresh replies). One JSON file per key, written to a temp
-file and renamed, so concurrent writers (tasks or processes) never leave a
-torn entry. Only replies are cached, never transport errors. A cache that cannot
-be written is reported once; the replies still reach the run.
+(bump it to force fresh replies). Entries are JSON texts in one SQLite file,
+`<cache dir>/replies.sqlite3` (`harness.llm.entries`: written in the background, in
+transactions, so concurrent writers never leave a torn entry). Only replies are
+cached, never transport errors. A cache that cannot be written is reported once;
+the replies still reach the run.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from harness.llm.entries import EntryFile, flush_writes
 from harness.llm.types import ChatModel, ChatRequest, ChatResponse
 
 log = logging.getLogger(__name__)
 
-KEY_VERSION = 1
+KEY_VERSION = 2
+"""2: entries moved from one JSON file per key into `replies.sqlite3` (version 1 folders are not read)."""
+CACHE_FILE = "replies.sqlite3"
 _TRANSPORT_ONLY = {"max_attempts", "timeout", "backoff_base", "backoff_max", "max_retry_after"}
 _VOLATILE = {"structured_mode_in_use", "structured_mode_refusals", "transport_in_use"}
-
-
-_made_dirs: set[Path] = set()
-_temp_names = itertools.count()
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temp file and a rename, so a concurrent reader never sees a torn file.
-
-    Two files per case go through here (the reply cache and the kept result), so it pays for no more than the
-    file: a folder made once is remembered, and the temp file is named by process and counter and created
-    exclusively (mode 0600, as `mkstemp` made it), with `mkstemp` only when that name is taken.
-    Raises OSError (the temp file is removed first); callers decide what a cache that cannot be written means.
-    """
-    parent = path.parent
-    if parent not in _made_dirs:
-        parent.mkdir(parents=True, exist_ok=True)
-        _made_dirs.add(parent)
-    tmp = f"{parent}{os.sep}.{path.stem[:8]}.{os.getpid()}.{next(_temp_names)}.tmp"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:8]}.", suffix=".tmp", dir=parent)
-    except FileNotFoundError:  # the folder went away since it was made: make it again
-        _made_dirs.discard(parent)
-        parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:8]}.", suffix=".tmp", dir=parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def model_identity(model: ChatModel) -> dict[str, Any]:
@@ -100,6 +67,7 @@ class CachingChatModel:
         self.misses = 0
         self.write_error: str | None = None
         self._identity: dict[str, Any] | None = None
+        self._entries = EntryFile(self.cache_dir / CACHE_FILE)
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "cache": {"dir": str(self.cache_dir), "epoch": self.epoch}}
@@ -112,9 +80,6 @@ class CachingChatModel:
         if self._identity is None:
             self._identity = model_identity(self.inner)
         return cache_key(self._identity, request, self.epoch)
-
-    def _path(self, key: str) -> Path:
-        return self.cache_dir / key[:2] / f"{key}.json"
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
         key = self.key(request)
@@ -129,9 +94,11 @@ class CachingChatModel:
         return response
 
     def _read(self, key: str) -> ChatResponse | None:
+        text = self._entries.get(key)
+        if text is None:
+            return None
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-            return ChatResponse.model_validate(data["response"])
+            return ChatResponse.model_validate(json.loads(text)["response"])
         except (OSError, ValueError, KeyError, TypeError, ValidationError):
             return None  # absent or unreadable: a miss, overwritten by the next reply
 
@@ -140,13 +107,16 @@ class CachingChatModel:
         if self.write_error is not None:
             return
         entry = {"key_version": KEY_VERSION, "model": self.name, "response": response.model_dump(mode="json")}
-        try:
-            write_atomic(self._path(key), json.dumps(entry, ensure_ascii=False))
-        except OSError as exc:  # read-only, full, or removed mid-run: the reply was paid for, keep it
+        self._entries.put(key, json.dumps(entry, ensure_ascii=False), self._failed)
+
+    def _failed(self, exc: Exception) -> None:
+        """Read-only, full, or not a database: the reply was paid for and reached the run; say so once."""
+        if self.write_error is None:
             self.write_error = f"{type(exc).__name__}: {exc}"
             log.warning("response cache: cannot write under %s (%s); replies are not cached", self.cache_dir, exc)
 
     async def aclose(self) -> None:
+        flush_writes()
         closer = getattr(self.inner, "aclose", None)
         if callable(closer):
             await closer()

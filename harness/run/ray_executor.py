@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from harness.llm.entries import flush_writes
 from harness.run.log import ResultRecord, VariantInfo
 from harness.run.records import record_from_crash
 from harness.run.schedule import Emitter, SilentProgress, Task, run_tasks
@@ -189,4 +190,5 @@ def run_batch(
     loop: asyncio.AbstractEventLoop = _WORKER_STATE["loop"]
     work = run_tasks(tasks, verifier_for, sink, concurrency, excerpt_chars, SilentProgress(), **placement)
     loop.run_until_complete(work)
+    flush_writes()  # this worker's cached replies are on disk before its batch is handed back
     return sink.lines

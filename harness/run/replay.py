@@ -15,8 +15,8 @@ it when all of these are unchanged:
 Change any of them and the system runs again (on cached replies where the requests did not change). Policy
 cases, results without a reply cache (`--no-cache`, the reference verifier) and error records are never
 replayed, so conformance is always executed. `--no-replay` runs the system on every case and refreshes the kept
-results; a replayed record says so. Entries are kept per code fingerprint (`results/<fingerprint>/`), so the
-sets of older builds can be deleted in one go.
+results; a replayed record says so. Entries are kept per code fingerprint (`results/<fingerprint>.sqlite3`), so
+the sets of older builds can be deleted in one go.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.llm.cache import write_atomic
+from harness.llm.entries import EntryFile
 from harness.run.log import ResultRecord, VariantInfo
 
 log = logging.getLogger(__name__)
@@ -100,27 +100,29 @@ def replayable(record: ResultRecord) -> bool:
 
 
 class ResultReplay:
-    """Result entries under `<cache>/results/<fingerprint>/`, one JSON file per task key, written atomically.
+    """Result entries in `<cache>/results/<fingerprint>.sqlite3` by task key (`harness.llm.entries`: written in
+    the background; `flush_writes` waits for them).
 
     `read=False` (--no-replay): nothing is replayed, every new result is still kept (refreshing old entries).
     A cache that cannot be written is reported once and left alone: the run and its log go on.
     """
 
     def __init__(self, cache_dir: str | Path, fingerprint: str, read: bool = True) -> None:
-        self.root = Path(cache_dir) / REPLAY_DIR / fingerprint[:16]
+        self.path = Path(cache_dir) / REPLAY_DIR / f"{fingerprint[:16]}.sqlite3"
         self.read = read
         self.write_error: str | None = None
-
-    def _path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
+        self._entries = EntryFile(self.path)
 
     def get(self, key: str, case_id: str, variant: str, epoch: int) -> ResultRecord | None:
         """The stored result, marked replayed, or None (absent, unreadable, or for another task)."""
         if not self.read:
             return None
+        text = self._entries.get(key)
+        if text is None:
+            return None
         try:
-            record = ResultRecord.model_validate_json(self._path(key).read_bytes())
-        except (OSError, ValueError, ValidationError):
+            record = ResultRecord.model_validate_json(text)
+        except (ValueError, ValidationError):
             return None
         if (record.case_id, record.variant, record.epoch) != (case_id, variant, epoch):
             return None  # a hash collision or a hand-edited entry: run the system
@@ -128,11 +130,11 @@ class ResultReplay:
         return record.model_copy(update={"cached": True, "replayed": True, "finished_at": stamp})
 
     def put(self, key: str, line: str) -> None:
-        """Keep one result (its results.jsonl line, already serialised); never raises."""
-        if self.write_error is not None:
-            return
-        try:
-            write_atomic(self._path(key), line)
-        except OSError as exc:
+        """Keep one result (its results.jsonl line, already serialised), written in the background; never raises."""
+        if self.write_error is None:
+            self._entries.put(key, line, self._failed)
+
+    def _failed(self, exc: Exception) -> None:
+        if self.write_error is None:
             self.write_error = f"{type(exc).__name__}: {exc}"
-            log.warning("result replay: cannot write under %s (%s); results are not kept for replay", self.root, exc)
+            log.warning("result replay: cannot write %s (%s); results are not kept for replay", self.path, exc)

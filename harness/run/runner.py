@@ -22,6 +22,7 @@ from typing import Any
 from harness import __version__
 from harness.corpus.perturb import PerturbContext, Perturbed, perturb
 from harness.corpus.schema import Case
+from harness.llm.entries import flush_writes
 from harness.run.execute import scripted_verifier_for
 from harness.run.folder import (
     MANIFEST_FILE,
@@ -337,6 +338,7 @@ def run_study(
                         )
                     )
     finally:
+        flush_writes()  # the kept replies and results are on disk before the run returns
         progress.stop()
     manifest.components = components(variants, verifiers)
     write_manifest(run_dir, manifest)

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import os
-import shutil
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
 
 from harness.devtools.local_server import LocalOpenAIServer
-from harness.llm import cache as cache_module
-from harness.llm.cache import CachingChatModel, cache_key, model_identity, write_atomic
+from harness.llm.cache import CACHE_FILE, CachingChatModel, cache_key, model_identity
+from harness.llm.entries import flush_writes
 from harness.llm.fake import FakeChatModel
 from harness.llm.types import ChatRequest, ChatResponse
 from tests.llm.helpers import SCHEMA, SECRET_KEY, claims_message, model_for, request
@@ -113,8 +113,8 @@ async def test_concurrent_writers_leave_only_complete_entries(tmp_path: Path) ->
     writers = [CachingChatModel(inner, tmp_path) for _ in range(4)]
     reqs = [request(f"q{i}") for i in range(25)]
     await asyncio.gather(*(w.generate(r) for w in writers for r in reqs))
-    files = sorted(tmp_path.rglob("*.json"))
-    assert len(files) == 25 and not list(tmp_path.rglob("*.tmp"))
+    flush_writes()
+    assert _entries(tmp_path) and len(_entries(tmp_path)) == 25
     reader = CachingChatModel(inner, tmp_path)
     calls = inner.calls
     replies = [await reader.generate(r) for r in reqs]
@@ -149,12 +149,12 @@ async def test_an_unreadable_entry_is_a_miss_and_is_rewritten(tmp_path: Path) ->
     fake = FakeChatModel("fresh")
     model = CachingChatModel(fake, tmp_path)
     req = request("q")
-    path = tmp_path / model.key(req)[:2] / f"{model.key(req)}.json"
-    path.parent.mkdir(parents=True)
-    path.write_text('{"response": {"text": ')
+    model._entries.put(model.key(req), '{"response": {"text": ', lambda exc: None)
+    flush_writes()
     reply = await model.generate(req)
     assert reply.text == "fresh" and not reply.cached and len(fake.requests) == 1
-    assert json.loads(path.read_text())["response"]["text"] == "fresh"
+    flush_writes()
+    assert json.loads(_entries(tmp_path)[model.key(req)])["response"]["text"] == "fresh"
 
 
 async def test_cache_files_hold_no_key(openai_server: LocalOpenAIServer, tmp_path: Path) -> None:
@@ -162,28 +162,50 @@ async def test_cache_files_hold_no_key(openai_server: LocalOpenAIServer, tmp_pat
         model = CachingChatModel(inner, tmp_path)
         await model.generate(request(schema=SCHEMA))
         assert SECRET_KEY not in json.dumps(model.describe())
-    assert all(SECRET_KEY not in p.read_text() for p in tmp_path.rglob("*.json"))
+        await model.aclose()  # closing waits for the background writer
+    stored = (tmp_path / CACHE_FILE).read_bytes()
+    assert len(_entries(tmp_path)) == 1 and SECRET_KEY.encode() not in stored
 
 
-def test_write_atomic_writes_whole_files_and_leaves_no_temp_file(tmp_path: Path) -> None:
-    target = tmp_path / "ab" / "abcdef.json"
-    write_atomic(target, "first é")
-    write_atomic(target, "second")
-    assert target.read_text(encoding="utf-8") == "second"
-    assert [p.name for p in target.parent.iterdir()] == ["abcdef.json"]
-    assert target.stat().st_mode & 0o777 == 0o600  # as mkstemp made it
+def _entries(folder: Path) -> dict[str, str]:
+    """What the cache file holds, read with plain sqlite3."""
+    with contextlib.closing(sqlite3.connect(folder / CACHE_FILE)) as conn:
+        return dict(conn.execute("SELECT key, text FROM entries").fetchall())
 
 
-def test_write_atomic_survives_a_removed_folder_and_a_taken_temp_name(tmp_path: Path) -> None:
-    """The remembered folder may be deleted mid-run, and another process may hold the next temp name."""
-    target = tmp_path / "cd" / "cdef.json"
-    write_atomic(target, "one")
-    shutil.rmtree(target.parent)
-    write_atomic(target, "two")  # the folder is made again
-    assert target.read_text() == "two"
-    following = int(repr(cache_module._temp_names)[len("count(") : -1])
-    taken = target.parent / f".cdef.{os.getpid()}.{following}.tmp"
-    taken.write_text("someone else's")
-    write_atomic(target, "three")  # falls back to a fresh mkstemp name
-    assert target.read_text() == "three" and taken.read_text() == "someone else's"
-    assert sorted(p.name for p in target.parent.iterdir()) == sorted(["cdef.json", taken.name])
+async def test_a_reply_not_yet_committed_is_read_back_and_flush_commits_it(tmp_path: Path) -> None:
+    gate = threading.Event()
+    fake = FakeChatModel("kept")
+    model = CachingChatModel(fake, tmp_path)
+    real = type(model._entries).write_many
+
+    def held(self: Any, rows: list[tuple[str, str]]) -> None:
+        gate.wait(10)
+        real(self, rows)
+
+    type(model._entries).write_many = held  # type: ignore[method-assign]
+    try:
+        await model.generate(request("q"))
+        assert not (tmp_path / CACHE_FILE).exists()  # still queued
+        again = await CachingChatModel(fake, tmp_path).generate(request("q"))  # another instance, same folder
+        assert again.cached and again.text == "kept" and len(fake.requests) == 1
+        gate.set()
+        flush_writes()
+    finally:
+        gate.set()
+        type(model._entries).write_many = real  # type: ignore[method-assign]
+    assert [json.loads(t)["response"]["text"] for t in _entries(tmp_path).values()] == ["kept"]
+
+
+async def test_a_cache_that_cannot_be_written_is_reported_once_and_replies_still_come(
+    tmp_path: Path, caplog: Any
+) -> None:
+    (tmp_path / CACHE_FILE).write_text("this is not an SQLite database, it is a text file" * 100)
+    fake = FakeChatModel("answer")
+    model = CachingChatModel(fake, tmp_path)
+    replies = [await model.generate(request(f"q{i}")) for i in range(3)]
+    flush_writes()
+    assert [r.text for r in replies] == ["answer"] * 3 and model.write_error is not None
+    assert "DatabaseError" in model.write_error
+    assert sum("cannot write" in r.getMessage() for r in caplog.records) == 1
+    assert [r.cached for r in [await model.generate(request("q0"))]] == [False]  # unreadable: a miss

@@ -5,7 +5,9 @@ Replay must give the very records the system gave, and must step aside for anyth
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -128,6 +130,19 @@ def test_a_changed_case_or_setting_is_run_again(tmp_path: Path, corpus: Path, op
     assert {r.epoch for r in other_epoch if r.replayed} == {1}  # epoch 2 has its own replies and results
 
 
+def kept_results(cache: Path) -> dict[str, str]:
+    """Every kept result of the cache (its one fingerprint's store), read with plain sqlite3."""
+    (path,) = (cache / REPLAY_DIR).glob("*.sqlite3")
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        return dict(conn.execute("SELECT key, text FROM entries").fetchall())
+
+
+def set_kept_results(cache: Path, entries: dict[str, str]) -> None:
+    (path,) = (cache / REPLAY_DIR).glob("*.sqlite3")
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        conn.executemany("UPDATE entries SET text = ? WHERE key = ?", [(t, k) for k, t in entries.items()])
+
+
 def test_transport_errors_are_not_kept_and_a_broken_entry_is_a_miss(
     tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer
 ) -> None:
@@ -136,10 +151,10 @@ def test_transport_errors_are_not_kept_and_a_broken_entry_is_a_miss(
     assert all(r.error for r in failed if r.kind == "quality")
     assert not (tmp_path / "cache" / REPLAY_DIR).exists()
     run(study_for(corpus, tmp_path / "cache", openai_server), tmp_path / "ok")
-    entries = sorted((tmp_path / "cache" / REPLAY_DIR).rglob("*.json"))
+    entries = kept_results(tmp_path / "cache")
     assert len(entries) == 7
-    entries[0].write_text("{not json")
-    entries[1].write_text(entries[2].read_text())  # another task's result under this key
+    keys = sorted(entries)
+    set_kept_results(tmp_path / "cache", {keys[0]: "{not json", keys[1]: entries[keys[2]]})  # another task's result
     rerun = run(study_for(corpus, tmp_path / "cache", openai_server), tmp_path / "rerun")
     assert sum(r.replayed for r in rerun) == 5
     assert {r.case_id for r in rerun if r.kind == "quality"} == {f"q{i}" for i in range(1, 8)}
@@ -210,16 +225,16 @@ def test_no_replay_through_the_cli_runs_the_system_and_refreshes_the_kept_result
     args = ["run", "--cases", str(corpus), "--model", MODEL, "--base-url", openai_server.base_url]
     args += ["--cache", str(tmp_path / "cache"), "--no-report"]
     assert main([*args, "--out", str(tmp_path / "cold")]) == 0
-    entries = sorted((tmp_path / "cache" / REPLAY_DIR).rglob("*.json"))
+    entries = kept_results(tmp_path / "cache")
     assert len(entries) == 7
-    inodes = {e: e.stat().st_ino for e in entries}
-    entries[0].write_text("{broken")  # one bad entry: --no-replay must rewrite it, not leave it
+    set_kept_results(tmp_path / "cache", dict.fromkeys(entries, "{broken"))  # --no-replay must rewrite them all
     assert main([*args, "--out", str(tmp_path / "rerun"), "--no-replay"]) == 0
     rerun = read_results(tmp_path / "rerun")
     assert not any(r.replayed for r in rerun) and all(r.cached for r in rerun if r.kind == "quality")
     assert read_manifest(tmp_path / "rerun").settings["replay"] is False
-    assert all(e.stat().st_ino != inodes[e] for e in entries)  # every entry written again (atomic replace)
-    assert all(ResultRecord.model_validate_json(e.read_text()) for e in entries)
+    rewritten = kept_results(tmp_path / "cache")
+    assert rewritten.keys() == entries.keys()
+    assert all(ResultRecord.model_validate_json(text) for text in rewritten.values())  # every entry written again
     assert main([*args, "--out", str(tmp_path / "warm")]) == 0
     assert sum(r.replayed for r in read_results(tmp_path / "warm")) == 7
 
