@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,10 +24,7 @@ from harness.run.runner import ResumeError, run_study
 from harness.run.select import FilterError, select_cases
 from harness.run.study import Study, StudyError, build_study, load_study_file
 from harness.score.gates import GateError, check_gate_names, parse_gate
-from harness.score.outcomes import load_outcomes
 from harness.score.pairing import PairingError
-from harness.score.regression import load_control_run, preflight
-from harness.score.scoring import GateSettings, score_run
 from harness.system.prompts import PromptError
 from harness.system.store import StoreURLError
 from harness.system.verifiers.factory import ModelSpecError
@@ -288,9 +288,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.cli.progress import RichProgress
 
     corpus_policy = sum(1 for c in corpus if c.kind == "policy")
+    preload = import_in_background(AFTER_RUN_MODULES + (REPORT_MODULES if study.report else ()))
     try:
         result = run_study(study, cases, run_dir, default_factory(study), RichProgress(err))
         del corpus, cases  # scoring and the report read the run folder: the cases' memory is theirs to reuse
+        preload.join()
+        from harness.score.scoring import GateSettings
+
         gates = study.gates
         summary = score_run(
             run_dir,
@@ -331,11 +335,46 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK if summary["passed"] else EXIT_GATE
 
 
+AFTER_RUN_MODULES = ("harness.score.scoring", "harness.kit.certificate")
+"""What scoring and the certificate import (pandas, the kit's server): ~0.4 s of imports."""
+REPORT_MODULES = ("harness.report.render", "harness.report.figures")
+"""What the HTML report imports (matplotlib, jinja2): ~0.5 s."""
+
+
+def import_in_background(names: Sequence[str]) -> threading.Thread:
+    """Import `names` on a daemon thread while the run waits on its requests; join it before using them.
+
+    A run spends most of its time waiting on replies (200 ms each, 32 at a time), and without this the second
+    or so of imports that scoring and the report need would start only after the last reply, on the critical
+    path of what a user waits for. Joining before use means no module is ever imported by two threads at once.
+    A failed import is left for the real one to raise, where it is used.
+    """
+
+    def work() -> None:
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: S112 - raised again, with its context, by the import that needs it
+                continue
+
+    thread = threading.Thread(target=work, name="vbench-preload", daemon=True)
+    thread.start()
+    return thread
+
+
+def score_run(run_dir: Path, settings: Any) -> dict[str, Any]:
+    """`harness.score.scoring.score_run`, imported when first needed (pandas stays out of start-up)."""
+    from harness.score.scoring import score_run as score
+
+    return score(run_dir, settings)
+
+
 def _preflight(study: Study, cases: list[Any]) -> None:
     """Every candidate has a control and shares cases with it, before any request is sent (PairingError: exit 2)."""
     if study.control is None and study.baseline is None:
         return
     from harness.run.runner import build_variants
+    from harness.score.regression import load_control_run, preflight
 
     baseline = load_control_run(study.baseline) if study.baseline is not None else None
     quality = {c.id: c.content_hash() for c in cases if c.kind == "quality"}
@@ -355,6 +394,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from harness.cli.console import print_comparisons
     from harness.run.folder import MANIFEST_FILE, read_manifest
     from harness.score.compare import compare_runs
+    from harness.score.outcomes import load_outcomes
 
     err = Console(stderr=True, soft_wrap=True, emoji=False)
     console = Console(width=None if Console().is_terminal else 160)
