@@ -25,6 +25,7 @@ from harness.run.select import FilterError, select_cases
 from harness.run.study import Study, StudyError, build_study, load_study_file
 from harness.score.gates import GateError, check_gate_names, parse_gate
 from harness.score.pairing import PairingError
+from harness.score.registry import decidable
 from harness.system.prompts import PromptError
 from harness.system.store import StoreURLError
 from harness.system.verifiers.factory import ModelSpecError
@@ -79,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument(
         "--decide-on",
         action="append",
-        choices=["verdict_accuracy", "claim_accuracy", "unsafe_pass_rate"],
+        choices=decidable(),
         help="a metric the ship decision gates on (repeatable; default verdict_accuracy and unsafe_pass_rate)",
     )
     run.add_argument(
@@ -209,7 +210,7 @@ def study_from_args(args: argparse.Namespace) -> Study:
         overrides["cache"] = None
         file_data = {**file_data, "cache": None}
     study = build_study(file_data, overrides, source=str(args.study) if args.study else "flags")
-    check_gate_names(study.gates.fail_under, str(args.study) if args.study else "flags")
+    check_gate_names(study.gates.fail_under, str(args.study) if args.study else "flags", study.gates.decide_on)
     return _apply_client_flags(study, args)
 
 

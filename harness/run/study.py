@@ -19,8 +19,9 @@ from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 REFERENCE = "reference"
 """The default model: the offline baseline."""
-DecisionMetric = Literal["verdict_accuracy", "claim_accuracy", "unsafe_pass_rate"]
-DEFAULT_DECIDE_ON: tuple[DecisionMetric, ...] = ("verdict_accuracy", "unsafe_pass_rate")
+DEFAULT_DECIDE_ON: tuple[str, ...] = ("verdict_accuracy", "unsafe_pass_rate")
+"""The decision's default metrics; which may be named is the metric registry's (`harness.score.registry.decidable`,
+checked by `harness.score.gates.check_gate_names` when a study is built)."""
 DEFAULT_MARGIN_PP = 5.0
 """The ship decision's non-inferiority margin in percentage points (README, "The ship decision")."""
 DEFAULT_PROMPTS = ["baseline"]
@@ -45,7 +46,7 @@ class Gates(BaseModel):
         description="non-inferiority margin of the ship decision, in percentage points (see README: the decision)",
     )
     require_ship: bool = Field(default=False, description="an inconclusive decision fails the run too")
-    decide_on: list[DecisionMetric] = Field(
+    decide_on: list[str] = Field(
         default_factory=lambda: list(DEFAULT_DECIDE_ON),
         min_length=1,
         description="the metrics a candidate is gated on",

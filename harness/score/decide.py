@@ -23,6 +23,7 @@ from harness.run.log import Manifest, VariantInfo
 from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
 from harness.score.compare import format_p, pp_text
 from harness.score.outcome import claim_right
+from harness.score.registry import metrics as registered_metrics
 from harness.score.stats import mcnemar_exact, mde_paired_binary, paired_ratio_diff
 
 DecisionKind = Literal["ship", "block", "inconclusive"]
@@ -168,6 +169,20 @@ def _claims(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tupl
     }, n_claims
 
 
+def paired_verdict_accuracy(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tuple[dict[str, Any], int]:
+    return _binary(paired, "verdict_correct")
+
+
+def paired_claim_accuracy(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tuple[dict[str, Any], int]:
+    return _claims(paired, gold)
+
+
+def paired_unsafe_pass_rate(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tuple[dict[str, Any], int]:
+    """Over the units whose gold verdict forbids PASS; a control that kept no unsafe-PASS flags (its paired
+    column all missing) measures nothing."""
+    return _binary(paired[paired["unsafe_eligible_cand"].astype(bool)], "unsafe_pass")
+
+
 def _label(claims: Any, claim_id: str) -> str | None:
     return claims.get(claim_id) if isinstance(claims, dict) else None
 
@@ -234,16 +249,14 @@ def decide(
     paired = pair_units(candidate_units, control_units)
     cases_cand, cases_ctl = set(candidate_units["case_id"]), set(control_units["case_id"])
     paired_cases = set(paired["case_id"])
-    metrics: dict[str, MetricComparison] = {}
-    verdict, n_verdict = _binary(paired, "verdict_correct")
-    metrics["verdict_accuracy"] = judge_metric(verdict, n_verdict, False, "verdict_accuracy" in gated, margin, alpha)
-    claims, n_claims = _claims(paired, gold)
-    metrics["claim_accuracy"] = judge_metric(claims, n_claims, False, "claim_accuracy" in gated, margin, alpha)
     # an older baseline kept no unsafe-PASS flags: that metric is not measured (never read as all-True)
     control_has_unsafe = "unsafe_pass" in control_units.columns
-    eligible = paired[paired["unsafe_eligible_cand"].astype(bool)] if control_has_unsafe else paired.iloc[0:0]
-    unsafe, n_unsafe = _binary(eligible, "unsafe_pass")
-    metrics["unsafe_pass_rate"] = judge_metric(unsafe, n_unsafe, True, "unsafe_pass_rate" in gated, margin, alpha)
+    metrics: dict[str, MetricComparison] = {}
+    for spec in registered_metrics():
+        if spec.paired:
+            figures, units = globals()[spec.paired](paired, gold)
+            lower = not spec.higher_is_better
+            metrics[spec.key] = judge_metric(figures, units, lower, spec.key in gated, margin, alpha)
     candidate_units_total = len(candidate_units.drop_duplicates(PAIR_KEY))
     unpaired_units = candidate_units_total - len(paired)
     kind, reasons = _outcome(metrics, margin, alpha, control_has_unsafe, unpaired_units, candidate_units_total)

@@ -6,11 +6,12 @@ is a decision, not a threshold: `harness.score.decide`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from harness.score.registry import Direction, gateable, metric
+from harness.score.registry import Direction, decidable, gateable, metric
 
 
 class GateError(ValueError):
@@ -30,11 +31,18 @@ def parse_gate(text: str) -> tuple[str, float]:
         raise GateError(f"gate {text!r}: {value!r} is not a number") from exc
 
 
-def check_gate_names(fail_under: dict[str, float], source: str) -> None:
-    """Every `fail_under` key of a study file is a registered gateable metric (else GateError, exit 2)."""
+def check_gate_names(fail_under: dict[str, float], source: str, decide_on: Sequence[str] = ()) -> None:
+    """Every `fail_under` key of a study is a registered gateable metric, and every `decide_on` entry a decidable
+    one (else GateError, exit 2)."""
     for name in fail_under:
         if name not in gateable():
             raise GateError(f"{source}: gates.fail_under.{name}: unknown metric; one of {', '.join(gateable())}")
+    for i, name in enumerate(decide_on):
+        if name not in decidable():
+            raise GateError(
+                f"{source}: gates.decide_on[{i}]: {name!r} is not a metric the decision can be made on; "
+                f"one of {', '.join(decidable())}"
+            )
 
 
 def threshold_gates(

@@ -1,7 +1,8 @@
 """The metric registry: the one home of each scalar figure a variant gets.
 
 An entry names its key, label, direction, display format, whether a `--fail-under` gate may name it,
-whether per-group breakdowns (`per_scenario`, `per_tag`, `per_dataset`) show it, and how to compute it
+whether the ship decision can be made on it (`--decide-on`: a paired, per-unit comparison against the
+control, computed by `harness.score.decide`), whether per-group breakdowns (`per_scenario`, `per_tag`, `per_dataset`) show it, and how to compute it
 from a variant's frames. `summary.json`, the gates, the console table, the report's headline and
 summary.md all read this table, so a new metric is one `register(...)` call.
 
@@ -72,6 +73,9 @@ class MetricSpec:
     """A column of the closing notes (summary.md beside report.html)."""
     short: str = ""
     """Column header where space is short (console, summary.md); the label when empty."""
+    paired: str = ""
+    """The function of `harness.score.decide` that compares it unit by unit with a control (figures, units):
+    the metrics `--decide-on` may name. Empty: not decidable."""
 
     @property
     def higher_is_better(self) -> bool:
@@ -90,6 +94,7 @@ class MetricSpec:
         return {
             "key": self.key, "label": self.label, "direction": self.direction.value, "format": self.format.value,
             "has_ci": self.has_ci, "gateable": self.gateable, "compute": getattr(self.compute, "__name__", ""),
+            **({"decidable": True} if self.paired else {}),
         }  # fmt: skip
 
 
@@ -129,6 +134,11 @@ def metric(key: str) -> MetricSpec:
 
 def gateable() -> tuple[str, ...]:
     return tuple(m.key for m in _REGISTRY.values() if m.gateable)
+
+
+def decidable() -> tuple[str, ...]:
+    """The metrics the ship decision may gate on (`--decide-on`, a study's `gates.decide_on`)."""
+    return tuple(m.key for m in _REGISTRY.values() if m.paired)
 
 
 def summary_keys() -> tuple[str, ...]:
@@ -177,7 +187,7 @@ def _builtin(
 _builtin(
     "verdict_accuracy", "Verdict accuracy", "effective verdict (after gatekeeper and policy) in the gold set",
     Direction.HIGHER, has_ci=True, gateable=True, headline=True, console=True, grouped=True, notes=True,
-    short="verdict acc",
+    short="verdict acc", paired="paired_verdict_accuracy",
 )  # fmt: skip
 _builtin(
     "model_verdict_accuracy", "Model verdict accuracy", "the model's own verdict in the gold set",
@@ -187,11 +197,12 @@ _builtin(
 _builtin(
     "claim_accuracy", "Claim accuracy", "claim checks whose class is one of the gold labels",
     Direction.HIGHER, has_ci=True, gateable=True, headline=True, console=True, grouped=True, notes=True,
-    short="claim acc",
+    short="claim acc", paired="paired_claim_accuracy",
 )  # fmt: skip
 _builtin(
     "unsafe_pass_rate", "Unsafe PASS rate", "PASS where the gold verdict forbids PASS (lower is better)",
     Direction.LOWER, has_ci=True, headline=True, console=True, notes=True, short="unsafe PASS",
+    paired="paired_unsafe_pass_rate",
 )  # fmt: skip
 _builtin(
     "grounding_bacc", "Grounding bAcc", "balanced accuracy of supported vs not, as LLM-AggreFact reports it",

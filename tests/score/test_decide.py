@@ -11,6 +11,7 @@ from scipy.stats import norm
 from harness.run.log import VariantInfo
 from harness.score.decide import decide
 from harness.score.pairing import PairingError, resolve_pairs
+from harness.score.registry import Direction
 from harness.score.stats import mde_paired_binary
 
 GOLD = {"C1": ["direct_observation"], "C2": ["contradicted"]}
@@ -193,3 +194,23 @@ def test_the_mde_counts_cases_not_epochs() -> None:
     one = run_decide(units("cand", [True, False] * 10), units("ctl", [True, False] * 10))
     three = run_decide(units("cand", [True, False] * 10, epochs=3), units("ctl", [True, False] * 10, epochs=3))
     assert three.mde == one.mde  # three identical epochs carry no more information than one
+
+
+def test_the_decision_metrics_are_the_registrys_and_a_new_one_is_one_registration() -> None:
+    from harness.score.registry import MetricSpec, decidable, metric, registered
+
+    assert decidable() == ("verdict_accuracy", "claim_accuracy", "unsafe_pass_rate")
+    cand, ctl = units("cand", [False] * 8 + [True] * 2), units("ctl", [True] * 10)
+    base = metric("verdict_accuracy")
+    # a lower-is-better twin of verdict accuracy: the same drop now reads as an improvement, so it cannot block
+    twin = MetricSpec(
+        "verdict_errors_twin", "twin", "test", Direction.LOWER, base.format, base.compute,
+        paired="paired_verdict_accuracy",
+    )  # fmt: skip
+    with registered(twin):
+        assert "verdict_errors_twin" in decidable()
+        d = run_decide(cand, ctl, gated=("verdict_errors_twin",))
+        t = d.metrics["verdict_errors_twin"]
+        assert t.gated and t.diff == pytest.approx(-0.8) and not t.significantly_worse
+        assert not d.metrics["verdict_accuracy"].gated and d.decision != "block"
+    assert "verdict_errors_twin" not in decidable() and "verdict_errors_twin" not in run_decide(cand, ctl).metrics

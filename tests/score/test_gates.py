@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from harness.score.gates import threshold_gates
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.score.gates import GateError, check_gate_names, threshold_gates
 
 
 def failed(gates: list[dict]) -> set[str]:
@@ -36,3 +41,20 @@ def test_threshold_gates_fail_on_missing_figures() -> None:
     s = summary(0, 10)
     s["variants"][0]["claim_accuracy"] = None
     assert failed(threshold_gates(s, {"claim_accuracy": 0.5, "verdict_accuracy": 0.8}, 0.05)) == {"claim_accuracy>=0.5"}
+
+
+def test_decide_on_names_only_decidable_metrics_with_the_key_path() -> None:
+    check_gate_names({}, "study.yaml", ["verdict_accuracy", "claim_accuracy", "unsafe_pass_rate"])
+    with pytest.raises(GateError, match=r"study.yaml: gates.decide_on\[1\]: 'macro_f1' is not a metric the decision"):
+        check_gate_names({}, "study.yaml", ["verdict_accuracy", "macro_f1"])
+
+
+def test_a_study_file_deciding_on_an_undecidable_metric_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    study = tmp_path / "study.yaml"
+    study.write_text("gates:\n  decide_on: [cohen_kappa]\n")
+    assert main(["run", "--study", str(study), "--out", str(tmp_path / "run")]) == 2
+    assert "gates.decide_on[0]: 'cohen_kappa'" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()  # refused before anything ran
+    assert main(["run", "--decide-on", "cohen_kappa", "--out", str(tmp_path / "run")]) == 2  # argparse's choices
