@@ -25,11 +25,12 @@ from harness.devtools.local_server import LocalOpenAIServer
 from harness.kit.certificate import write_certificate
 from harness.kit.requests import input_problems, request_for, scripted_reply
 from harness.kit.sut import SutReply, fetch_info, post_verify
+from harness.run.caseref import CaseRef
 from harness.run.folder import ResultWriter, write_cases
 from harness.run.log import ResultRecord
 from harness.run.provenance import package_git_sha, spec_files
 from harness.run.records import record_from_sut
-from harness.run.runner import case_hashes, corpus_hash
+from harness.run.runner import corpus_hash
 from harness.score.certificate import build_certificate
 from harness.score.frames import claims_frame, quality_frame
 from harness.score.summary import conformance, variant_summary
@@ -151,8 +152,9 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
     """Certify the SUT on `cases` (policy cases); `quality` cases are scored with the named model, else skipped."""
     git_sha = package_git_sha()  # before anything is written: the code that runs, as it is now
     settings.out.mkdir(parents=True, exist_ok=True)
-    hashes = case_hashes([*cases, *quality])
-    write_cases(settings.out, [*cases, *quality], hashes)
+    refs = [CaseRef.of(c) for c in [*cases, *quality]]
+    hashes = {r.id: r.hash for r in refs}
+    write_cases(settings.out, refs)
     with ResultWriter(settings.out) as writer, (settings.out / SUT_LOG).open("w", encoding="utf-8") as log:
         ran_quality = list(quality) if settings.model else []
         info, records, extra = asyncio.run(run_cases([*cases, *ran_quality], settings, hashes, writer, log))
@@ -160,7 +162,7 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
     records.sort(key=lambda r: r.case_id)
     conf = conformance(records, by_id, extra, settings.excerpt_chars)
     errors = sum(1 for r in records if r.error)
-    hash_ = corpus_hash([*cases, *quality], hashes)
+    hash_ = corpus_hash(refs)
     skipped = {
         "quality_cases": 0 if ran_quality else len(quality),
         "case_ids": [] if ran_quality else sorted(c.id for c in quality),

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from harness.corpus.schema import Case
+from harness.run.caseref import CaseRef
 from harness.run.log import Manifest, ResultRecord, upgrade_v1
 
 RESULTS_FILE, MANIFEST_FILE, CASES_FILE = "results.jsonl", "manifest.json", "cases.jsonl"
@@ -84,16 +85,14 @@ def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     (run_dir / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
 
 
-def write_cases(run_dir: Path, cases: Iterable[Case], hashes: Mapping[str, str] | None = None) -> None:
-    """cases.jsonl; `hashes` (case id -> content hash) when the caller already computed them."""
-    hashes = hashes or {}
-    with (run_dir / CASES_FILE).open("w", encoding="utf-8") as fh:
+def write_cases(run_dir: Path, cases: Iterable[CaseRef]) -> None:
+    """cases.jsonl: each case once, as the run holds it."""
+    with (run_dir / CASES_FILE).open("wb") as fh:
         for case in cases:
-            # {"id": ..., "hash": ..., "case": ...} with the id first (readers skip lines by it); the case
-            # serialised by pydantic in one step, the same JSON as model_dump + json.dumps at a third of the cost
-            digest = hashes.get(case.id) or case.content_hash()
-            fh.write(f'{{"id": {json.dumps(case.id, ensure_ascii=False)}, "hash": {json.dumps(digest)}, "case": ')
-            fh.write(case.model_dump_json(by_alias=True, exclude_none=True) + "}\n")
+            # {"id": ..., "hash": ..., "case": ...} with the id first (readers skip lines by it); the case is the
+            # ref's JSON (pydantic's, made in one step: the same JSON as model_dump + json.dumps at a third of the cost)
+            head = f'{{"id": {json.dumps(case.id, ensure_ascii=False)}, "hash": {json.dumps(case.hash)}, "case": '
+            fh.write(head.encode() + case.content + b"}\n")
 
 
 # --- results -------------------------------------------------------------------------

@@ -143,7 +143,7 @@ def _collect(ray: Any, ref: Any, batch: list[tuple[Task, str | None]], emitter: 
         for task, key in batch:
             error = f"harness_error: ray: {type(exc).__name__}: {str(exc)[:300]}"
             record = record_from_crash(
-                task.case, task.variant_name, task.epoch, error, task.case_hash or None, task.perturbed
+                task.case.load(), task.variant_name, task.epoch, error, task.case.hash, task.perturbed
             )
             emitter.emit(record, key)
         return
@@ -180,7 +180,7 @@ def run_batch(
 
     def verifier_for(task: Task) -> Verifier:
         if task.variant is None:
-            return scripted_verifier_for(task.case)
+            return scripted_verifier_for(task.case.load())
         slot = (task.variant.name, task.epoch)
         if slot not in verifiers:
             verifiers[slot] = factory(task.variant, task.epoch)

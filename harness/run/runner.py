@@ -23,6 +23,7 @@ from harness import __version__
 from harness.corpus.perturb import PerturbContext, Perturbed, perturb
 from harness.corpus.schema import Case
 from harness.llm.entries import flush_writes
+from harness.run.caseref import CaseRef
 from harness.run.execute import scripted_verifier_for
 from harness.run.folder import (
     MANIFEST_FILE,
@@ -100,25 +101,23 @@ def build_variants(study: Study) -> list[VariantInfo]:
 
 
 def plan_tasks(
-    cases: Sequence[Case],
+    cases: Sequence[CaseRef],
     variants: Sequence[VariantInfo],
     epochs: int,
     run_policy: bool = True,
-    hashes: Mapping[str, str] | None = None,
     perturbed: Sequence[Perturbed] = (),
 ) -> list[Task]:
     """Policy cases once per suite; quality cases once per variant × epoch, and so is each perturbed case.
 
-    `hashes`: case id -> content hash. A perturbed case keeps its case's id under its own content hash, so
-    its unit has its own resume, cache and replay keys.
+    A perturbed case keeps its case's id under its own content hash, so its unit has its own resume, cache
+    and replay keys. The units of one case share its ref.
     """
-    hashes = hashes or {}
-    tasks = [Task(c, None, 0, hashes.get(c.id, "")) for c in cases if c.kind == "policy"] if run_policy else []
-    perturbed_hashes = [(p, p.case.content_hash()) for p in perturbed]
+    tasks = [Task(c, None, 0) for c in cases if c.kind == "policy"] if run_policy else []
+    perturbed_refs = [(p, CaseRef.of(p.case)) for p in perturbed]
     for variant in variants:
         for epoch in range(1, epochs + 1):
-            tasks.extend(Task(c, variant, epoch, hashes.get(c.id, "")) for c in cases if c.kind == "quality")
-            tasks.extend(Task(p.case, variant, epoch, digest, p) for p, digest in perturbed_hashes)
+            tasks.extend(Task(c, variant, epoch) for c in cases if c.kind == "quality")
+            tasks.extend(Task(ref, variant, epoch, p) for p, ref in perturbed_refs)
     return tasks
 
 
@@ -139,25 +138,18 @@ def perturb_cases(cases: Sequence[Case], names: Sequence[str], seed: int, excerp
     return out
 
 
-def case_hashes(cases: Sequence[Case]) -> dict[str, str]:
-    """Each case's content hash, once: the manifest, cases.jsonl, resume keys and records all need it."""
-    return {case.id: case.content_hash() for case in cases}
-
-
-def corpus_hash(cases: Sequence[Case], hashes: Mapping[str, str] | None = None) -> str:
-    hashes = hashes or {}
+def corpus_hash(cases: Sequence[CaseRef]) -> str:
     digest = hashlib.sha256()
     for case in sorted(cases, key=lambda c: c.id):
-        digest.update(f"{case.id}:{hashes.get(case.id) or case.content_hash()}\n".encode())
+        digest.update(f"{case.id}:{case.hash}\n".encode())
     return digest.hexdigest()[:16]
 
 
 def make_manifest(
     study: Study,
-    cases: Sequence[Case],
+    cases: Sequence[CaseRef],
     variants: Sequence[VariantInfo],
     run_id: str,
-    hashes: Mapping[str, str] | None = None,
     perturbed: Sequence[Perturbed] = (),
 ) -> Manifest:
     prompts = {
@@ -174,7 +166,7 @@ def make_manifest(
         created=datetime.now(UTC).isoformat(timespec="seconds"),
         package_version=__version__,
         git_sha=package_git_sha(),
-        corpus_hash=corpus_hash(cases, hashes),
+        corpus_hash=corpus_hash(cases),
         case_dirs=[str(p) for p in study.cases],
         case_count=len(cases),
         policy_cases=sum(1 for c in cases if c.kind == "policy"),
@@ -232,16 +224,24 @@ def _perturbations(manifest: Manifest) -> tuple[list[str], int | None]:
 
 def run_study(
     study: Study,
-    cases: Sequence[Case],
+    cases: Sequence[CaseRef | Case],
     run_dir: Path,
     factory: VerifierFactory,
     progress: Progress | None = None,
     run_id: str | None = None,
 ) -> RunResult:
-    """Run (or resume) a study into `run_dir` and return every record of the run."""
+    """Run (or resume) a study of `cases` into `run_dir`; the records are in the run folder.
+
+    Cases given as refs (`load_case_refs`) are never all in memory at once; given as `Case` objects they are
+    made refs first (the caller's objects are not kept).
+    """
     if study.store:
         check_store(study.store)
-    perturbed = perturb_cases(cases, study.perturb, study.perturb_seed, study.excerpt_chars)
+    refs = [c if isinstance(c, CaseRef) else CaseRef.of(c) for c in cases]
+    del cases
+    pool = [r.load() for r in refs if r.kind == "quality"] if study.perturb else []  # as objects only to perturb
+    perturbed = perturb_cases(pool, study.perturb, study.perturb_seed, study.excerpt_chars)
+    del pool
     run_dir.mkdir(parents=True, exist_ok=True)
     variants = build_variants(study)
     verifiers: dict[tuple[str, int], Verifier] = {}
@@ -252,10 +252,9 @@ def run_study(
         if isinstance(prompt, dict):
             variant.prompt_version = _str_or_none(prompt.get("version"))
             variant.prompt_hash = _str_or_none(prompt.get("hash"))
-    hashes = case_hashes(cases)
-    manifest = make_manifest(study, cases, variants, run_id or run_dir.name, hashes, perturbed)
+    manifest = make_manifest(study, refs, variants, run_id or run_dir.name, perturbed)
     manifest.verifiers = {v.name: json_safe(verifiers[(v.name, 1)].describe()) for v in variants}
-    planned = plan_tasks(cases, variants, study.epochs, study.run_policy, hashes, perturbed)
+    planned = plan_tasks(refs, variants, study.epochs, study.run_policy, perturbed)
     if study.shard is not None:
         planned = shard_tasks(planned, study.shard, manifest)
     done: set[tuple[str, str, str, int]] = set()
@@ -273,14 +272,14 @@ def run_study(
         raise ResumeError(f"{run_dir} already holds a run: pass --resume to finish it, or choose another --out")
     manifest.settings["executor"] = {"name": study.executor}
     write_manifest(run_dir, manifest)
-    write_cases(run_dir, cases, hashes)
+    write_cases(run_dir, refs)
 
     by_name = {v.name: v for v in variants}
     tasks = [t for t in planned if t.key not in done]
 
     def verifier_for(task: Task) -> Verifier:
         if task.variant is None:
-            return scripted_verifier_for(task.case)
+            return scripted_verifier_for(task.case.load())
         key = (task.variant.name, task.epoch)
         if key not in verifiers:
             verifiers[key] = factory(by_name[task.variant.name], task.epoch)
@@ -424,9 +423,9 @@ def shard_tasks(planned: list[Task], shard_text: str, manifest: Manifest) -> lis
 def fewer_collections(young: int = 20_000) -> Iterator[None]:
     """Cyclic GC tuned for the length of a run, restored after.
 
-    A run keeps every case and record alive and allocates fast, so with the default threshold (700) the
-    collector ran some 350 times per 1,000 cases and re-scanned the live corpus each time: 0.6-0.8 s, a tenth
-    of the run's CPU. What is alive at the start (cases, verifiers) is frozen out of the scans, and young
+    A run allocates fast, so with the default threshold (700) the collector ran some 350 times per 1,000 cases
+    and re-scanned everything alive each time (when the run still held every case as objects: 0.6-0.8 s, a
+    tenth of its CPU). What is alive at the start (verifiers, modules) is frozen out of the scans, and young
     collections wait for `young` allocations. Nothing is leaked: unfreeze hands the frozen objects back.
     """
     old = gc.get_threshold()

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from harness.corpus.perturb import Perturbed
-from harness.corpus.schema import STORE_NAMESPACE_LENGTH, Case
+from harness.corpus.schema import STORE_NAMESPACE_LENGTH
+from harness.run.caseref import CaseRef
 from harness.run.execute import execute_case
 from harness.run.log import ResultRecord, VariantInfo
 from harness.run.records import perturbation_fields, record_from_crash, record_from_run
@@ -41,12 +42,12 @@ class SilentProgress:
 
 @dataclass(frozen=True)
 class Task:
-    case: Case
+    case: CaseRef
+    """The case in compact form (with its content hash): the unit validates its own `Case` when it runs."""
     variant: VariantInfo | None  # None: a policy case with its scripted reply
     epoch: int
-    case_hash: str = ""  # the case's content hash, computed once per case (hashing a case is not free)
     perturbed: Perturbed | None = None
-    """Set for a robustness unit: `case` is then the perturbed case, `case_hash` its own hash."""
+    """Set for a robustness unit: `case` is then the perturbed case, under its own hash."""
 
     @property
     def variant_name(self) -> str:
@@ -54,11 +55,11 @@ class Task:
 
     @property
     def content_hash(self) -> str:
-        return self.case_hash or self.case.content_hash()
+        return self.case.hash
 
     @property
     def key(self) -> tuple[str, str, str, int]:
-        return (self.case.id, self.content_hash, self.variant_name, self.epoch)
+        return (self.case.id, self.case.hash, self.variant_name, self.epoch)
 
 
 ReplayKey = Callable[[Task], str | None]
@@ -89,13 +90,14 @@ async def run_one(
     cancelled and recorded as a `case_timeout` error.
     """
     deadline = asyncio.timeout(case_timeout)
+    case = task.case.load()  # the validated case's own JSON: it validates again (a bad ref is a harness bug)
     try:
         verifier = verifier_for(task)
         settings = task.variant.policy if task.variant else PolicySettings()
         async with deadline:
-            run = await execute_case(task.case, verifier, settings, excerpt_chars, store, namespace)
+            run = await execute_case(case, verifier, settings, excerpt_chars, store, namespace)
         record = record_from_run(
-            task.case, task.variant_name, task.epoch, run, task.case_hash or None, task.perturbed, excerpt_chars
+            case, task.variant_name, task.epoch, run, task.case.hash, task.perturbed, excerpt_chars
         )
         kept = store is not None and not store.private  # rows in a private in-memory store are gone after the case
         record.store_namespace = (namespace or None) if kept else None
@@ -103,12 +105,10 @@ async def run_one(
     except Exception as exc:
         if isinstance(exc, TimeoutError) and deadline.expired():
             error = f"case_timeout: no result within the case timeout of {case_timeout:g} s"
-            return record_from_crash(task.case, task.variant_name, task.epoch, error, task.case_hash or None)
+            return record_from_crash(case, task.variant_name, task.epoch, error, task.case.hash)
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         error = f"harness_error: {detail[:500]}"
-        return record_from_crash(
-            task.case, task.variant_name, task.epoch, error, task.case_hash or None, task.perturbed
-        )
+        return record_from_crash(case, task.variant_name, task.epoch, error, task.case.hash, task.perturbed)
 
 
 async def run_tasks(

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.corpus.loader import load_cases
+from harness.run.caseref import CaseRef
 from harness.run.folder import read_results
 from harness.run.runner import ResumeError, build_variants, plan_tasks, run_study
 from harness.run.study import Study
@@ -108,7 +109,7 @@ def test_epochs_give_stability(tmp_path: Path) -> None:
 
 
 def test_plan_runs_policy_once_and_quality_per_variant_and_epoch(tmp_path: Path) -> None:
-    cases = load_cases([write_corpus(tmp_path / "c")])
+    cases = [CaseRef.of(c) for c in load_cases([write_corpus(tmp_path / "c")])]
     study = Study(cases=[tmp_path / "c"], models=["reference", "openai:a"], prompts=["p1", "p2"], epochs=2)
     variants = build_variants(study)
     assert [v.name for v in variants] == ["reference", "openai:a@p1", "openai:a@p2"]
