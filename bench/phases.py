@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 PHASES = {
-    "load_cases": "load cases (YAML, validation)",
+    "load_case_refs": "load cases (YAML, validation, content hashes)",
     "run_study": "run_study (requests, system, store, cache, log)",
     "score_run": "score_run (summary.json)",
     "_render_report": "HTML report (imports, charts, page)",

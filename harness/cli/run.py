@@ -15,13 +15,14 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.cli.console import print_summary
-from harness.corpus.loader import CorpusError, load_cases
+from harness.corpus.loader import CorpusError
 from harness.corpus.perturb import PERTURBATIONS
+from harness.run.caseref import CaseRef
 from harness.run.folder import DROPPED_FILE, RESULTS_FILE, RunFileError
 from harness.run.providers import Provider, grammar, provider_of, providers, settings_for, study_factory
 from harness.run.ray_executor import RayUnavailable
 from harness.run.runner import ResumeError, run_study
-from harness.run.select import FilterError, select_cases
+from harness.run.select import FilterError, load_case_refs
 from harness.run.study import Study, StudyError, build_study, load_study_file
 from harness.score.gates import GateError, check_gate_names, parse_gate
 from harness.score.pairing import PairingError
@@ -266,8 +267,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     try:
         study = study_from_args(args)
-        corpus = load_cases(study.cases)
-        cases = select_cases(corpus, study.filters)
+        # one case in memory at a time: the run keeps each as a compact ref (issue 14: memory in the run's size)
+        cases, corpus_policy = load_case_refs(study.cases, study.filters)
     except (StudyError, GateError, FilterError) as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         return EXIT_USAGE
@@ -288,11 +289,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     run_dir = study.out or Path("reports") / datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     from harness.cli.progress import RichProgress
 
-    corpus_policy = sum(1 for c in corpus if c.kind == "policy")
     preload = import_in_background(AFTER_RUN_MODULES + (REPORT_MODULES if study.report else ()))
     try:
         result = run_study(study, cases, run_dir, default_factory(study), RichProgress(err))
-        del corpus, cases  # scoring and the report read the run folder: the cases' memory is theirs to reuse
+        del cases  # scoring and the report read the run folder: the cases' memory is theirs to reuse
         preload.join()
         from harness.score.scoring import GateSettings
 
@@ -370,7 +370,7 @@ def score_run(run_dir: Path, settings: Any) -> dict[str, Any]:
     return score(run_dir, settings)
 
 
-def _preflight(study: Study, cases: list[Any]) -> None:
+def _preflight(study: Study, cases: list[CaseRef]) -> None:
     """Every candidate has a control and shares cases with it, before any request is sent (PairingError: exit 2)."""
     if study.control is None and study.baseline is None:
         return
@@ -378,7 +378,7 @@ def _preflight(study: Study, cases: list[Any]) -> None:
     from harness.score.regression import load_control_run, preflight
 
     baseline = load_control_run(study.baseline) if study.baseline is not None else None
-    quality = {c.id: c.content_hash() for c in cases if c.kind == "quality"}
+    quality = {c.id: c.hash for c in cases if c.kind == "quality"}
     preflight(build_variants(study), study.control, baseline, quality)
 
 

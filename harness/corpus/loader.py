@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from difflib import get_close_matches
 from pathlib import Path
@@ -181,9 +181,19 @@ def load_cases_with_files(
     paths: Iterable[Path | str], catalogue: dict[str, Scenario] | None = None
 ) -> list[tuple[Case, str]]:
     """`load_cases`, each case with the file it was read from (for messages that name the file)."""
+    return list(iter_cases_with_files(paths, catalogue))
+
+
+def iter_cases_with_files(
+    paths: Iterable[Path | str], catalogue: dict[str, Scenario] | None = None
+) -> Iterator[tuple[Case, str]]:
+    """`load_cases_with_files` one case at a time, for a caller that keeps less than the whole case (a run).
+
+    The `CorpusError` naming every broken file comes at the end, after the good cases: a caller must not act
+    on what it was given before the iteration finished (nothing runs on a broken case file).
+    """
     catalogue = load_catalogue() if catalogue is None else catalogue
     limit = max_case_bytes()
-    cases: list[tuple[Case, str]] = []
     errors: list[CaseError] = []
     first_file: dict[str, str] = {}
     given = [Path(p) for p in paths]
@@ -198,10 +208,9 @@ def load_cases_with_files(
             errors.append(CaseError(str(path), "id", f"repeated id {case.id!r}, first in {first_file[case.id]}"))
             continue
         first_file[case.id] = str(path)
-        cases.append((case, str(path)))
+        yield case, str(path)
     if errors:
         raise CorpusError(errors)
-    return cases
 
 
 def _validation_errors(name: str, exc: ValidationError, data: Any) -> list[CaseError]:

@@ -8,10 +8,12 @@ Filters of one kind are OR-ed; different kinds are AND-ed. Forms:
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from harness.corpus.loader import iter_cases_with_files
 from harness.corpus.schema import Case
+from harness.run.caseref import CaseRef
 
 KINDS = ("tag", "scenario", "id", "ids", "kind", "any")
 
@@ -48,10 +50,31 @@ def _predicate(kind: str, value: str) -> Callable[[Case], bool]:
     return lambda c: fnmatch.fnmatchcase(c.id, value) or value in c.tags
 
 
-def select_cases(cases: Sequence[Case], filters: Sequence[str]) -> list[Case]:
-    """The cases every kind of filter admits."""
+def case_filter(filters: Sequence[str]) -> Callable[[Case], bool]:
+    """Whether every kind of filter admits a case (`FilterError` for a filter that cannot be read)."""
     by_kind: dict[str, list[Callable[[Case], bool]]] = {}
     for text in filters:
         kind, value = parse_filter(text)
         by_kind.setdefault(kind, []).append(_predicate(kind, value))
-    return [c for c in cases if all(any(p(c) for p in preds) for preds in by_kind.values())]
+    preds = list(by_kind.values())
+    return lambda c: all(any(p(c) for p in kind) for kind in preds)
+
+
+def select_cases(cases: Sequence[Case], filters: Sequence[str]) -> list[Case]:
+    """The cases every kind of filter admits."""
+    admits = case_filter(filters)
+    return [c for c in cases if admits(c)]
+
+
+def load_case_refs(paths: Iterable[Path | str], filters: Sequence[str] = ()) -> tuple[list[CaseRef], int]:
+    """The cases below `paths` that `filters` admit, as refs, and how many policy cases the folders hold before
+    the filters. One validated case is in memory at a time. `CorpusError` names every broken file (nothing is
+    returned then), `FilterError` a filter that cannot be read, as `load_cases` and `select_cases` do."""
+    admits = case_filter(filters)
+    refs: list[CaseRef] = []
+    policy = 0
+    for case, _ in iter_cases_with_files(paths):
+        policy += case.kind == "policy"
+        if admits(case):
+            refs.append(CaseRef.of(case))
+    return refs, policy

@@ -10,14 +10,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.corpus.loader import load_cases
+import harness.cli.run as cli_run
+from harness.cli import main
+from harness.corpus.loader import CorpusError, load_cases
+from harness.corpus.schema import Case
 from harness.run.caseref import CaseRef
-from harness.run.folder import read_results
+from harness.run.folder import CASES_FILE, read_results
+from harness.run.log import ResultRecord
 from harness.run.runner import run_study
+from harness.run.select import load_case_refs
 from harness.run.study import Study
 from harness.system.models import VerifierCall, VerifierInput
 from harness.system.verifiers.base import VerifierBase
-from tests.run.corpus_builder import quality_case
+from tests.run.corpus_builder import quality_case, write_corpus
 
 CASES = Path(__file__).resolve().parents[2] / "cases"
 
@@ -73,7 +78,8 @@ def test_every_unit_runs_on_its_own_case(tmp_path: Path) -> None:
     corpus.mkdir()
     for i in range(24):
         (corpus / f"c{i:02d}.yaml").write_text(yaml.safe_dump(distinct_case(i), sort_keys=False))
-    refs = [CaseRef.of(c) for c in load_cases([corpus])]
+    refs, policy = load_case_refs([corpus])
+    assert policy == 0 and len(refs) == 24
     study = Study(cases=[corpus], models=["openai:echo"], prompts=["p1", "p2"], epochs=2, concurrency=8, cache=None)
     run_study(study, refs, tmp_path / "run", lambda v, e: EchoVerifier())
     records = read_results(tmp_path / "run")
@@ -85,3 +91,71 @@ def test_every_unit_runs_on_its_own_case(tmp_path: Path) -> None:
         assert seen.startswith(f"[{record.case_id}] ") and seen.endswith(f"(only in case {record.case_id})"), seen
         assert record.case_hash == hashes[record.case_id]
         assert record.gold.verdict == [["PASS", "LOW_CONFID", "REJECT"][i % 3]]
+
+
+def rewrite_cases(corpus: Path) -> None:
+    """Every quality case's file says something else: another question, and C1 cites an invocation never run
+    (the gatekeeper fails it, so the offline verdict is REJECT)."""
+    for path in sorted(corpus.glob("q*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        data["session"]["question"] = "[q1] something else entirely?"
+        data["executor"]["structured_output"]["claims"][0]["evidence_bindings"][0]["source_invocation_ids"] = ["inv-r9"]
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def outcomes(run_dir: Path) -> list[tuple[object, ...]]:
+    """What each record says about its case (its persisted evaluation without the one timing in it)."""
+
+    def row(r: ResultRecord) -> tuple[object, ...]:
+        persisted = json.loads(json.dumps(r.persisted))
+        persisted["verifier_evaluation"]["verifier"].pop("latency_ms")
+        return (r.case_id, r.case_hash, r.parse_status, r.gatekeeper, r.claims, r.verdict, r.gold, persisted)
+
+    return sorted(row(r) for r in read_results(run_dir))
+
+
+def offline_run(corpus: Path, out: Path) -> int:
+    return main(["run", "--cases", str(corpus), "--out", str(out), "--no-cache", "--no-report"])
+
+
+def test_a_case_file_changed_between_loading_and_running_does_not_change_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    offline_run(write_corpus(tmp_path / "as-loaded"), tmp_path / "as-loaded-run")
+    changed = write_corpus(tmp_path / "changed")
+    rewrite_cases(changed)
+    offline_run(changed, tmp_path / "changed-run")
+    # not hollow: the rewritten files give other hashes and outcomes
+    assert outcomes(tmp_path / "changed-run") != outcomes(tmp_path / "as-loaded-run")
+
+    real_run_study = cli_run.run_study
+
+    def rewrite_then_run(study: Study, cases: list[CaseRef], *args: object, **kwargs: object) -> object:
+        rewrite_cases(study.cases[0])  # after `vbench run` loaded and hashed the cases, before any unit runs
+        return real_run_study(study, cases, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cli_run, "run_study", rewrite_then_run)
+    corpus = write_corpus(tmp_path / "cases")
+    offline_run(corpus, tmp_path / "run")
+    assert Case.model_validate(yaml.safe_load((corpus / "q1.yaml").read_text())).session.question.startswith(
+        "[q1] something else"
+    )
+    assert outcomes(tmp_path / "run") == outcomes(tmp_path / "as-loaded-run")
+    assert (tmp_path / "run" / CASES_FILE).read_bytes() == (tmp_path / "as-loaded-run" / CASES_FILE).read_bytes()
+
+
+def test_load_case_refs_keeps_what_the_filters_admit_and_counts_the_policy_cases_before_them(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "cases")
+    refs, policy = load_case_refs([corpus], ["kind:quality", "id:q[12]"])
+    assert policy == 1 and [r.id for r in refs] == ["q1", "q2"]
+    assert {r.id: r.hash for r in refs} == {
+        c.id: c.content_hash() for c in load_cases([corpus]) if c.id in ("q1", "q2")
+    }
+
+
+def test_load_case_refs_returns_nothing_when_a_case_file_is_broken(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "cases")
+    (corpus / "zz-broken.yaml").write_text("id: zz\ntitle: [unclosed\n")
+    with pytest.raises(CorpusError) as raised:
+        load_case_refs([corpus])
+    assert [e.file for e in raised.value.errors] == [str(corpus / "zz-broken.yaml")]
