@@ -105,7 +105,7 @@ async def run_one(
     except Exception as exc:
         if isinstance(exc, TimeoutError) and deadline.expired():
             error = f"case_timeout: no result within the case timeout of {case_timeout:g} s"
-            return record_from_crash(case, task.variant_name, task.epoch, error, task.case.hash)
+            return record_from_crash(case, task.variant_name, task.epoch, error, task.case.hash, task.perturbed)
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         error = f"harness_error: {detail[:500]}"
         return record_from_crash(case, task.variant_name, task.epoch, error, task.case.hash, task.perturbed)

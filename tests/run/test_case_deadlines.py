@@ -67,3 +67,22 @@ def test_max_retry_after_from_the_flag_and_from_a_study_file(tmp_path: Path, ope
         assert all(r.error is None for r in read_results(out))
         (variant,) = read_manifest(out).variants
         assert variant.settings["max_retry_after"] == 0.5
+
+
+def test_a_perturbed_unit_past_its_deadline_stays_a_perturbed_record(
+    tmp_path: Path, openai_server: LocalOpenAIServer
+) -> None:
+    """Without its perturbation fields a timed-out robustness unit would read as one more headline sample."""
+    openai_server.latency_ms = 20_000
+    corpus = write_corpus(tmp_path / "cases")
+    out = tmp_path / "run"
+    args = llm_args(openai_server, corpus, out, "--no-cache", "--timeout", "5", "--max-attempts", "1")
+    args += ["--case-timeout", "0.5", "--concurrency", "16", "--max-error-rate", "1", "--perturb", "claim-order"]
+    assert main(args) in (0, 1)
+    quality = [r for r in read_results(out) if r.kind == "quality"]
+    perturbed = [r for r in quality if r.perturbation is not None]
+    assert perturbed and all(r.perturbation == "claim-order" and r.error.startswith("case_timeout") for r in perturbed)
+    summary = json.loads((out / "summary.json").read_text())
+    (variant,) = summary["variants"]
+    assert variant["errors_by_reason"] == {"case_timeout": len(quality) - len(perturbed)}  # headline units only
+    assert summary["run"]["perturbed_results"] == len(perturbed)
