@@ -10,6 +10,7 @@ import pandas as pd
 
 from harness.run.folder import CaseIndex, iter_latest, read_manifest
 from harness.run.log import Manifest, ResultRecord
+from harness.score.conformance import CaseViews
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
 from harness.score.frames import claim_rows, claims_table, quality_row, quality_table
 from harness.score.gates import threshold_gates
@@ -68,6 +69,7 @@ def read_log_frames(run_dir: Path, manifest: Manifest, keep_for_robustness: bool
     """
     cases = CaseIndex(run_dir)
     tally = ConformanceTally()
+    views = CaseViews()
     parts: dict[str, list[pd.DataFrame]] = {"quality": [], "claims": [], "outcomes": []}
     rows: dict[str, list[dict[str, Any]]] = {"quality": [], "claims": [], "outcomes": []}
     gold: dict[str, dict[str, list[str]]] = {}
@@ -89,7 +91,7 @@ def read_log_frames(run_dir: Path, manifest: Manifest, keep_for_robustness: bool
         if not is_headline(record):
             continue
         headline += 1
-        tally.add(record, *case_problems(record, cases.get(record.case_id), manifest.excerpt_chars))
+        tally.add(record, *case_problems(record, cases.get(record.case_id), manifest.excerpt_chars, views))
         result = record_outcome(record)
         if record.kind == "quality":
             gold[record.case_id] = record.gold.claims or {}

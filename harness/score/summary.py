@@ -19,6 +19,7 @@ from harness.corpus.schema import Case
 from harness.run.log import Manifest, ResultRecord, error_reason, persisted_of
 from harness.score.compare import adjust_comparisons, compare_outcomes
 from harness.score.conformance import (
+    CaseViews,
     deterministic_mismatches,
     invariant_violations,
     policy_case_mismatches,
@@ -40,12 +41,16 @@ from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 
 def case_problems(
-    record: ResultRecord, case: Case | None, excerpt_chars: int = DEFAULT_EXCERPT_CHARS
+    record: ResultRecord,
+    case: Case | None,
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
+    views: CaseViews | None = None,
 ) -> tuple[list[str], list[str]]:
     """(expectation mismatches, invariant violations) of one record.
 
     Policy records are checked whole; quality records on their deterministic
     parts (parse status, gatekeeper). Every record is checked for invariants.
+    `views`: where a stream of records keeps its current case's `CaseView` (built once per case).
     """
     persisted = persisted_of(record, case, excerpt_chars)
     if persisted is None or not isinstance(persisted.get(EVALUATION_KEY), dict):
@@ -61,7 +66,8 @@ def case_problems(
         if record.kind == "policy"
         else deterministic_mismatches(case, evaluation)
     )
-    return mismatches, invariant_violations(case, persisted, excerpt_chars, read)
+    view = views.get(case, excerpt_chars) if views is not None else None
+    return mismatches, invariant_violations(case, persisted, excerpt_chars, read, view)
 
 
 class ConformanceTally:
@@ -127,8 +133,9 @@ def conformance(
     `excerpt_chars`: the run's excerpt limit, which defines the trace summary every evaluation must have persisted.
     """
     tally = ConformanceTally()
+    views = CaseViews()
     for record in records:
-        mismatches, violations = case_problems(record, cases.get(record.case_id), excerpt_chars)
+        mismatches, violations = case_problems(record, cases.get(record.case_id), excerpt_chars, views)
         tally.add(record, [*mismatches, *(extra or {}).get(record.case_id, ())], violations)
     return tally.result()
 
