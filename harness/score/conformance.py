@@ -242,9 +242,12 @@ TRACE_FIELDS = ("trace_ref", "tool_name", "source_invocation_ids", "status", "re
 """The fields of a trace summary entry INTERPRETATION §7 names (a SUT may add its own)."""
 
 
+_LEGACY = {d.value: LEGACY_MAPPING[d].value for d in Derivability}
+
+
 def _legacy(verification: str) -> str | None:
     """The legacy class §6 maps a derivability class to (None outside the set)."""
-    return LEGACY_MAPPING[Derivability(verification)].value if verification in _CLASSES else None
+    return _LEGACY.get(verification)
 
 
 def _executor_claims(case: Case) -> list[Claim]:
