@@ -145,13 +145,20 @@ def claim_rows(r: ResultRecord, result: Outcome) -> list[dict[str, Any]]:
 
 def quality_table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     """The quality frame of `quality_row` rows."""
-    # explicit dtypes: an empty frame must still mask as booleans (a policy-only run has no rows)
-    return pd.DataFrame(rows, columns=QUALITY_COLUMNS).astype(dict.fromkeys(QUALITY_BOOLS, bool))
+    return _with_bools(pd.DataFrame(rows, columns=QUALITY_COLUMNS), QUALITY_BOOLS)
 
 
 def claims_table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     """The claims frame of `claim_rows` rows."""
-    return pd.DataFrame(rows, columns=CLAIM_COLUMNS).astype(dict.fromkeys(CLAIM_BOOLS, bool))
+    return _with_bools(pd.DataFrame(rows, columns=CLAIM_COLUMNS), CLAIM_BOOLS)
+
+
+def _with_bools(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """`frame` with `columns` of dtype bool: explicit, since an empty frame must still mask as booleans (a
+    policy-only run has no rows). Only columns of another dtype are cast: `astype` copies the whole frame, and
+    scoring makes one per chunk of the log."""
+    cast = {c: bool for c in columns if frame[c].dtype != bool}
+    return frame.astype(cast) if cast else frame
 
 
 def quality_frame(records: Sequence[ResultRecord]) -> pd.DataFrame:
