@@ -7,7 +7,7 @@ units of a `--perturb` run count too).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -82,8 +82,32 @@ def single_gold(predicted: str | None, acceptable: Sequence[str], order: Sequenc
     return sorted(acceptable, key=order.index)[0]
 
 
-def quality_row(r: ResultRecord, result: Outcome) -> dict[str, Any]:
-    """The quality frame's row of one quality result; `result` is its `record_outcome` (computed once per record)."""
+ListMaker = Callable[[Iterable[str]], list[str]]
+
+
+class SharedLists:
+    """Equal lists made once: called with the same values again, it gives the same list object.
+
+    A long log's frames then hold one list per distinct value (a case's tags and scenarios, a gold label set), not
+    one per result: less memory, and far fewer objects for the garbage collector to walk at every full collection
+    while scoring streams the log (the lists outlive the records they came from). The frames' list cells are
+    values: nothing changes them in place.
+    """
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[str, ...], list[str]] = {}
+
+    def __call__(self, values: Iterable[str]) -> list[str]:
+        key = tuple(values)
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = list(key)
+        return made
+
+
+def quality_row(r: ResultRecord, result: Outcome, lists: ListMaker = list) -> dict[str, Any]:
+    """The quality frame's row of one quality result; `result` is its `record_outcome` (computed once per record),
+    `lists` makes its list cells (`SharedLists` in a long stream)."""
     scored = result.scored
     invalid = scored and r.reply_status == "invalid"
     return {
@@ -91,13 +115,13 @@ def quality_row(r: ResultRecord, result: Outcome) -> dict[str, Any]:
         "variant": r.variant,
         "epoch": r.epoch,
         "dataset": r.dataset,
-        "tags": list(r.tags),
-        "spec": list(r.spec),
+        "tags": lists(r.tags),
+        "spec": lists(r.spec),
         "error": r.error,
         "scored": scored,
         "verdict": r.verdict,
         "model_verdict": r.model_verdict,
-        "gold_verdicts": list(r.gold.verdict),
+        "gold_verdicts": lists(r.gold.verdict),
         "verdict_correct": result.verdict_correct,
         "model_verdict_correct": result.model_verdict_correct,
         "unsafe_eligible": result.unsafe_eligible,
@@ -116,8 +140,9 @@ def quality_row(r: ResultRecord, result: Outcome) -> dict[str, Any]:
     }
 
 
-def claim_rows(r: ResultRecord, result: Outcome) -> list[dict[str, Any]]:
-    """The claims frame's rows of one quality result, one per gold-labelled claim; `result` is its `record_outcome`."""
+def claim_rows(r: ResultRecord, result: Outcome, lists: ListMaker = list) -> list[dict[str, Any]]:
+    """The claims frame's rows of one quality result, one per gold-labelled claim; `result` is its `record_outcome`,
+    `lists` makes its list cells (`SharedLists` in a long stream)."""
     if not r.gold.claims:
         return []
     critical = set(r.critical_claims)
@@ -134,7 +159,7 @@ def claim_rows(r: ResultRecord, result: Outcome) -> list[dict[str, Any]]:
                 "claim_id": claim_id,
                 "critical": claim_id in critical,
                 "predicted": predicted,
-                "gold": list(acceptable),
+                "gold": lists(acceptable),
                 "gold_single": single_gold(predicted, acceptable, CLASSES),
                 "correct": claim_id not in wrong,
                 "scored": result.scored,

@@ -12,7 +12,7 @@ from harness.run.folder import CaseIndex, iter_latest, read_manifest
 from harness.run.log import Manifest, ResultRecord
 from harness.score.conformance import CaseViews
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
-from harness.score.frames import claim_rows, claims_table, quality_row, quality_table
+from harness.score.frames import SharedLists, claim_rows, claims_table, quality_row, quality_table
 from harness.score.gates import threshold_gates
 from harness.score.headline import is_headline
 from harness.score.junit import junit_xml
@@ -70,6 +70,7 @@ def read_log_frames(run_dir: Path, manifest: Manifest, keep_for_robustness: bool
     cases = CaseIndex(run_dir)
     tally = ConformanceTally()
     views = CaseViews()
+    lists = SharedLists()
     parts: dict[str, list[pd.DataFrame]] = {"quality": [], "claims": [], "outcomes": []}
     rows: dict[str, list[dict[str, Any]]] = {"quality": [], "claims": [], "outcomes": []}
     gold: dict[str, dict[str, list[str]]] = {}
@@ -95,8 +96,8 @@ def read_log_frames(run_dir: Path, manifest: Manifest, keep_for_robustness: bool
         result = record_outcome(record)
         if record.kind == "quality":
             gold[record.case_id] = record.gold.claims or {}
-            rows["quality"].append(quality_row(record, result))
-            rows["claims"].extend(claim_rows(record, result))
+            rows["quality"].append(quality_row(record, result, lists))
+            rows["claims"].extend(claim_rows(record, result, lists))
         else:
             policy_ids.add(record.case_id)
         unit = outcome_row(record, result)
