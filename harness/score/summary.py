@@ -7,7 +7,6 @@ its figure as `<name>_ci: [low, high]`.
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
@@ -17,7 +16,7 @@ import pandas as pd
 from harness.corpus.catalogue import load_catalogue
 from harness.corpus.schema import Case
 from harness.run.log import Manifest, ResultRecord, error_reason, persisted_of
-from harness.score.compare import adjust_comparisons, compare_outcomes
+from harness.score.compare import compare_pairs
 from harness.score.conformance import (
     CaseViews,
     deterministic_mismatches,
@@ -195,13 +194,7 @@ def summarise(
             "claim_guard": info.claim_guard,
         }
         variants.append(variant_summary(meta, q, c))
-    names = [v.name for v in manifest.variants]
-    comparisons = adjust_comparisons(
-        [
-            {"a": a, "b": b, **compare_outcomes(outcomes[outcomes["variant"] == a], outcomes[outcomes["variant"] == b])}
-            for a, b in itertools.combinations(names, 2)
-        ]
-    )
+    comparisons = compare_pairs(outcomes, [v.name for v in manifest.variants])
     return {
         "schema_version": SUMMARY_SCHEMA,
         "run": {
