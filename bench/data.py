@@ -104,7 +104,8 @@ def synth_run(template_dir: Path, out: Path, n_results: int, models: int = 5, pr
     """A run folder of `n_results` records built from a real run's records (`template_dir`).
 
     Variants are models × prompts; epochs fill up to `n_results`. Verdicts and claim labels are
-    perturbed deterministically so the metrics are not all alike. Returns the number written.
+    perturbed deterministically so the metrics are not all alike. Each line is validated and written as the
+    harness writes it (compact `model_dump_json`), like a real run folder. Returns the number written.
     """
     templates = [json.loads(line) for line in (template_dir / RESULTS_FILE).read_text(encoding="utf-8").splitlines()]
     templates = [t for t in templates if t["kind"] == "quality"]
@@ -120,7 +121,6 @@ def synth_run(template_dir: Path, out: Path, n_results: int, models: int = 5, pr
     manifest = manifest.model_copy(update={"run_id": out.name, "variants": variants, "epochs": epochs})
     (out / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
     (out / CASES_FILE).write_bytes((template_dir / CASES_FILE).read_bytes())
-    ResultRecord.model_validate(templates[0])  # the template is a valid record
     rng = random.Random(seed)
     verdicts = ["PASS", "LOW_CONFID", "REJECT"]
     labels = ["direct_observation", "reasonable_inference", "unsupported", "contradicted", "overstated"]
@@ -136,6 +136,8 @@ def synth_run(template_dir: Path, out: Path, n_results: int, models: int = 5, pr
                     if rng.random() > skill:
                         record["verdict"] = rng.choice(verdicts)
                         record["claims"] = {cid: rng.choice(labels) for cid in template["claims"]}
-                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    # each line as the harness writes it (`ResultWriter`: compact `model_dump_json`), so readers
+                    # take the same paths as on a real run folder (the unit key read from the line's head)
+                    fh.write(ResultRecord.model_validate(record).model_dump_json() + "\n")
                     written += 1
     return written

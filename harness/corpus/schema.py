@@ -161,9 +161,15 @@ class Case(Contract):
     _parsed: tuple[CaseExecutor, ParsedExecutorOutput, list[Claim]] | None = PrivateAttr(default=None)
     _trace: tuple[CaseSession, int, list[TraceEntry], list[dict[str, Any]]] | None = PrivateAttr(default=None)
 
+    def _kept(self, name: str) -> Any:
+        """A private attribute, read from pydantic's dict of them: `self._trace` goes through BaseModel.__getattr__,
+        a Python call per read, and scoring restores every result's trace through `_traced`."""
+        return (self.__pydantic_private__ or {}).get(name)
+
     def _traced(self, excerpt_chars: int, keep: bool = True) -> tuple[list[TraceEntry], list[dict[str, Any]]]:
-        if self._trace is not None and self._trace[0] is self.session and self._trace[1] == excerpt_chars:
-            return self._trace[2], self._trace[3]
+        kept = self._kept("_trace")
+        if kept is not None and kept[0] is self.session and kept[1] == excerpt_chars:
+            return kept[2], kept[3]
         entries = session_trace_summary(self.session.tool_trace_summary, self.session.tool_invocations, excerpt_chars)
         built = (self.session, excerpt_chars, entries, [e.model_dump(mode="json") for e in entries])
         if keep:
@@ -184,10 +190,11 @@ class Case(Contract):
 
     def _parse(self) -> tuple[ParsedExecutorOutput, list[Claim]]:
         # kept with the executor object it was made from: a copy with another executor parses again
-        if self._parsed is None or self._parsed[0] is not self.executor:
+        kept = self._kept("_parsed")
+        if kept is None or kept[0] is not self.executor:
             parsed = parse_structured_output(self.executor.emission().structured_output_raw)
-            self._parsed = (self.executor, parsed, structured_claims(parsed))
-        return self._parsed[1], self._parsed[2]
+            kept = self._parsed = (self.executor, parsed, structured_claims(parsed))
+        return kept[1], kept[2]
 
     @property
     def parsed_output(self) -> ParsedExecutorOutput:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -20,7 +19,7 @@ from harness.report.prices import PriceTable
 from harness.report.robustness import robustness_rows
 from harness.report.signoff import certification, columns_for, scenario_rows
 from harness.score.certificate import CERTIFICATE_JSON
-from harness.score.compare import adjust_comparisons, compare_outcomes
+from harness.score.compare import compare_pairs
 from harness.score.frames import CLASSES
 from harness.score.outcomes import load_outcomes
 
@@ -80,13 +79,7 @@ def merged_comparisons(runs: Sequence[LoadedRun], names: Sequence[str]) -> list[
             frames.append(frame.assign(variant=frame["variant"].map(lambda n, r=run: r.rename.get(n, n))))
     if not frames:
         return []
-    outcomes = pd.concat(frames, ignore_index=True)
-    return adjust_comparisons(
-        [
-            {"a": a, "b": b, **compare_outcomes(outcomes[outcomes["variant"] == a], outcomes[outcomes["variant"] == b])}
-            for a, b in itertools.combinations(names, 2)
-        ]
-    )
+    return compare_pairs(pd.concat(frames, ignore_index=True), names)
 
 
 def recorded_corpus_policy_cases(run: LoadedRun) -> int | None:

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from harness.corpus.schema import Case
 from harness.report.casedata import case_payload
 from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
-from harness.report.signoff import results_frame
+from harness.report.signoff import ResultRow, result_row, results_table
 from harness.run.folder import (
     MANIFEST_FILE,
     RESULTS_FILE,
@@ -174,19 +174,21 @@ def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
     failed = run.failures()
     selector = Selector(limit=limit)
     frames: list[pd.DataFrame] = []
-    batch: list[OutcomeRow] = []
+    batch: list[ResultRow] = []  # each row as its tuple of atoms at once: the parsed row is dropped young
     keys: set[tuple[str, str, str, int]] = set()  # a retried unit is logged twice: the summary counts it once
     for line, row in project_results(run.run_dir, OutcomeRow):
         if not is_headline(row):
             continue  # a robustness unit: only summary.json's robustness figures read it
         keys.add((row.case_id, row.case_hash, row.variant, row.epoch))
-        row.variant = run.rename.get(row.variant, row.variant)
+        renamed = run.rename.get(row.variant, row.variant)
+        if renamed != row.variant:
+            row.variant = renamed
         selector.offer(row.case_id, row.variant, row.epoch, category(row, row.key in failed), line)
-        batch.append(row)
+        batch.append(result_row(row, failed))
         if len(batch) >= chunk:
-            frames.append(results_frame(run.label, batch, failed))
+            frames.append(results_table(run.label, batch))
             batch = []
-    frames.append(results_frame(run.label, batch, failed))
+    frames.append(results_table(run.label, batch))
     run.results = pd.concat(frames, ignore_index=True).drop_duplicates(["case_id", "variant", "epoch"], keep="last")
     run.picked = []
     for cat, line in selector.chosen():

@@ -12,6 +12,7 @@ import hashlib
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -51,9 +52,10 @@ class OutcomeRow(BaseModel):
     def key(self) -> tuple[str, str, int]:
         return (self.case_id, self.variant, self.epoch)
 
-    @property
+    @cached_property
     def outcome(self) -> Outcome:
-        """The one outcome rule (harness.score.outcome), as scoring applies it."""
+        """The one outcome rule (harness.score.outcome), as scoring applies it; computed once per row (the
+        category and the results frame both read it)."""
         return outcome(
             error=self.error,
             verdict=self.verdict,

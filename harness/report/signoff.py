@@ -32,23 +32,37 @@ class Column:
     label: str
 
 
+ResultRow = tuple[str, str, int, str, tuple[str, ...], bool, bool, bool]
+"""One result as the results frame holds it (its columns after `run`): small and made of atoms, so a long log's
+rows cost the garbage collector nothing while they wait to become a frame."""
+
+
+def result_row(row: OutcomeRow, failed: Container[FailureKey]) -> ResultRow:
+    """A result's case, variant, kind, scenarios, whether it held its conformance checks, and (for the per-epoch
+    table) whether it was scored and its verdict right, as score.frames defines them."""
+    return (
+        row.case_id,
+        row.variant,
+        row.epoch,
+        row.kind,
+        _spec_tuple(row.spec),
+        row.key not in failed,
+        row.scored,
+        row.verdict_correct,
+    )
+
+
+def results_table(run: str, rows: Sequence[ResultRow]) -> pd.DataFrame:
+    """The results frame of `result_row` rows, one per result."""
+    columns = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in RESULT_COLUMNS[1:]]
+    data = {"run": [run] * len(rows), **dict(zip(RESULT_COLUMNS[1:], columns, strict=True))}
+    return pd.DataFrame(data, columns=RESULT_COLUMNS)
+
+
 def results_frame(run: str, rows: Sequence[OutcomeRow], failed: Container[FailureKey]) -> pd.DataFrame:
     """One row per result: run, case, variant, kind, scenarios, whether it held its conformance checks,
-    and (for the per-epoch table) whether it was scored and its verdict right, as score.frames defines them."""
-    return pd.DataFrame(
-        {
-            "run": [run] * len(rows),
-            "case_id": [r.case_id for r in rows],
-            "variant": [r.variant for r in rows],
-            "epoch": [r.epoch for r in rows],
-            "kind": [r.kind for r in rows],
-            "spec": [_spec_tuple(r.spec) for r in rows],
-            "ok": [r.key not in failed for r in rows],
-            "scored": [r.scored for r in rows],
-            "verdict_correct": [r.verdict_correct for r in rows],
-        },
-        columns=RESULT_COLUMNS,
-    )
+    and (for the per-epoch table) whether it was scored and its verdict right (see `result_row`)."""
+    return results_table(run, [result_row(r, failed) for r in rows])
 
 
 _SPECS: dict[tuple[str, ...], tuple[str, ...]] = {}

@@ -13,15 +13,24 @@ from collections.abc import Sequence
 import numpy as np
 
 
+def _indices(values: Sequence[str], labels: Sequence[str]) -> np.ndarray:
+    """Each value's index in `labels` (its last, if a label repeats), -1 for a value outside them."""
+    index = {label: i for i, label in enumerate(labels)}
+    return np.fromiter((index.get(v, -1) for v in values), dtype=np.int64, count=len(values))
+
+
+def _pairs(y_true: Sequence[str], y_pred: Sequence[str], labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    if len(y_true) != len(y_pred):
+        raise ValueError(f"{len(y_true)} true labels but {len(y_pred)} predictions")
+    return _indices(y_true, labels), _indices(y_pred, labels)
+
+
 def confusion(y_true: Sequence[str], y_pred: Sequence[str], labels: Sequence[str]) -> np.ndarray:
     """Counts, rows the true label and columns the predicted one, in `labels` order; pairs outside are left out."""
-    index = {label: i for i, label in enumerate(labels)}
-    matrix = np.zeros((len(labels), len(labels)), dtype=np.int64)
-    for truth, pred in zip(y_true, y_pred, strict=True):
-        i, j = index.get(truth), index.get(pred)
-        if i is not None and j is not None:
-            matrix[i, j] += 1
-    return matrix
+    truth, pred = _pairs(y_true, y_pred, labels)
+    both = (truth >= 0) & (pred >= 0)
+    k = len(labels)
+    return np.bincount(truth[both] * k + pred[both], minlength=k * k).astype(np.int64).reshape(k, k)
 
 
 def _share(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -36,15 +45,11 @@ def per_class(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Precision, recall, F1 and support of every label (0 where undefined); every pair counts, so a prediction
     of a label against a truth outside `labels` is a false positive, as in scikit-learn."""
-    index = {label: i for i, label in enumerate(labels)}
-    tp, predicted, support = np.zeros(len(labels)), np.zeros(len(labels)), np.zeros(len(labels), dtype=np.int64)
-    for truth, pred in zip(y_true, y_pred, strict=True):
-        i, j = index.get(truth), index.get(pred)
-        if j is not None:
-            predicted[j] += 1
-        if i is not None:
-            support[i] += 1
-            tp[i] += truth == pred
+    truth, pred = _pairs(y_true, y_pred, labels)
+    k = len(labels)
+    predicted = np.bincount(pred[pred >= 0], minlength=k).astype(float)
+    support = np.bincount(truth[truth >= 0], minlength=k).astype(np.int64)
+    tp = np.bincount(truth[(truth >= 0) & (truth == pred)], minlength=k).astype(float)
     precision, recall = _share(tp, predicted), _share(tp, support.astype(float))
     f1 = _share(2 * tp, predicted + support)  # 2tp / (2tp + fp + fn)
     return precision, recall, f1, support

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,26 @@ def variant_pairs(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[str, str]]:
 
 def compare_outcomes(a: pd.DataFrame, b: pd.DataFrame) -> dict[str, Any]:
     """McNemar on verdict correctness and a paired bootstrap on claim accuracy, over shared cases (epoch majority)."""
-    a, b = case_outcomes(a).set_index("case_id"), case_outcomes(b).set_index("case_id")
+    return compare_case_outcomes(case_outcomes(a), case_outcomes(b))
+
+
+def compare_pairs(outcomes: pd.DataFrame, names: Sequence[str]) -> list[dict[str, Any]]:
+    """Every pair of the named variants' unit outcomes compared (`compare_outcomes`), Holm-adjusted as one family.
+
+    Each variant's per-case outcomes are made once, not once for every pair it is in.
+    """
+    per_case = {name: case_outcomes(outcomes[outcomes["variant"] == name]) for name in names}
+    return adjust_comparisons(
+        [
+            {"a": a, "b": b, **compare_case_outcomes(per_case[a], per_case[b])}
+            for a, b in itertools.combinations(names, 2)
+        ]
+    )
+
+
+def compare_case_outcomes(a: pd.DataFrame, b: pd.DataFrame) -> dict[str, Any]:
+    """`compare_outcomes` of two variants' per-case outcomes (`case_outcomes`)."""
+    a, b = a.set_index("case_id"), b.set_index("case_id")
     common = a.index.intersection(b.index)
     if "case_hash" in a and "case_hash" in b:  # a case whose content changed is not the same case
         common = common[a.loc[common, "case_hash"].to_numpy() == b.loc[common, "case_hash"].to_numpy()]

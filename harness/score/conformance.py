@@ -7,6 +7,7 @@ agree 100%; the invariants hold for every case of either kind (CASE_FORMAT.md).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -132,17 +133,72 @@ def policy_case_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
     )
 
 
+@dataclass(frozen=True, eq=False)
+class CaseView:
+    """What the invariants read of one case at one excerpt limit, derived once.
+
+    Every result of a case is judged against the same claims and spec trace: a stream of results (scoring reads
+    a case's results together, in key order) builds this once per case and passes it with each result.
+    """
+
+    case: Case
+    excerpt_chars: int
+    critical: int
+    statements: dict[str, str]
+    trace_fields: list[dict[str, Any]]
+    """The spec trace's §7 fields as JSON (what every persisted trace summary is compared with)."""
+    trace_refs: frozenset[str]
+    invocation_ids: frozenset[str]
+    bound: dict[str, bool]
+    claimed: frozenset[str]
+
+    @classmethod
+    def of(cls, case: Case, excerpt_chars: int = DEFAULT_EXCERPT_CHARS) -> CaseView:
+        claims = _executor_claims(case)
+        trace = spec_trace(case, excerpt_chars)
+        return cls(
+            case=case,
+            excerpt_chars=excerpt_chars,
+            # counted as the system must (§5 step 3), not as a model says
+            critical=sum(1 for c in claims if c.critical),
+            statements={c.claim_id: c.statement for c in claims},
+            trace_fields=[e.model_dump(mode="json", include=set(TRACE_FIELDS)) for e in trace],
+            trace_refs=frozenset(e.trace_ref for e in trace),
+            invocation_ids=frozenset(i for e in trace for i in e.source_invocation_ids),
+            bound={c.claim_id: bool(c.evidence_bindings) for c in claims},
+            claimed=frozenset(c.claim_id for c in claims),
+        )
+
+    def fits(self, case: Case, excerpt_chars: int) -> bool:
+        """Made of this very case object at this limit (anything else is built anew)."""
+        return self.case is case and self.excerpt_chars == excerpt_chars
+
+
+class CaseViews:
+    """The `CaseView` of the last case asked for: a stream of results that comes case by case builds each once."""
+
+    def __init__(self) -> None:
+        self._last: CaseView | None = None
+
+    def get(self, case: Case, excerpt_chars: int = DEFAULT_EXCERPT_CHARS) -> CaseView:
+        if self._last is None or not self._last.fits(case, excerpt_chars):
+            self._last = CaseView.of(case, excerpt_chars)
+        return self._last
+
+
 def invariant_violations(
     case: Case,
     self_evaluation: Mapping[str, Any],
     excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
     read: tuple[ReportedEvaluation | None, str | None] | None = None,
+    view: CaseView | None = None,
 ) -> list[str]:
     """The invariants every case must satisfy, read from the persisted `self_evaluation`.
 
     `excerpt_chars` is the run's excerpt limit: with it the spec defines the trace summary the system
     must have persisted, and every evidence ref is judged against that trace, not the one the SUT wrote.
-    `read`: the evaluation already read by `read_evaluation` (it is parsed once).
+    `read`: the evaluation already read by `read_evaluation` (it is parsed once). `view`: the case's
+    `CaseView` at this limit, when the caller keeps one per case (one of another case or limit is not used).
     """
     # CASE_FORMAT "Two kinds of case": "sibling keys of self_evaluation survive"; INTERPRETATION §7:
     # "Writing it merges into self_evaluation: sibling keys written by others are kept" (kept, so unchanged).
@@ -156,26 +212,25 @@ def invariant_violations(
     evaluation, unreadable = read or read_evaluation(self_evaluation.get(EVALUATION_KEY))
     if evaluation is None:
         return [*out, str(unreadable)]
+    if view is None or not view.fits(case, excerpt_chars):
+        view = CaseView.of(case, excerpt_chars)
     # CASE_FORMAT: "a parse status other than `valid` never ends in PASS" (INTERPRETATION §5 step 1).
     if evaluation.executor_output_parse_status.status != "valid" and evaluation.verdict == Verdict.PASS:
         out.append("a parse status other than valid ended in PASS")
     if any(c.verification not in _CLASSES for c in evaluation.claim_checks):
         out.append("a claim check outside the fixed derivability set")
-    claims = _executor_claims(case)
-    out.extend(_fact_violations(evaluation, claims))
-    critical = sum(1 for c in claims if c.critical)  # counted as the system must (§5 step 3), not as a model says
-    if evaluation.critical_fact_count != critical:
+    out.extend(_fact_violations(evaluation, view.statements))
+    if evaluation.critical_fact_count != view.critical:
         out.append(
-            f"critical_fact_count is {evaluation.critical_fact_count}; the executor marked {critical} claims critical"
+            f"critical_fact_count is {evaluation.critical_fact_count}; the executor marked {view.critical} claims "
+            "critical"
         )
-    trace = spec_trace(case, excerpt_chars)
-    out.extend(_trace_violations(trace, evaluation))
-    out.extend(_ref_violations(trace, claims, evaluation))
-    claimed = {c.claim_id for c in claims}
+    out.extend(_trace_violations(view.trace_fields, evaluation))
+    out.extend(_ref_violations(view, evaluation))
     out.extend(
         f"claim check for {c.claim_id}, which the executor never claimed"
         for c in evaluation.claim_checks
-        if c.claim_id not in claimed
+        if c.claim_id not in view.claimed
     )
     out.extend(_gatekeeper_violations(evaluation))
     out.extend(_score_and_adjustment_violations(evaluation))
@@ -187,9 +242,12 @@ TRACE_FIELDS = ("trace_ref", "tool_name", "source_invocation_ids", "status", "re
 """The fields of a trace summary entry INTERPRETATION §7 names (a SUT may add its own)."""
 
 
+_LEGACY = {d.value: LEGACY_MAPPING[d].value for d in Derivability}
+
+
 def _legacy(verification: str) -> str | None:
     """The legacy class §6 maps a derivability class to (None outside the set)."""
-    return LEGACY_MAPPING[Derivability(verification)].value if verification in _CLASSES else None
+    return _LEGACY.get(verification)
 
 
 def _executor_claims(case: Case) -> list[Claim]:
@@ -202,15 +260,14 @@ def spec_trace(case: Case, excerpt_chars: int = DEFAULT_EXCERPT_CHARS) -> list[T
     return case.trace(excerpt_chars)
 
 
-def _fact_violations(evaluation: ReportedEvaluation, claims: list[Claim]) -> list[str]:
+def _fact_violations(evaluation: ReportedEvaluation, statements: Mapping[str, str]) -> list[str]:
     """INTERPRETATION §6: "One item per claim: {claim_id, fact (the statement), verification, detail}",
-    derived from the sanitised claim checks by the fixed mapping."""
+    derived from the sanitised claim checks by the fixed mapping (`statements`: the executor's, by claim id)."""
     out: list[str] = []
     expected_facts = [(c.claim_id, _legacy(c.verification)) for c in evaluation.claim_checks]
     got_facts = [(f.claim_id, f.verification) for f in evaluation.facts_checked]
     if expected_facts != got_facts:
         out.append("facts_checked is not the fixed mapping of the claim checks")
-    statements = {c.claim_id: c.statement for c in claims}
     out.extend(
         f"facts_checked.{f.claim_id}: fact is {f.fact!r}, not the claim's statement"
         for f in evaluation.facts_checked
@@ -219,10 +276,10 @@ def _fact_violations(evaluation: ReportedEvaluation, claims: list[Claim]) -> lis
     return out
 
 
-def _trace_violations(trace: list[TraceEntry], evaluation: ReportedEvaluation) -> list[str]:
+def _trace_violations(want: list[dict[str, Any]], evaluation: ReportedEvaluation) -> list[str]:
     """INTERPRETATION §7: one entry per invocation of the session, in order, T1, T2, ..., with tool_name,
-    source_invocation_ids, status and an excerpt cut at the run's limit (or the case's own summary)."""
-    want = [e.model_dump(mode="json", include=set(TRACE_FIELDS)) for e in trace]
+    source_invocation_ids, status and an excerpt cut at the run's limit (or the case's own summary).
+    `want`: the spec trace's fields (`CaseView.trace_fields`)."""
     got = [e.model_dump(mode="json", include=set(TRACE_FIELDS)) for e in evaluation.tool_trace_summary]
     if want == got:
         return []
@@ -230,11 +287,9 @@ def _trace_violations(trace: list[TraceEntry], evaluation: ReportedEvaluation) -
     return [f"tool_trace_summary is not the session's trace ({len(got)} entries {refs}, the spec gives {len(want)})"]
 
 
-def _ref_violations(trace: list[TraceEntry], claims: list[Claim], evaluation: ReportedEvaluation) -> list[str]:
+def _ref_violations(view: CaseView, evaluation: ReportedEvaluation) -> list[str]:
     """Evidence refs judged against the spec's trace, not the SUT's own."""
-    by_ref = {e.trace_ref for e in trace}
-    by_id = {i for e in trace for i in e.source_invocation_ids}
-    bound = {c.claim_id: bool(c.evidence_bindings) for c in claims}
+    by_ref, by_id, bound = view.trace_refs, view.invocation_ids, view.bound
     out: list[str] = []
     for check in evaluation.claim_checks:
         # §5 step 3: "A check whose evidence_refs are empty or partial is completed from the claim's bindings".

@@ -18,7 +18,7 @@ import pandas as pd
 from harness.run.folder import RunFileError, iter_latest
 from harness.run.log import ResultRecord
 from harness.score.headline import is_headline
-from harness.score.outcome import record_outcome
+from harness.score.outcome import Outcome, record_outcome
 
 OUTCOMES_FILE = "outcomes.jsonl"
 UNIT_COLUMNS = [
@@ -46,31 +46,37 @@ CASE_COLUMNS = [
 ]
 
 
+def outcome_row(record: ResultRecord, result: Outcome) -> dict[str, Any] | None:
+    """The unit row of one result, None when it has none (a policy result, a transport error); `result` is its
+    `record_outcome` (computed once per record)."""
+    if record.kind != "quality" or record.error is not None:
+        return None
+    gold = record.gold.claims or {}
+    return {
+        "variant": record.variant,
+        "case_id": record.case_id,
+        "case_hash": record.case_hash,
+        "epoch": int(record.epoch),
+        "verdict": record.verdict,
+        "verdict_correct": result.verdict_correct,
+        "model_verdict_correct": result.model_verdict_correct,
+        "unsafe_eligible": result.unsafe_eligible,
+        "unsafe_pass": result.unsafe_pass,
+        "claims_right": float(result.claims_right),
+        "claims_total": float(result.claims_total),
+        "claims": {cid: record.claims.get(cid) for cid in gold},
+    }
+
+
+def outcomes_table(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """The unit frame of `outcome_row` rows."""
+    return pd.DataFrame(list(rows), columns=UNIT_COLUMNS)
+
+
 def outcomes_frame(records: Iterable[ResultRecord]) -> pd.DataFrame:
     """One row per scored quality result (variant × case × epoch); transport errors have no outcome."""
-    rows = []
-    for record in records:
-        if record.kind != "quality" or record.error is not None:
-            continue
-        result = record_outcome(record)
-        gold = record.gold.claims or {}
-        rows.append(
-            {
-                "variant": record.variant,
-                "case_id": record.case_id,
-                "case_hash": record.case_hash,
-                "epoch": int(record.epoch),
-                "verdict": record.verdict,
-                "verdict_correct": result.verdict_correct,
-                "model_verdict_correct": result.model_verdict_correct,
-                "unsafe_eligible": result.unsafe_eligible,
-                "unsafe_pass": result.unsafe_pass,
-                "claims_right": float(result.claims_right),
-                "claims_total": float(result.claims_total),
-                "claims": {cid: record.claims.get(cid) for cid in gold},
-            }
-        )
-    return pd.DataFrame(rows, columns=UNIT_COLUMNS)
+    rows = (outcome_row(record, record_outcome(record)) for record in records)
+    return outcomes_table(row for row in rows if row is not None)
 
 
 def case_outcomes(units: pd.DataFrame) -> pd.DataFrame:

@@ -10,12 +10,14 @@ import pandas as pd
 
 from harness.run.folder import CaseIndex, iter_latest, read_manifest
 from harness.run.log import Manifest, ResultRecord
+from harness.score.conformance import CaseViews
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
-from harness.score.frames import claims_frame, quality_frame
+from harness.score.frames import SharedLists, claim_rows, claims_table, quality_row, quality_table
 from harness.score.gates import threshold_gates
 from harness.score.headline import is_headline
 from harness.score.junit import junit_xml
-from harness.score.outcomes import outcomes_frame, write_outcomes
+from harness.score.outcome import record_outcome
+from harness.score.outcomes import outcome_row, outcomes_table, write_outcomes
 from harness.score.regression import decision_gates, load_control_run, make_decisions
 from harness.score.robustness import add_robustness
 from harness.score.summary import ConformanceTally, case_problems, summarise
@@ -39,7 +41,7 @@ class GateSettings:
 
 
 CHUNK = 500
-"""Records turned into frame rows at a time while scoring streams the log: bounds memory, not the figures."""
+"""Records whose frame rows become frames at a time while scoring streams the log: bounds memory, not the figures."""
 
 
 @dataclass
@@ -60,24 +62,28 @@ class LogFrames:
 def read_log_frames(run_dir: Path, manifest: Manifest, keep_for_robustness: bool) -> LogFrames:
     """One streaming pass over results.jsonl in unit-key order: memory holds frame rows, not records.
 
-    Each record is checked against its case (read one at a time from cases.jsonl) and turned into frame
-    rows in chunks; only with `keep_for_robustness` are records kept, without the persisted evaluation and the
-    raw reply (robustness compares answers and labels, nothing else).
+    Each record is checked against its case (read one at a time from cases.jsonl), its outcome computed once
+    and turned into frame rows at once (the record is then dropped); the rows become frames in chunks. Only with
+    `keep_for_robustness` are records kept, without the persisted evaluation and the raw reply (robustness
+    compares answers and labels, nothing else).
     """
     cases = CaseIndex(run_dir)
     tally = ConformanceTally()
+    views = CaseViews()
+    lists = SharedLists()
     parts: dict[str, list[pd.DataFrame]] = {"quality": [], "claims": [], "outcomes": []}
+    rows: dict[str, list[dict[str, Any]]] = {"quality": [], "claims": [], "outcomes": []}
     gold: dict[str, dict[str, list[str]]] = {}
     policy_ids: set[str] = set()
-    chunk: list[ResultRecord] = []
     kept: list[ResultRecord] = []
     headline = logged = 0
 
     def flush() -> None:
-        parts["quality"].append(quality_frame(chunk))
-        parts["claims"].append(claims_frame(chunk))
-        parts["outcomes"].append(outcomes_frame(chunk))
-        chunk.clear()
+        parts["quality"].append(quality_table(rows["quality"]))
+        parts["claims"].append(claims_table(rows["claims"]))
+        parts["outcomes"].append(outcomes_table(rows["outcomes"]))
+        for found in rows.values():
+            found.clear()
 
     for record in iter_latest(run_dir):
         logged += 1
@@ -86,13 +92,18 @@ def read_log_frames(run_dir: Path, manifest: Manifest, keep_for_robustness: bool
         if not is_headline(record):
             continue
         headline += 1
-        tally.add(record, *case_problems(record, cases.get(record.case_id), manifest.excerpt_chars))
+        tally.add(record, *case_problems(record, cases.get(record.case_id), manifest.excerpt_chars, views))
+        result = record_outcome(record)
         if record.kind == "quality":
             gold[record.case_id] = record.gold.claims or {}
+            rows["quality"].append(quality_row(record, result, lists))
+            rows["claims"].extend(claim_rows(record, result, lists))
         else:
             policy_ids.add(record.case_id)
-        chunk.append(record)
-        if len(chunk) >= CHUNK:
+        unit = outcome_row(record, result)
+        if unit is not None:
+            rows["outcomes"].append(unit)
+        if headline % CHUNK == 0:
             flush()
     flush()
     frames = {name: pd.concat(found, ignore_index=True) for name, found in parts.items()}

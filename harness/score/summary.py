@@ -7,7 +7,6 @@ its figure as `<name>_ci: [low, high]`.
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
@@ -17,8 +16,9 @@ import pandas as pd
 from harness.corpus.catalogue import load_catalogue
 from harness.corpus.schema import Case
 from harness.run.log import Manifest, ResultRecord, error_reason, persisted_of
-from harness.score.compare import adjust_comparisons, compare_outcomes
+from harness.score.compare import compare_pairs
 from harness.score.conformance import (
+    CaseViews,
     deterministic_mismatches,
     invariant_violations,
     policy_case_mismatches,
@@ -40,12 +40,16 @@ from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 
 def case_problems(
-    record: ResultRecord, case: Case | None, excerpt_chars: int = DEFAULT_EXCERPT_CHARS
+    record: ResultRecord,
+    case: Case | None,
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
+    views: CaseViews | None = None,
 ) -> tuple[list[str], list[str]]:
     """(expectation mismatches, invariant violations) of one record.
 
     Policy records are checked whole; quality records on their deterministic
     parts (parse status, gatekeeper). Every record is checked for invariants.
+    `views`: where a stream of records keeps its current case's `CaseView` (built once per case).
     """
     persisted = persisted_of(record, case, excerpt_chars)
     if persisted is None or not isinstance(persisted.get(EVALUATION_KEY), dict):
@@ -61,7 +65,8 @@ def case_problems(
         if record.kind == "policy"
         else deterministic_mismatches(case, evaluation)
     )
-    return mismatches, invariant_violations(case, persisted, excerpt_chars, read)
+    view = views.get(case, excerpt_chars) if views is not None else None
+    return mismatches, invariant_violations(case, persisted, excerpt_chars, read, view)
 
 
 class ConformanceTally:
@@ -127,8 +132,9 @@ def conformance(
     `excerpt_chars`: the run's excerpt limit, which defines the trace summary every evaluation must have persisted.
     """
     tally = ConformanceTally()
+    views = CaseViews()
     for record in records:
-        mismatches, violations = case_problems(record, cases.get(record.case_id), excerpt_chars)
+        mismatches, violations = case_problems(record, cases.get(record.case_id), excerpt_chars, views)
         tally.add(record, [*mismatches, *(extra or {}).get(record.case_id, ())], violations)
     return tally.result()
 
@@ -188,13 +194,7 @@ def summarise(
             "claim_guard": info.claim_guard,
         }
         variants.append(variant_summary(meta, q, c))
-    names = [v.name for v in manifest.variants]
-    comparisons = adjust_comparisons(
-        [
-            {"a": a, "b": b, **compare_outcomes(outcomes[outcomes["variant"] == a], outcomes[outcomes["variant"] == b])}
-            for a, b in itertools.combinations(names, 2)
-        ]
-    )
+    comparisons = compare_pairs(outcomes, [v.name for v in manifest.variants])
     return {
         "schema_version": SUMMARY_SCHEMA,
         "run": {

@@ -22,7 +22,7 @@ from bench.whole import ratios as whole_ratios
 from bench.workers import factory_for
 from harness.cli.run import default_factory
 from harness.devtools.local_server import LocalOpenAIServer
-from harness.run.folder import iter_results, read_manifest
+from harness.run.folder import _KEY_HEAD, iter_results, read_manifest
 from harness.run.runner import build_variants, run_study
 from harness.run.study import ModelSettings, Study
 
@@ -89,6 +89,10 @@ def test_synthetic_run_folder_holds_valid_records(tmp_path: Path, openai_server:
     manifest = read_manifest(tmp_path / "big")
     assert len(manifest.variants) == 6 and manifest.epochs == 3  # 4 cases x 6 variants = 24 per epoch
     assert {r.variant for r in records} == {v.name for v in manifest.variants}
+    # written as the harness writes a record (compact), so the readers' fast path reads the key off each line
+    lines = (tmp_path / "big" / "results.jsonl").read_bytes().splitlines()
+    assert [line.decode() for line in lines] == [r.model_dump_json() for r in records]
+    assert all(_KEY_HEAD.match(line + b"\n") for line in lines)
 
 
 def _figures(

@@ -47,3 +47,36 @@ def test_auroc_matches_sklearn_with_ties(seed: int) -> None:
     positive[:2] = [True, False]  # both classes present
     score = np.round(rng.random(40), 1)  # many ties
     assert auroc(positive, score) == pytest.approx(roc_auc_score(positive, score))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_counts_are_exactly_the_counted_pairs(seed: int) -> None:
+    """The counts are made with numpy, not pair by pair: they must be the very counts (summary.json is compared
+    byte for byte), with labels outside the list and repeated labels as a pair-by-pair count treats them."""
+    rng = np.random.default_rng(seed)
+    labels = ["a", "b", "c", "a"] if seed % 2 else LABELS  # a repeated label counts at its last index
+    y_true = [str(x) for x in rng.choice([*LABELS, "x"], size=500)]
+    y_pred = [str(x) for x in rng.choice(["a", "b", "y"], size=500)]
+    index = {label: i for i, label in enumerate(labels)}
+    matrix = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    tp, predicted, support = np.zeros(len(labels)), np.zeros(len(labels)), np.zeros(len(labels), dtype=np.int64)
+    for truth, pred in zip(y_true, y_pred, strict=True):
+        i, j = index.get(truth), index.get(pred)
+        if i is not None and j is not None:
+            matrix[i, j] += 1
+        if j is not None:
+            predicted[j] += 1
+        if i is not None:
+            support[i] += 1
+            tp[i] += truth == pred
+    assert np.array_equal(confusion(y_true, y_pred, labels), matrix)
+
+    def share(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+        return np.divide(num, den, out=np.zeros(len(num)), where=den > 0)
+
+    precision, recall, f1, got_support = per_class(y_true, y_pred, labels)
+    assert got_support.dtype == np.int64 and np.array_equal(got_support, support)
+    assert np.array_equal(precision, share(tp, predicted)) and np.array_equal(recall, share(tp, support * 1.0))
+    assert np.array_equal(f1, share(2 * tp, predicted + support))
+    with pytest.raises(ValueError, match="2 true labels but 1 predictions"):
+        confusion(["a", "b"], ["a"], labels)

@@ -10,7 +10,7 @@ import pytest
 
 from harness.corpus.loader import load_cases
 from harness.run.execute import run_case, scripted_verifier_for
-from harness.score.conformance import invariant_violations, policy_case_mismatches
+from harness.score.conformance import CaseViews, invariant_violations, policy_case_mismatches
 from harness.system.models import Verdict
 from tests.run.corpus_builder import write_corpus
 
@@ -125,3 +125,31 @@ def test_expectation_mismatches_name_the_field(policy_case_and_store) -> None:
     case, evaluation, _ = policy_case_and_store
     wrong = evaluation.model_copy(update={"verdict": Verdict.PASS})
     assert policy_case_mismatches(case, wrong) == ["verdict: expected ['REJECT'], got PASS"]
+
+
+def test_case_views_never_judge_a_result_by_another_cases_data(policy_case_and_store) -> None:
+    """Results of two cases with different traces, interleaved through one `CaseViews` (scoring keeps one per
+    stream): each is judged by its own case, exactly as without the kept view, and so is a result judged against
+    the other case, or at another excerpt limit."""
+    case_a, _, persisted_a = policy_case_and_store
+    invocations = [
+        inv.model_copy(update={"result": f"{inv.result} (second incident)"}) for inv in case_a.session.tool_invocations
+    ]
+    case_b = case_a.model_copy(
+        update={"id": "pol-other", "session": case_a.session.model_copy(update={"tool_invocations": invocations})}
+    )
+    _, persisted_b = asyncio.run(run_case(case_b, scripted_verifier_for(case_b)))
+    assert case_a.trace_json(2000) != case_b.trace_json(2000)
+    views = CaseViews()
+
+    def judged(case, persisted, excerpt_chars=2000) -> list[str]:
+        kept = invariant_violations(case, persisted, excerpt_chars, view=views.get(case, excerpt_chars))
+        assert kept == invariant_violations(case, persisted, excerpt_chars)
+        return kept
+
+    for _ in range(2):
+        assert judged(case_a, persisted_a) == [] and judged(case_b, persisted_b) == []
+    crossed = judged(case_b, persisted_a)
+    assert any(p.startswith("tool_trace_summary is not the session's trace") for p in crossed), crossed
+    assert judged(case_a, persisted_a, excerpt_chars=5) != []
+    assert judged(case_a, persisted_a) == []

@@ -106,3 +106,16 @@ def test_resampled_sums_in_blocks_are_the_same_draws(monkeypatch: pytest.MonkeyP
     whole = table[np.random.default_rng(stats.SEED).integers(0, 400, size=(50, 400))].sum(axis=1)
     monkeypatch.setattr(stats, "MAX_DRAW_ELEMENTS", 1000)  # blocks of 2 resamples
     assert np.array_equal(stats.resampled_sums(table, n_boot=50), whole)
+
+
+def test_resampled_sums_on_one_blas_thread_are_the_threaded_products() -> None:
+    """The bootstrap's products run on one BLAS thread; on fractional values (epoch means) they are the very sums
+    the default thread count gives, bit for bit (CIs must not move with the machine's cores)."""
+    import harness.score.stats as stats
+
+    n, n_boot = 1000, 500
+    table = np.random.default_rng(5).integers(0, 30, size=(n, 3)) / 7.0
+    draws = np.random.default_rng(stats.SEED).integers(0, n, size=(n_boot, n))
+    counts = np.stack([np.bincount(row, minlength=n) for row in draws]).astype(float)
+    threaded = np.concatenate([counts[i : i + 250] @ table for i in range(0, n_boot, 250)])
+    assert np.array_equal(stats.resampled_sums(table, n_boot=n_boot), threaded)
