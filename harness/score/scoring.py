@@ -78,12 +78,16 @@ def read_log_frames(run_dir: Path, manifest: Manifest, keep_for_robustness: bool
     kept: list[ResultRecord] = []
     headline = logged = 0
 
+    tables = {"quality": quality_table, "claims": claims_table, "outcomes": outcomes_table}
+
     def flush() -> None:
-        parts["quality"].append(quality_table(rows["quality"]))
-        parts["claims"].append(claims_table(rows["claims"]))
-        parts["outcomes"].append(outcomes_table(rows["outcomes"]))
-        for found in rows.values():
-            found.clear()
+        # an empty chunk is left out: concatenated, its untyped columns would turn every column of the frame
+        # into Python objects (and float sums into another summation order) whenever the count is a multiple
+        # of CHUNK or a chunk held no row of a kind
+        for name, build in tables.items():
+            if rows[name]:
+                parts[name].append(build(rows[name]))
+                rows[name].clear()
 
     for record in iter_latest(run_dir):
         logged += 1
@@ -106,7 +110,9 @@ def read_log_frames(run_dir: Path, manifest: Manifest, keep_for_robustness: bool
         if headline % CHUNK == 0:
             flush()
     flush()
-    frames = {name: pd.concat(found, ignore_index=True) for name, found in parts.items()}
+    frames = {
+        name: pd.concat(found, ignore_index=True) if found else tables[name]([]) for name, found in parts.items()
+    }
     return LogFrames(
         frames["quality"],
         frames["claims"],
