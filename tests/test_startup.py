@@ -47,3 +47,25 @@ def test_help_still_lists_every_command(capsys: pytest.CaptureFixture[str]) -> N
         a.dest for a in build_parser(["power", "--diff", "5"])._subparsers._group_actions[0].choices["power"]._actions
     } >= {"diff"}  # type: ignore[union-attr]
     assert main(["no-such-command"]) == 2
+
+
+def test_exit_now_runs_the_atexit_functions_flushes_and_keeps_the_code() -> None:
+    code = (
+        "import atexit, sys\nfrom harness.cli import exit_now\n"
+        "atexit.register(lambda: print('atexit ran', end=''))\n"
+        "print('buffered;', end='')\nsys.stderr.write('err;')\nexit_now(3)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert (done.returncode, done.stdout, done.stderr) == (3, "buffered;atexit ran", "err;")
+
+
+def test_the_command_exits_with_main_s_code_and_whole_output(tmp_path: Path) -> None:
+    from tests.run.corpus_builder import write_corpus
+
+    cases, out = write_corpus(tmp_path / "cases"), tmp_path / "run"
+    run = [sys.executable, "-m", "harness.cli", "run", "--cases", str(cases), "--no-cache", "--out", str(out)]
+    done = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0 and "verdict acc" in done.stdout  # the closing table, printed last
+    assert (out / "summary.json").read_text().endswith("\n") and (out / "report.html").exists()
+    bad = subprocess.run([*run[:3], "run", "--cases", str(tmp_path / "none")], capture_output=True, text=True)
+    assert bad.returncode == 2 and "no such file or folder" in bad.stderr

@@ -1,7 +1,5 @@
 """`python -m harness.cli`: the same as the `vbench` script."""
 
-import sys
+from harness.cli import run
 
-from harness.cli import main
-
-sys.exit(main())
+run()

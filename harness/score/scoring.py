@@ -110,9 +110,7 @@ def read_log_frames(run_dir: Path, manifest: Manifest, keep_for_robustness: bool
         if headline % CHUNK == 0:
             flush()
     flush()
-    frames = {
-        name: pd.concat(found, ignore_index=True) if found else tables[name]([]) for name, found in parts.items()
-    }
+    frames = {name: pd.concat(found, ignore_index=True) if found else tables[name]([]) for name, found in parts.items()}
     return LogFrames(
         frames["quality"],
         frames["claims"],
