@@ -289,16 +289,9 @@ def case_matrix(results: pd.DataFrame, names: Sequence[str], limit: int = MATRIX
         scored=("scored", "all"), right=("verdict_correct", "sum"), n=("verdict_correct", "size")
     )
     cells: dict[str, dict[str, str]] = {}
-    for (case_id, variant), row in per.iterrows():
-        state = (
-            "error"
-            if not row["scored"]
-            else "right"
-            if row["right"] == row["n"]
-            else "wrong"
-            if row["right"] == 0
-            else "flipped"
-        )
+    keys = per.index.to_list()
+    for (case_id, variant), scored, right, n in zip(keys, per["scored"], per["right"], per["n"], strict=True):
+        state = "error" if not scored else "right" if right == n else "wrong" if right == 0 else "flipped"
         cells.setdefault(str(case_id), {})[str(variant)] = state
     rows = []
     for case_id in sorted(cells):
