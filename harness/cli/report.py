@@ -12,9 +12,9 @@ from rich.markup import escape
 from harness.report.browser import BrowserError, screenshot
 from harness.report.load import ReportError
 from harness.report.prices import PriceError, load_prices
-from harness.report.render import MARKDOWN_FILE, SCREENSHOT_FILE, render_run
+from harness.report.render import render_run
 from harness.report.select import DEFAULT_LIMIT
-from harness.run.folder import RunFileError
+from harness.run.folder import MARKDOWN_FILE, SCREENSHOT_FILE, RunFileError
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
 

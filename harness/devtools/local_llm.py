@@ -41,6 +41,7 @@ from harness.devtools.llamacpp import (
     wheel_dir,
 )
 from harness.report.local_note import closing_note
+from harness.run.folder import SUMMARY_FILE, read_text
 
 # A placeholder key: the local server checks none, and a real key must never be sent to it.
 DUMMY_API_KEY = "sk-local-no-key"
@@ -190,11 +191,10 @@ def serve(args: argparse.Namespace) -> int:
 
 def note(run_dir: Path) -> str:
     """Write `closing-note.md` into the run folder from its summary.json and server log; return the text."""
-    summary_path = run_dir / "summary.json"
     try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        summary = json.loads(read_text(run_dir, SUMMARY_FILE))
     except (OSError, json.JSONDecodeError) as exc:
-        raise LlamaCppError(f"{summary_path}: cannot read the run summary ({exc})") from exc
+        raise LlamaCppError(f"{run_dir / SUMMARY_FILE}: cannot read the run summary ({exc})") from exc
     log_path = run_dir / "llama-server.log"
     log_text = log_path.read_text(errors="replace") if log_path.exists() else ""
     text = closing_note(summary, log_text)

@@ -9,15 +9,16 @@ from typing import Any
 
 from harness.corpus.catalogue import DEFAULT_SPEC_DIR
 from harness.report.certificate import render_certificate
+from harness.run.folder import CERTIFICATE_HTML, CERTIFICATE_JSON, write_text
 from harness.run.log import Manifest
 from harness.run.provenance import spec_files
-from harness.score.certificate import CERTIFICATE_HTML, CERTIFICATE_JSON, build_certificate
+from harness.score.certificate import build_certificate
 from harness.system.serve import SUT_NAME
 
 
 def write_certificate(out: Path, certificate: Mapping[str, Any]) -> None:
-    (out / CERTIFICATE_JSON).write_text(json.dumps(certificate, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    (out / CERTIFICATE_HTML).write_text(render_certificate(certificate), encoding="utf-8")
+    write_text(out, CERTIFICATE_JSON, json.dumps(certificate, indent=2, sort_keys=True) + "\n")
+    write_text(out, CERTIFICATE_HTML, render_certificate(certificate))
 
 
 def write_run_certificate(

@@ -26,7 +26,7 @@ from harness.kit.certificate import write_certificate
 from harness.kit.requests import input_problems, request_for, scripted_reply
 from harness.kit.sut import SutReply, fetch_info, post_verify
 from harness.run.caseref import CaseRef
-from harness.run.folder import ResultWriter, write_cases
+from harness.run.folder import SUMMARY_FILE, SUT_LOG, ResultWriter, write_cases, write_text
 from harness.run.log import ResultRecord
 from harness.run.provenance import package_git_sha, spec_files
 from harness.run.records import record_from_sut
@@ -37,8 +37,6 @@ from harness.score.summary import conformance, variant_summary
 from harness.system.protocol import SutInfo
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
-SUT_LOG = "sut-log.jsonl"
-SUMMARY = "summary.json"
 VARIANT = "sut"
 
 
@@ -194,7 +192,7 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         skipped=skipped,
         corpus_policy_cases=settings.corpus_policy_cases,
     )
-    (settings.out / SUMMARY).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_text(settings.out, SUMMARY_FILE, json.dumps(summary, indent=2, sort_keys=True) + "\n")
     write_certificate(settings.out, certificate)
     return CertifyResult(summary=summary, certificate=certificate, records=records)
 

@@ -18,7 +18,7 @@ from harness.report.load import LoadedRun, drill_down
 from harness.report.prices import PriceTable
 from harness.report.robustness import robustness_rows
 from harness.report.signoff import certification, columns_for, scenario_rows
-from harness.score.certificate import CERTIFICATE_JSON
+from harness.run.folder import CERTIFICATE_JSON, read_text
 from harness.score.compare import compare_pairs
 from harness.score.frames import CLASSES
 from harness.score.outcomes import load_outcomes
@@ -85,7 +85,7 @@ def merged_comparisons(runs: Sequence[LoadedRun], names: Sequence[str]) -> list[
 def recorded_corpus_policy_cases(run: LoadedRun) -> int | None:
     """How many policy cases the run's folders held before its filters, as its certificate.json recorded."""
     try:
-        value = json.loads((run.run_dir / CERTIFICATE_JSON).read_text(encoding="utf-8")).get("corpus_policy_cases")
+        value = json.loads(read_text(run.run_dir, CERTIFICATE_JSON)).get("corpus_policy_cases")
     except (OSError, ValueError, AttributeError):
         return None
     return value if isinstance(value, int) and not isinstance(value, bool) else None

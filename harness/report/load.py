@@ -27,6 +27,7 @@ from harness.report.signoff import ResultRow, result_row, results_table
 from harness.run.folder import (
     MANIFEST_FILE,
     RESULTS_FILE,
+    SUMMARY_FILE,
     RunFileError,
     folder_fingerprint,
     iter_cases,
@@ -38,7 +39,7 @@ from harness.run.log import Manifest, with_trace
 from harness.run.schedule import POLICY_VARIANT
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
 from harness.score.headline import is_headline
-from harness.score.scoring import SUMMARY_FILE, GateSettings, score_run
+from harness.score.scoring import GateSettings, score_run
 from harness.score.summary_model import read_summary_file
 
 CHUNK = 5000
@@ -153,11 +154,10 @@ def gate_settings(manifest: Manifest) -> GateSettings:
 
 def read_summary(run_dir: Path) -> dict[str, Any] | None:
     """summary.json as the run wrote it, or None when it is missing or unreadable."""
-    path = run_dir / SUMMARY_FILE
-    if not path.exists():
+    if not (run_dir / SUMMARY_FILE).exists():
         return None
     try:
-        return read_summary_file(path).to_json()
+        return read_summary_file(run_dir).to_json()
     except (OSError, ValueError):  # pydantic's ValidationError included: scored again from the log
         return None
 

@@ -31,11 +31,9 @@ from harness.report.context import build_context
 from harness.report.load import load_runs
 from harness.report.prices import PriceTable, load_prices
 from harness.report.select import DEFAULT_LIMIT
-from harness.score.certificate import CERTIFICATE_HTML
+from harness.run.folder import CERTIFICATE_HTML, MARKDOWN_FILE, REPORT_FILE, write_lines, write_text
 from harness.score.compare import p_text
 from harness.score.compare import pp_text as pp
-
-REPORT_FILE, MARKDOWN_FILE, SCREENSHOT_FILE = "report.html", "summary.md", "report-overview.png"
 
 
 def pct(value: Any, digits: int = 1) -> str:
@@ -128,8 +126,7 @@ def render_html(context: dict[str, Any]) -> str:
 
 def write_html(context: dict[str, Any], path: Path) -> None:
     """The page written as the template yields it: never held whole in memory."""
-    with path.open("w", encoding="utf-8") as fh:
-        fh.writelines(_html_parts(context))
+    write_lines(path.parent, path.name, _html_parts(context))
 
 
 def _html_parts(context: dict[str, Any]) -> Iterator[str]:
@@ -183,5 +180,5 @@ def render_run(
         cert["certificate_href"] = os.path.relpath(page, out_dir) if page.exists() else None
     report = out_dir / REPORT_FILE
     write_html(context, report)
-    (out_dir / MARKDOWN_FILE).write_text(render_markdown(context), encoding="utf-8")
+    write_text(out_dir, MARKDOWN_FILE, render_markdown(context))
     return report

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -24,6 +25,13 @@ from harness.run.log import Manifest, ResultRecord, upgrade_v1
 
 RESULTS_FILE, MANIFEST_FILE, CASES_FILE = "results.jsonl", "manifest.json", "cases.jsonl"
 DROPPED_FILE = "results.dropped.jsonl"
+SUMMARY_FILE, OUTCOMES_FILE, JUNIT_FILE = "summary.json", "outcomes.jsonl", "junit.xml"
+CERTIFICATE_JSON, CERTIFICATE_HTML = "certificate.json", "certificate.html"
+REPORT_FILE, MARKDOWN_FILE, SCREENSHOT_FILE = "report.html", "summary.md", "report-overview.png"
+SUT_LOG = "sut-log.jsonl"
+"""A conformance kit's log of the requests and answers of the service it certified."""
+"""Every file of a run folder is named here and read or written through this module: the run log (above) as
+typed records, the derived files (summary, outcomes, junit, certificate, report) as text their layers make."""
 """Where `drop_corrupt_results` keeps the lines it took out of results.jsonl (for a person to look at)."""
 UnitKey = tuple[str, str, str, int]
 _CASE_ID = re.compile(rb'^\{"id": ("(?:[^"\\]|\\.)*")')
@@ -82,7 +90,32 @@ def _truncate_partial_tail(path: Path) -> None:
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
-    (run_dir / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_text(run_dir, MANIFEST_FILE, manifest.model_dump_json(indent=2) + "\n")
+
+
+def write_text(run_dir: Path, name: str, text: str) -> Path:
+    """Write one file of a run folder whole: to a temp file, then renamed, so a reader (or a crash) never meets
+    half a summary or certificate. Returns its path."""
+    return write_lines(run_dir, name, (text,))
+
+
+def write_lines(run_dir: Path, name: str, lines: Iterable[str]) -> Path:
+    """`write_text` for text made piece by piece (outcomes, the report page): streamed to the temp file."""
+    path = run_dir / name
+    tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.writelines(lines)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_text(run_dir: Path, name: str, errors: str = "strict") -> str:
+    """One derived file of a run folder (FileNotFoundError when the run has none)."""
+    return (run_dir / name).read_text(encoding="utf-8", errors=errors)
 
 
 def write_cases(run_dir: Path, cases: Iterable[CaseRef]) -> None:

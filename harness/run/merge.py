@@ -16,7 +16,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.run.folder import CASES_FILE, MANIFEST_FILE, read_manifest, read_results, write_manifest
+from harness.run.folder import (
+    CASES_FILE,
+    MANIFEST_FILE,
+    RESULTS_FILE,
+    read_manifest,
+    read_results,
+    write_lines,
+    write_manifest,
+)
 from harness.run.log import Manifest, ResultRecord
 from harness.run.shard import Shard, UnitKey, plan_digest
 
@@ -151,9 +159,8 @@ def merge_shards(paths: Sequence[Path], out: Path) -> Manifest:
     out.mkdir(parents=True, exist_ok=True)
     manifest = merged_manifest(shards, out.name)
     shutil.copyfile(shards[0].path / CASES_FILE, out / CASES_FILE)
-    with (out / "results.jsonl").open("w", encoding="utf-8") as fh:
-        for shard in sorted(shards, key=lambda s: s.shard.index):
-            fh.writelines(record.model_dump_json() + "\n" for record in shard.records)
+    ordered = sorted(shards, key=lambda s: s.shard.index)
+    write_lines(out, RESULTS_FILE, (record.model_dump_json() + "\n" for shard in ordered for record in shard.records))
     write_manifest(out, manifest)  # last: a folder with a manifest is a whole run
     return manifest
 

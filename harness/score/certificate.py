@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-CERTIFICATE_JSON, CERTIFICATE_HTML = "certificate.json", "certificate.html"
 SHOW_FAILURES, SHOW_PROBLEMS = 100, 5
 Status = Literal["certified", "partial", "failed"]
 

@@ -15,12 +15,11 @@ from typing import Any
 
 import pandas as pd
 
-from harness.run.folder import RunFileError, iter_latest
+from harness.run.folder import OUTCOMES_FILE, RESULTS_FILE, RunFileError, iter_latest, read_text, write_lines
 from harness.run.log import ResultRecord
 from harness.score.headline import is_headline
 from harness.score.outcome import Outcome, record_outcome
 
-OUTCOMES_FILE = "outcomes.jsonl"
 UNIT_COLUMNS = [
     "variant",
     "case_id",
@@ -102,9 +101,7 @@ def case_outcomes(units: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_outcomes(run_dir: Path, frame: pd.DataFrame) -> None:
-    with (run_dir / OUTCOMES_FILE).open("w", encoding="utf-8") as fh:
-        for row in frame.to_dict(orient="records"):
-            fh.write(json.dumps(row) + "\n")
+    write_lines(run_dir, OUTCOMES_FILE, (json.dumps(row) + "\n" for row in frame.to_dict(orient="records")))
 
 
 def load_outcomes(folder: Path) -> pd.DataFrame:
@@ -112,13 +109,13 @@ def load_outcomes(folder: Path) -> pd.DataFrame:
     path = folder / OUTCOMES_FILE
     if path.exists():
         rows: list[dict[str, Any]] = []
-        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        for number, line in enumerate(read_text(folder, OUTCOMES_FILE, errors="replace").splitlines(), start=1):
             if line.strip():
                 try:
                     rows.append(json.loads(line))
                 except ValueError as exc:
                     raise RunFileError(path, f"not JSON: {exc}", number) from None
         return pd.DataFrame(rows)
-    if (folder / "results.jsonl").exists():
+    if (folder / RESULTS_FILE).exists():
         return outcomes_frame(r for r in iter_latest(folder) if is_headline(r))
     raise FileNotFoundError(f"{folder} holds neither {OUTCOMES_FILE} nor results.jsonl")

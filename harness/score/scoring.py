@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.run.folder import CaseIndex, iter_latest, read_manifest
+from harness.run.folder import JUNIT_FILE, CaseIndex, iter_latest, read_manifest, write_text
 from harness.run.log import Manifest, ResultRecord
 from harness.score.conformance import CaseViews
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
@@ -22,8 +22,6 @@ from harness.score.regression import decision_gates, load_control_run, make_deci
 from harness.score.robustness import add_robustness
 from harness.score.summary import ConformanceTally, case_problems, summarise
 from harness.score.summary_model import write_summary
-
-SUMMARY_FILE, JUNIT_FILE = "summary.json", "junit.xml"
 
 
 @dataclass
@@ -156,9 +154,7 @@ def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
     gate_rows += decision_gates(decisions, gates.require_ship)
     summary["gates"] = gate_rows
     summary["passed"] = all(g["passed"] for g in gate_rows)
-    summary = write_summary(run_dir / SUMMARY_FILE, summary)
+    summary = write_summary(run_dir, summary)
     write_outcomes(run_dir, outcomes)
-    (run_dir / JUNIT_FILE).write_text(
-        junit_xml(summary["conformance"], log.policy_ids, gate_rows, summary["decisions"]), encoding="utf-8"
-    )
+    write_text(run_dir, JUNIT_FILE, junit_xml(summary["conformance"], log.policy_ids, gate_rows, summary["decisions"]))
     return summary

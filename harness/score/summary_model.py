@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
+from harness.run.folder import SUMMARY_FILE, read_text, write_text
 from harness.score.registry import metrics, summary_keys
 
 SUMMARY_SCHEMA: Literal["summary_v1"] = "summary_v1"
@@ -159,16 +160,16 @@ def summary_dict(data: dict[str, Any]) -> dict[str, Any]:
     return Summary.model_validate(data).to_json()
 
 
-def write_summary(path: Path, data: dict[str, Any]) -> dict[str, Any]:
-    """Validate and write summary.json (2-space indent, ASCII, no NaN); return what was written."""
+def write_summary(run_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """Validate and write a run's summary.json (2-space indent, ASCII, no NaN); return what was written."""
     checked = summary_dict(data)
-    path.write_text(json.dumps(checked, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    write_text(run_dir, SUMMARY_FILE, json.dumps(checked, indent=2, allow_nan=False) + "\n")
     return checked
 
 
-def read_summary_file(path: Path) -> Summary:
-    """summary.json through the model; raises OSError or ValueError (pydantic's included) when unreadable."""
-    return Summary.model_validate_json(path.read_bytes())
+def read_summary_file(run_dir: Path) -> Summary:
+    """A run's summary.json through the model; raises OSError or ValueError (pydantic's included) when unreadable."""
+    return Summary.model_validate_json(read_text(run_dir, SUMMARY_FILE))
 
 
 def _json_default(value: Any) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,18 @@ def test_a_new_run_references_the_case_trace_and_restores_it_exactly(tmp_path: P
     assert without_timings(json.loads(json.dumps(score_run(full, GateSettings())))) == without_timings(summary)
     v1_size = (V1_RUN / RESULTS_FILE).stat().st_size
     assert (run / RESULTS_FILE).stat().st_size < 0.75 * v1_size  # the same 20 units, without the copies
+
+
+def test_derived_files_are_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    from harness.run.folder import SUMMARY_FILE, read_text, write_lines, write_text
+
+    write_text(tmp_path, SUMMARY_FILE, '{"a": 1}\n')
+
+    def failing() -> Iterator[str]:
+        yield '{"half": '
+        raise RuntimeError("the writer died")
+
+    with pytest.raises(RuntimeError):
+        write_lines(tmp_path, SUMMARY_FILE, failing())
+    assert read_text(tmp_path, SUMMARY_FILE) == '{"a": 1}\n'  # the old file stays whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == [SUMMARY_FILE]  # no temp file left behind

@@ -65,11 +65,11 @@ def test_a_summary_from_before_the_registry_is_a_subset_of_the_new_one_with_equa
 def test_old_summaries_read_through_the_model(pre_run: Path) -> None:
     baseline = ROOT / "reports" / "baselines" / "reference" / "summary.json"
     for path in (baseline, pre_run / "summary.json"):
-        model = read_summary_file(path)
+        model = read_summary_file(path.parent)
         assert model.schema_version == "summary_v1" and model.variants[0].figure("verdict_accuracy") is not None
         # read and written back: the same keys and values, nothing added for fields the file did not hold
         assert model.to_json() == json.loads(path.read_text())
-    assert read_summary_file(baseline).variants[0].figure("claim_accuracy") == pytest.approx(
+    assert read_summary_file(baseline.parent).variants[0].figure("claim_accuracy") == pytest.approx(
         json.loads(baseline.read_text())["variants"][0]["claim_accuracy"]
     )
 
