@@ -23,16 +23,16 @@ from harness.corpus.schema import Case
 from harness.run.caseref import CaseRef
 from harness.run.log import Manifest, ResultRecord, upgrade_v1
 
+# Every file of a run folder is named here and read or written through this module: the run log as typed
+# records, the derived files (summary, outcomes, junit, certificate, report) as text their layers make.
 RESULTS_FILE, MANIFEST_FILE, CASES_FILE = "results.jsonl", "manifest.json", "cases.jsonl"
 DROPPED_FILE = "results.dropped.jsonl"
+"""Where `drop_corrupt_results` keeps the lines it took out of results.jsonl (for a person to look at)."""
 SUMMARY_FILE, OUTCOMES_FILE, JUNIT_FILE = "summary.json", "outcomes.jsonl", "junit.xml"
 CERTIFICATE_JSON, CERTIFICATE_HTML = "certificate.json", "certificate.html"
 REPORT_FILE, MARKDOWN_FILE, SCREENSHOT_FILE = "report.html", "summary.md", "report-overview.png"
 SUT_LOG = "sut-log.jsonl"
 """A conformance kit's log of the requests and answers of the service it certified."""
-"""Every file of a run folder is named here and read or written through this module: the run log (above) as
-typed records, the derived files (summary, outcomes, junit, certificate, report) as text their layers make."""
-"""Where `drop_corrupt_results` keeps the lines it took out of results.jsonl (for a person to look at)."""
 UnitKey = tuple[str, str, str, int]
 _CASE_ID = re.compile(rb'^\{"id": ("(?:[^"\\]|\\.)*")')
 
