@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,6 @@ from pydantic import ValidationError
 
 from harness.llm.entries import EntryFile, flush_writes
 from harness.llm.types import ChatModel, ChatRequest, ChatResponse
-
-log = logging.getLogger(__name__)
 
 KEY_VERSION = 2
 """2: entries moved from one JSON file per key into `replies.sqlite3` (version 1 folders are not read)."""
@@ -65,9 +62,13 @@ class CachingChatModel:
         self.epoch = str(epoch)
         self.hits = 0
         self.misses = 0
-        self.write_error: str | None = None
         self._identity: dict[str, Any] | None = None
-        self._entries = EntryFile(self.cache_dir / CACHE_FILE)
+        self._entries = EntryFile(self.cache_dir / CACHE_FILE, "response cache", "replies are not cached")
+
+    @property
+    def write_error(self) -> str | None:
+        """Why the cache could not be written (the replies still reached the run), or None."""
+        return self._entries.write_error
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "cache": {"dir": str(self.cache_dir), "epoch": self.epoch}}
@@ -99,21 +100,14 @@ class CachingChatModel:
             return None
         try:
             return ChatResponse.model_validate(json.loads(text)["response"])
-        except (OSError, ValueError, KeyError, TypeError, ValidationError):
+        except (ValueError, KeyError, TypeError, ValidationError):
             return None  # absent or unreadable: a miss, overwritten by the next reply
 
     def _write(self, key: str, response: ChatResponse) -> None:
         """Keep the reply; a cache that cannot be written is reported once and the reply still returned."""
-        if self.write_error is not None:
-            return
-        entry = {"key_version": KEY_VERSION, "model": self.name, "response": response.model_dump(mode="json")}
-        self._entries.put(key, json.dumps(entry, ensure_ascii=False), self._failed)
-
-    def _failed(self, exc: Exception) -> None:
-        """Read-only, full, or not a database: the reply was paid for and reached the run; say so once."""
         if self.write_error is None:
-            self.write_error = f"{type(exc).__name__}: {exc}"
-            log.warning("response cache: cannot write under %s (%s); replies are not cached", self.cache_dir, exc)
+            entry = {"key_version": KEY_VERSION, "model": self.name, "response": response.model_dump(mode="json")}
+            self._entries.put(key, json.dumps(entry, ensure_ascii=False))
 
     async def aclose(self) -> None:
         flush_writes()

@@ -12,8 +12,9 @@ the event loop while 32 requests waited on it. An insert into SQLite costs tens 
 - Files are in WAL mode with a busy timeout, so several processes (shards, Ray workers on one machine) can share
   a store. SQLite's locks need a local file system; on one that cannot give WAL mode the file stays in rollback
   mode.
-- A store that cannot be written (read-only, full, not a database) is reported to the submitter's `on_error`
-  once per failed batch; an unreadable store or entry is a miss. Neither ever stops a run.
+- A store that cannot be written (read-only, full, not a database) is reported once, as a warning naming its
+  owner, and kept in `write_error`; nothing more is queued for it. An unreadable store or entry is a miss.
+  Neither ever stops a run.
 """
 
 from __future__ import annotations
@@ -23,12 +24,10 @@ import logging
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-OnError = Callable[[Exception], None]
 _BATCH = 512
 _SCHEMA = "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID"
 
@@ -40,10 +39,16 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 class EntryFile:
-    """One SQLite file of (key, text) entries. `get` from any thread; `put` queues the write on `WRITER`."""
+    """One SQLite file of (key, text) entries. `get` from any thread; `put` queues the write on `WRITER`.
 
-    def __init__(self, path: str | Path) -> None:
+    `owner` and `lost` word the one warning a store that cannot be written gives ("response cache: cannot write
+    ...; replies are not cached").
+    """
+
+    def __init__(self, path: str | Path, owner: str = "entry store", lost: str = "entries are not kept") -> None:
         self.path = Path(path)
+        self.owner, self.lost = owner, lost
+        self.write_error: str | None = None
         self._readers = threading.local()
         self._writer: sqlite3.Connection | None = None
 
@@ -61,8 +66,16 @@ class EntryFile:
             return None
         return None if row is None else str(row[0])
 
-    def put(self, key: str, text: str, on_error: OnError) -> None:
-        WRITER.submit(self, key, text, on_error)
+    def put(self, key: str, text: str) -> None:
+        """Queue the entry (nothing, once the store has failed to be written)."""
+        if self.write_error is None:
+            WRITER.submit(self, key, text)
+
+    def failed(self, exc: Exception) -> None:
+        """On the writer's thread: a batch could not be written. Said once; the run goes on without the store."""
+        if self.write_error is None:
+            self.write_error = f"{type(exc).__name__}: {exc}"
+            log.warning("%s: cannot write %s (%s); %s", self.owner, self.path, exc, self.lost)
 
     def _reader(self) -> sqlite3.Connection | None:
         conn: sqlite3.Connection | None = getattr(self._readers, "conn", None)
@@ -101,16 +114,16 @@ class BackgroundWriter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pending: dict[tuple[Path, str], str] = {}
-        self._queue: queue.Queue[tuple[EntryFile, str, str, OnError]] = queue.Queue()
+        self._queue: queue.Queue[tuple[EntryFile, str, str]] = queue.Queue()
         self._thread: threading.Thread | None = None
 
-    def submit(self, target: EntryFile, key: str, text: str, on_error: OnError) -> None:
+    def submit(self, target: EntryFile, key: str, text: str) -> None:
         with self._lock:
             self._pending[(target.path, key)] = text
             if self._thread is None or not self._thread.is_alive():  # first use, or a forked child
                 self._thread = threading.Thread(target=self._work, name="vbench-entry-writer", daemon=True)
                 self._thread.start()
-        self._queue.put((target, key, text, on_error))
+        self._queue.put((target, key, text))
 
     def pending(self, target: EntryFile, key: str) -> str | None:
         """The text queued for `key` of `target`'s file (by any `EntryFile` of that path) and not yet committed."""
@@ -130,28 +143,28 @@ class BackgroundWriter:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-            by_file: dict[int, list[tuple[EntryFile, str, str, OnError]]] = {}
+            by_file: dict[int, list[tuple[EntryFile, str, str]]] = {}
             for item in batch:
                 by_file.setdefault(id(item[0]), []).append(item)
             for items in by_file.values():
                 self._commit(items)
             with self._lock:
-                for target, key, text, _ in batch:
+                for target, key, text in batch:
                     if self._pending.get((target.path, key)) is text:
                         del self._pending[(target.path, key)]
             for _ in batch:
                 self._queue.task_done()
 
     @staticmethod
-    def _commit(items: list[tuple[EntryFile, str, str, OnError]]) -> None:
-        latest = {key: text for _, key, text, _ in items}  # the last write of a key wins, as on disk
+    def _commit(items: list[tuple[EntryFile, str, str]]) -> None:
+        target = items[0][0]
+        latest = {key: text for _, key, text in items}  # the last write of a key wins, as on disk
         try:
-            items[0][0].write_many(list(latest.items()))
+            target.write_many(list(latest.items()))
         except (OSError, sqlite3.Error) as exc:
-            for on_error in {id(i[3]): i[3] for i in items}.values():
-                on_error(exc)
+            target.failed(exc)
         except Exception:  # a writer that died would leave flush() waiting forever
-            log.exception("entry writer: unexpected error writing %s", items[0][0].path)
+            log.exception("entry writer: unexpected error writing %s", target.path)
 
 
 WRITER = BackgroundWriter()

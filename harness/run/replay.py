@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import logging
 import sys
 from datetime import UTC, datetime
 from importlib import metadata
@@ -35,8 +34,6 @@ from pydantic import ValidationError
 
 from harness.llm.entries import EntryFile
 from harness.run.log import ResultRecord, VariantInfo
-
-log = logging.getLogger(__name__)
 
 REPLAY_VERSION = 1
 REPLAY_DIR = "results"
@@ -110,8 +107,11 @@ class ResultReplay:
     def __init__(self, cache_dir: str | Path, fingerprint: str, read: bool = True) -> None:
         self.path = Path(cache_dir) / REPLAY_DIR / f"{fingerprint[:16]}.sqlite3"
         self.read = read
-        self.write_error: str | None = None
-        self._entries = EntryFile(self.path)
+        self._entries = EntryFile(self.path, "result replay", "results are not kept for replay")
+
+    @property
+    def write_error(self) -> str | None:
+        return self._entries.write_error
 
     def get(self, key: str, case_id: str, variant: str, epoch: int) -> ResultRecord | None:
         """The stored result, marked replayed, or None (absent, unreadable, or for another task)."""
@@ -131,10 +131,4 @@ class ResultReplay:
 
     def put(self, key: str, line: str) -> None:
         """Keep one result (its results.jsonl line, already serialised), written in the background; never raises."""
-        if self.write_error is None:
-            self._entries.put(key, line, self._failed)
-
-    def _failed(self, exc: Exception) -> None:
-        if self.write_error is None:
-            self.write_error = f"{type(exc).__name__}: {exc}"
-            log.warning("result replay: cannot write %s (%s); results are not kept for replay", self.path, exc)
+        self._entries.put(key, line)
