@@ -253,8 +253,8 @@ def decide(
     control_has_unsafe = "unsafe_pass" in control_units.columns
     metrics: dict[str, MetricComparison] = {}
     for spec in registered_metrics():
-        if spec.paired:
-            figures, units = globals()[spec.paired](paired, gold)
+        if spec.paired is not None:
+            figures, units = spec.paired(paired, gold)
             lower = not spec.higher_is_better
             metrics[spec.key] = judge_metric(figures, units, lower, spec.key in gated, margin, alpha)
     candidate_units_total = len(candidate_units.drop_duplicates(PAIR_KEY))

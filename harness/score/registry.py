@@ -12,11 +12,12 @@ the compute functions load `harness.score.metrics` (pandas, scikit-learn) only w
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,6 +51,8 @@ class Value(NamedTuple):
 
 Compute = Callable[[Frames, bool], Value]
 """(frames, with_ci) -> the figure; with_ci False skips the bootstrap (breakdowns show no CI)."""
+PairedCompute = Callable[["pd.DataFrame", dict[str, dict[str, list[str]]]], tuple[dict[str, Any], int]]
+"""(paired units of a candidate and its control, gold claim labels) -> (the comparison's figures, units)."""
 
 
 @dataclass(frozen=True)
@@ -73,9 +76,9 @@ class MetricSpec:
     """A column of the closing notes (summary.md beside report.html)."""
     short: str = ""
     """Column header where space is short (console, summary.md); the label when empty."""
-    paired: str = ""
-    """The function of `harness.score.decide` that compares it unit by unit with a control (figures, units):
-    the metrics `--decide-on` may name. Empty: not decidable."""
+    paired: PairedCompute | None = None
+    """How it is compared unit by unit with a control (`harness.score.decide`): the metrics `--decide-on` may
+    name. None: not decidable."""
 
     @property
     def higher_is_better(self) -> bool:
@@ -94,7 +97,7 @@ class MetricSpec:
         return {
             "key": self.key, "label": self.label, "direction": self.direction.value, "format": self.format.value,
             "has_ci": self.has_ci, "gateable": self.gateable, "compute": getattr(self.compute, "__name__", ""),
-            **({"decidable": True} if self.paired else {}),
+            **({"decidable": True, "paired": getattr(self.paired, "__name__", "")} if self.paired else {}),
         }  # fmt: skip
 
 
@@ -165,23 +168,29 @@ def compute_grouped(frames: Frames) -> dict[str, float | None]:
 # --- the built-in metrics ------------------------------------------------------------------------
 
 
-def _lazy(name: str) -> Compute:
-    """harness.score.metrics.<name>, imported on first call (it loads pandas and scikit-learn)."""
+def _lazy(module: str, name: str) -> Any:
+    """`<module>.<name>`, imported on first call (the implementations load pandas and scikit-learn)."""
 
-    def compute(frames: Frames, with_ci: bool) -> Value:
-        from harness.score import metrics as implementations
+    def call(*args: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args)
 
-        result: Value = getattr(implementations, name)(frames, with_ci)
-        return result
-
-    compute.__name__ = name
-    return compute
+    call.__name__ = name
+    return call
 
 
 def _builtin(
-    key: str, label: str, help: str, direction: Direction, fmt: Format = Format.FRACTION, **flags: bool | str
+    key: str,
+    label: str,
+    help: str,
+    direction: Direction,
+    fmt: Format = Format.FRACTION,
+    paired: str = "",
+    **flags: bool | str,
 ) -> None:
-    register(MetricSpec(key, label, help, direction, fmt, _lazy(key), **flags))  # type: ignore[arg-type]
+    """A built-in metric: computed by `harness.score.metrics.<key>`, compared by `harness.score.decide.<paired>`."""
+    compare = _lazy("harness.score.decide", paired) if paired else None
+    compute = _lazy("harness.score.metrics", key)
+    register(MetricSpec(key, label, help, direction, fmt, compute, paired=compare, **flags))  # type: ignore[arg-type]
 
 
 _builtin(

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import norm
 
 from harness.run.log import VariantInfo
-from harness.score.decide import decide
+from harness.score.decide import decide, paired_verdict_accuracy
 from harness.score.pairing import PairingError, resolve_pairs
 from harness.score.registry import Direction
 from harness.score.stats import mde_paired_binary
@@ -205,7 +205,7 @@ def test_the_decision_metrics_are_the_registrys_and_a_new_one_is_one_registratio
     # a lower-is-better twin of verdict accuracy: the same drop now reads as an improvement, so it cannot block
     twin = MetricSpec(
         "verdict_errors_twin", "twin", "test", Direction.LOWER, base.format, base.compute,
-        paired="paired_verdict_accuracy",
+        paired=paired_verdict_accuracy,
     )  # fmt: skip
     with registered(twin):
         assert "verdict_errors_twin" in decidable()
