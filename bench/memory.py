@@ -15,41 +15,31 @@ Writes reports/bench/<date>-memory.{json,md}. Exit 1 when a target is missed (th
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench.data import synth_cases, synth_run
-from bench.procs import ROOT
+from bench.procs import ROOT, host, timed_process, write_figures
 
 RATIO_TARGET, PER_CASE_KIB_TARGET = 1.3, 25.0
 RESULTS_SECONDS_TARGET, RESULTS_MIB_TARGET = 30.0, 1024.0
 
 
 def whole_process(args: list[str], cwd: Path) -> dict[str, Any]:
-    """Run `vbench ARGS` to the end: wall s, user+sys CPU s, peak RSS MiB of the process and its children."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", *args], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    code = os.waitstatus_to_exitcode(status)
+    """Run `vbench ARGS` to the end (`timed_process`): wall s, user+sys CPU s, peak RSS MiB of the process and its
+    children, and the last lines of its output when it exited other than 0 or 1."""
+    done = timed_process([sys.executable, "-m", "harness.cli", *args], cwd=cwd)
+    code = done["returncode"]
     return {
         "args": args,
         "exit": code,
-        "wall_s": wall,
-        "cpu_s": usage.ru_utime + usage.ru_stime,
-        "peak_rss_mib": usage.ru_maxrss / 1024.0,
-        "error": None if code in (0, 1) else stderr.strip().splitlines()[-3:],
+        **{k: done[k] for k in ("wall_s", "cpu_s", "peak_rss_mib")},
+        "error": None if code in (0, 1) else done["output"].strip().splitlines()[-3:],
     }
 
 
@@ -127,7 +117,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 0 < args.small < args.large:
         parser.error("--small must be positive and below --large")
-    import platform
 
     work = Path(tempfile.mkdtemp(prefix="vbench-memory-"))
     load_start = os.getloadavg()[0]
@@ -138,11 +127,9 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
     fig["load"] = [load_start, os.getloadavg()[0]]
     fig["date"] = datetime.now(UTC).strftime("%Y-%m-%d")
-    fig["machine"] = {"nproc": os.cpu_count(), "python": sys.version.split()[0], "platform": platform.platform()}
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{fig['date']}-memory.json").write_text(json.dumps(fig, indent=2) + "\n", encoding="utf-8")
+    fig["machine"] = host()
     text = markdown(fig)
-    (args.out / f"{fig['date']}-memory.md").write_text(text, encoding="utf-8")
+    write_figures(args.out, f"{fig['date']}-memory", fig, text)
     print(text)
     errors = [r["error"] for r in [*fig["runs"].values(), fig["results"]] if r["error"]]
     return 1 if errors or not all(fig["passed"].values()) else 0

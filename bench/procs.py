@@ -1,10 +1,12 @@
 """Processes the bench starts: an OpenAI-compatible server (its own process), one worker per measurement, and
-whole commands timed from outside (wall time and the CPU the kernel charged to the process and its children)."""
+whole commands timed from outside (wall time and the CPU the kernel charged to the process and its children);
+and where each bench's figures go (`write_figures`)."""
 
 from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
 import time
@@ -113,3 +115,15 @@ def timed_process(cmd: list[str], env: dict[str, str] | None = None, cwd: Path =
         "returncode": proc.returncode,
         "output": output.decode("utf-8", "replace")[-2000:],
     }
+
+
+def host() -> dict[str, Any]:
+    """The machine a figure was measured on."""
+    return {"nproc": os.cpu_count(), "python": sys.version.split()[0], "platform": platform.platform()}
+
+
+def write_figures(out: Path, stem: str, figures: dict[str, Any], table: str) -> None:
+    """A bench's figures as `<stem>.json` and their table as `<stem>.md` in `out` (reports/bench/)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    (out / f"{stem}.md").write_text(table, encoding="utf-8")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.data import request_bodies, synth_cases, synth_run, write_case_lines
-from bench.procs import ROOT, ServerProcess, run_worker
+from bench.procs import ROOT, ServerProcess, host, run_worker, write_figures
 from bench.table import build_targets, markdown
 from bench.whole import cli_figures, headline, phase_profile, startup
 from bench.workers import SUITE_KINDS
@@ -102,9 +101,7 @@ def machine() -> dict[str, Any]:
     except OSError:
         git = None
     return {
-        "nproc": os.cpu_count(),
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
+        **host(),
         "packages": versions,
         "git_sha": git,
         "loadavg_start": os.getloadavg(),
@@ -305,10 +302,8 @@ def main(argv: list[str] | None = None) -> int:
     figures["bench_wall_s"] = time.perf_counter() - started
     figures["targets"] = build_targets(figures)
     table = markdown(figures)
-    args.out.mkdir(parents=True, exist_ok=True)
     stem = figures["date"] + ("-quick" if args.quick else "")
-    (args.out / f"{stem}.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
-    (args.out / f"{stem}.md").write_text(table, encoding="utf-8")
+    write_figures(args.out, stem, figures, table)
     if profile_text is not None:
         (args.out / f"{stem}-profile.txt").write_text(profile_text, encoding="utf-8")
     print(table)

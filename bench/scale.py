@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.data import synth_cases
-from bench.procs import ROOT
+from bench.procs import ROOT, host, write_figures
 from harness.run.merge import without_timings
 
 
@@ -196,8 +196,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "merge":
         print(json.dumps(merge_part(args.folders, args.out)))
         return 0
-    import os
-    import platform
 
     work = Path(tempfile.mkdtemp(prefix="vbench-scale-"))
     try:
@@ -206,11 +204,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     fig["date"] = datetime.now(UTC).strftime("%Y-%m-%d")
-    fig["machine"] = {"nproc": os.cpu_count(), "python": sys.version.split()[0], "platform": platform.platform()}
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{fig['date']}-scale.json").write_text(json.dumps(fig, indent=2) + "\n", encoding="utf-8")
+    fig["machine"] = host()
     text = markdown(fig)
-    (args.out / f"{fig['date']}-scale.md").write_text(text, encoding="utf-8")
+    write_figures(args.out, f"{fig['date']}-scale", fig, text)
     print(text)
     return 0 if fig["equal_outside_timings"] else 1
 
