@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.corpus.loader import CaseError, CorpusError, load_cases
+from harness.corpus.schema import _may_hold_nul, _nul_path
 from tests.corpus.helpers import example, quality, write
 
 SCENARIO = "chat-verifier-agent/verifier-shall-fact-check-executor-answers/pass-verdict-when-all-claims-have-evidence"
@@ -144,3 +148,21 @@ def test_other_sessions_must_be_other_and_unique(tmp_path: Path) -> None:
         with pytest.raises(CorpusError) as info:
             load_cases([folder])
         assert "case.yaml: session.other_sessions" in str(info.value), (name, str(info.value))
+
+
+_json_like = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(alphabet=st.characters()),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet=st.characters()), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(_json_like)
+@settings(max_examples=300, deadline=None)
+def test_the_fast_nul_check_never_misses_a_nul_the_walk_finds(value: Any) -> None:
+    """`_may_hold_nul` only lets a case skip the exact walk: it must say True whenever the walk finds a NUL."""
+    found = _nul_path(value, "")
+    if found is not None:
+        assert _may_hold_nul(value), found
+    assert _may_hold_nul({"deep": [value, {"k": "x\x00y"}]})
+    assert _may_hold_nul({"key\x00": value})
