@@ -26,7 +26,7 @@ from harness.kit.certificate import write_certificate
 from harness.kit.requests import input_problems, request_for, scripted_reply
 from harness.kit.sut import SutReply, fetch_info, post_verify
 from harness.run.caseref import CaseRef
-from harness.run.folder import SUMMARY_FILE, SUT_LOG, ResultWriter, write_cases, write_text
+from harness.run.folder import SUT_LOG, ResultWriter, write_cases
 from harness.run.log import ResultRecord
 from harness.run.provenance import package_git_sha, spec_files
 from harness.run.records import record_from_sut
@@ -34,6 +34,7 @@ from harness.run.runner import corpus_hash
 from harness.score.certificate import build_certificate
 from harness.score.frames import claims_frame, quality_frame
 from harness.score.summary import conformance, variant_summary
+from harness.score.summary_model import SUMMARY_SCHEMA, write_summary
 from harness.system.protocol import SutInfo
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
@@ -167,7 +168,7 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         "reason": "quality cases need a real model endpoint; none was named" if not ran_quality else "",
     }
     summary = {
-        "schema_version": "summary_v1",
+        "schema_version": SUMMARY_SCHEMA,
         "kind": "certify",
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "package_version": __version__,
@@ -192,7 +193,7 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         skipped=skipped,
         corpus_policy_cases=settings.corpus_policy_cases,
     )
-    write_text(settings.out, SUMMARY_FILE, json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    summary = write_summary(settings.out, summary, sort_keys=True)  # checked against `Summary`, written whole
     write_certificate(settings.out, certificate)
     return CertifyResult(summary=summary, certificate=certificate, records=records)
 

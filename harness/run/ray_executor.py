@@ -171,16 +171,13 @@ def run_batch(
     placement: dict[str, Any],
 ) -> list[str]:
     """On a Ray worker: run a batch with this process's verifiers and event loop; the records as JSON lines."""
-    from harness.run.execute import scripted_verifier_for
-
     if _WORKER_STATE.get("token") != token:
         _WORKER_STATE.clear()
         _WORKER_STATE.update(token=token, loop=asyncio.new_event_loop(), verifiers={}, pid=os.getpid())
     verifiers: dict[tuple[str, int], Verifier] = _WORKER_STATE["verifiers"]
 
     def verifier_for(task: Task) -> Verifier:
-        if task.variant is None:
-            return scripted_verifier_for(task.case.load())
+        assert task.variant is not None  # a policy task's verifier is its case's scripted reply (`run_one`)
         slot = (task.variant.name, task.epoch)
         if slot not in verifiers:
             verifiers[slot] = factory(task.variant, task.epoch)

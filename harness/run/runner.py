@@ -24,7 +24,6 @@ from harness.corpus.perturb import PerturbContext, Perturbed, perturb
 from harness.corpus.schema import Case
 from harness.llm.entries import flush_writes
 from harness.run.caseref import CaseRef
-from harness.run.execute import scripted_verifier_for
 from harness.run.folder import (
     MANIFEST_FILE,
     RESULTS_FILE,
@@ -278,8 +277,7 @@ def run_study(
     tasks = [t for t in planned if t.key not in done]
 
     def verifier_for(task: Task) -> Verifier:
-        if task.variant is None:
-            return scripted_verifier_for(task.case.load())
+        assert task.variant is not None  # a policy task's verifier is its case's scripted reply (`run_one`)
         key = (task.variant.name, task.epoch)
         if key not in verifiers:
             verifiers[key] = factory(by_name[task.variant.name], task.epoch)

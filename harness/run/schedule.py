@@ -17,7 +17,7 @@ from typing import Protocol
 from harness.corpus.perturb import Perturbed
 from harness.corpus.schema import STORE_NAMESPACE_LENGTH
 from harness.run.caseref import CaseRef
-from harness.run.execute import execute_case
+from harness.run.execute import execute_case, scripted_verifier_for
 from harness.run.log import ResultRecord, VariantInfo
 from harness.run.records import perturbation_fields, record_from_crash, record_from_run
 from harness.run.replay import ResultReplay, replayable
@@ -64,6 +64,7 @@ class Task:
 
 ReplayKey = Callable[[Task], str | None]
 VerifierFor = Callable[[Task], Verifier]
+"""A variant task's verifier (a policy task replays its case's scripted reply: `run_one` makes that one)."""
 
 
 def store_namespace(seed: str, task: Task) -> str:
@@ -92,7 +93,8 @@ async def run_one(
     deadline = asyncio.timeout(case_timeout)
     case = task.case.load()  # the validated case's own JSON: it validates again (a bad ref is a harness bug)
     try:
-        verifier = verifier_for(task)
+        # a policy unit's scripted verifier is made from the case just loaded, not from a second validation of it
+        verifier = scripted_verifier_for(case) if task.variant is None else verifier_for(task)
         settings = task.variant.policy if task.variant else PolicySettings()
         async with deadline:
             run = await execute_case(case, verifier, settings, excerpt_chars, store, namespace)

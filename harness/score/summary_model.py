@@ -5,6 +5,9 @@ here allows extra keys (a summary written by a later version reads; its extras a
 came) and gives every field but the identifying ones a default (a summary written before a key existed
 reads). The registered metrics (`harness.score.registry`) sit flat on a variant as `<key>` and
 `<key>_ci`, checked against the registry rather than declared twice.
+
+`vbench certify` writes its summary.json through the same model and writer, marked `"kind": "certify"`: it
+names the system it certified (`sut`) where a run's summary names its run (`run`, required of a run's).
 """
 
 from __future__ import annotations
@@ -134,11 +137,22 @@ class VariantSummary(SummaryPart):
         return {**{k: data[k] for k in first}, **{k: v for k, v in data.items() if k not in first}}
 
 
+class Skipped(SummaryPart):
+    """The cases a certification did not run (quality cases, when no model endpoint was named), and why."""
+
+    quality_cases: int = 0
+    case_ids: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
 class Summary(SummaryPart):
-    """The whole summary.json."""
+    """The whole summary.json: a run's, or (`kind` "certify") a certification's."""
 
     schema_version: Literal["summary_v1"] = SUMMARY_SCHEMA
-    run: RunInfo
+    kind: Literal["run", "certify"] = "run"
+    """Absent from a run's summary (the default); "certify" in the one `vbench certify` writes."""
+    run: RunInfo | None = None
+    """Required of a run's summary (see `_run_named`); a certification has no run id."""
     conformance: Conformance
     variants: list[VariantSummary] = Field(default_factory=list)
     comparisons: list[dict[str, Any]] = Field(default_factory=list)
@@ -148,6 +162,22 @@ class Summary(SummaryPart):
     passed: bool = False
     metrics: list[dict[str, Any]] = Field(default_factory=list)
     """The registered metrics the figures were computed with (`MetricSpec.describe()`)."""
+    # a certification's own keys (at the top level, where a run keeps the like in `run`)
+    created: str | None = None
+    package_version: str | None = None
+    sut: dict[str, Any] | None = None
+    """The certified system: its URL and its `GET /info` answer."""
+    corpus_hash: str | None = None
+    filters: list[str] | None = None
+    errors: int | None = None
+    """Cases the system under test answered with an error."""
+    skipped: Skipped | None = None
+
+    @model_validator(mode="after")
+    def _run_named(self) -> Summary:
+        if self.kind == "run" and self.run is None:
+            raise ValueError("run: a run's summary names its run (only a certify summary has none)")
+        return self
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON values with exactly the keys that were set (a key absent from the input stays absent)."""
@@ -160,10 +190,13 @@ def summary_dict(data: dict[str, Any]) -> dict[str, Any]:
     return Summary.model_validate(data).to_json()
 
 
-def write_summary(run_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
-    """Validate and write a run's summary.json (2-space indent, ASCII, no NaN); return what was written."""
+def write_summary(run_dir: Path, data: dict[str, Any], *, sort_keys: bool = False) -> dict[str, Any]:
+    """Validate and write summary.json (2-space indent, ASCII, no NaN) whole; return what was written.
+
+    `sort_keys`: keys in sorted order rather than the model's, as `vbench certify` has always written its summary.
+    """
     checked = summary_dict(data)
-    write_text(run_dir, SUMMARY_FILE, json.dumps(checked, indent=2, allow_nan=False) + "\n")
+    write_text(run_dir, SUMMARY_FILE, json.dumps(checked, indent=2, allow_nan=False, sort_keys=sort_keys) + "\n")
     return checked
 
 

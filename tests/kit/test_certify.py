@@ -19,6 +19,7 @@ from harness.kit.certify import CertifySettings, certify
 from harness.run.execute import run_case, scripted_verifier_for
 from harness.run.folder import read_results
 from harness.score.conformance import invariant_violations, policy_case_mismatches
+from harness.score.summary_model import read_summary_file
 from harness.system.protocol import protocol_schemas
 from tests.kit.helpers import ROOT, serve_args, sut_process
 
@@ -62,6 +63,16 @@ def test_the_bundled_system_is_certified_over_http_on_every_policy_case(full_run
     assert {entry["case_id"] for entry in log} == set(BY_ID)
     assert all(entry["http_status"] == 200 and json.loads(entry["sut_response"])["self_evaluation"] for entry in log)
     assert all(len(entry["model_requests"]) == 1 for entry in log)  # the SUT's real client called the kit's endpoint
+
+
+def test_the_certify_summary_is_a_summary(full_run: Path) -> None:
+    """summary.json of a certification reads through the `Summary` model (a ValidationError fails this) and
+    holds, written back, exactly what the file holds: the writer added, dropped and retyped nothing."""
+    text = (full_run / "summary.json").read_text()
+    model = read_summary_file(full_run)
+    assert model.kind == "certify" and model.run is None and model.sut is not None and model.skipped is not None
+    assert model.to_json() == json.loads(text)
+    assert text == json.dumps(model.to_json(), indent=2, sort_keys=True) + "\n"  # the bytes certify has always written
 
 
 def _outcome(evaluation: dict[str, Any]) -> dict[str, Any]:

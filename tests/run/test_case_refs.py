@@ -93,6 +93,26 @@ def test_every_unit_runs_on_its_own_case(tmp_path: Path) -> None:
         assert record.gold.verdict == [["PASS", "LOW_CONFID", "REJECT"][i % 3]]
 
 
+def test_each_unit_validates_its_case_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A policy unit's scripted verifier is made from the case the unit loaded, not from a second validation."""
+    corpus = write_corpus(tmp_path / "cases")
+    refs, policy = load_case_refs([corpus])
+    assert policy == 1
+    loads: list[str] = []
+    real_load = CaseRef.load
+
+    def counted(ref: CaseRef) -> Case:
+        loads.append(ref.id)
+        return real_load(ref)
+
+    monkeypatch.setattr(CaseRef, "load", counted)
+    study = Study(cases=[corpus], models=["openai:echo"], prompts=["p1"], cache=None)
+    run_study(study, refs, tmp_path / "run", lambda v, e: EchoVerifier())
+    records = read_results(tmp_path / "run")
+    assert any(r.kind == "policy" and not r.error for r in records) and not any(r.error for r in records)
+    assert sorted(loads) == sorted(r.case_id for r in records)  # one validation per unit, policy units included
+
+
 def rewrite_cases(corpus: Path) -> None:
     """Every quality case's file says something else: another question, and C1 cites an invocation never run
     (the gatekeeper fails it, so the offline verdict is REJECT)."""

@@ -84,6 +84,20 @@ def test_a_registered_figure_of_the_wrong_type_does_not_read() -> None:
         Summary.model_validate(data)
 
 
+def test_only_a_certify_summary_goes_without_a_run() -> None:
+    with pytest.raises(ValueError, match="names its run"):
+        Summary.model_validate({"conformance": {}})
+    certified = Summary.model_validate({"kind": "certify", "conformance": {}, "errors": 0, "skipped": {}})
+    assert certified.run is None and certified.to_json() == {
+        "kind": "certify",
+        "conformance": {},
+        "errors": 0,
+        "skipped": {},
+    }
+    with pytest.raises(ValueError, match="errors"):
+        Summary.model_validate({"kind": "certify", "conformance": {}, "errors": "some"})
+
+
 def share_answered(frames: Frames, with_ci: bool) -> Value:
     """Scored quality results whose effective verdict is PASS (a metric no file of the harness knows)."""
     scored = frames.quality[frames.quality["scored"]] if len(frames.quality) else frames.quality
