@@ -19,9 +19,9 @@ def load_case_into_store(
     session ids written.
 
     Every session id is prefixed with `namespace`, the case's own in a shared store, so concurrent workers and
-    other runs never touch each other's rows; rows already under these ids (an earlier try of this very case)
-    are replaced, nothing else is deleted. `emission`: the case's executor emission when the caller already
-    built it.
+    other runs never touch each other's rows; in a shared store, rows already under these ids (an earlier try
+    of this very case) are replaced, nothing else is deleted. `emission`: the case's executor emission when the
+    caller already built it.
     """
     sessions = [
         NewSession(namespace + other.id, invocations=other.tool_invocations) for other in case.session.other_sessions
@@ -36,7 +36,8 @@ def load_case_into_store(
             structured_output_raw=(emission or case.executor.emission()).structured_output_raw,
         )
     )
-    store.add_sessions(sessions, replace=True)
+    # a private store is emptied after every case (`execute_case`): nothing of an earlier try is left to replace
+    store.add_sessions(sessions, replace=not store.private)
     return [s.id for s in sessions]
 
 
@@ -62,10 +63,9 @@ async def execute_case(
     """
     own = store is None
     store = store or Store()
-    written: list[str] = []
     try:
         emission = case.executor.emission()  # built once: it serialises the structured output
-        written = load_case_into_store(case, store, namespace, emission)
+        load_case_into_store(case, store, namespace, emission)
         return await run_pipeline(
             store,
             namespace + case.session_id,
@@ -80,7 +80,7 @@ async def execute_case(
         if own:
             store.close()
         elif store.private:
-            store.remove_sessions(written)
+            store.clear()  # it holds this case only: two plain deletes, cheaper than deleting these ids
 
 
 async def run_case(

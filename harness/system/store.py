@@ -245,16 +245,9 @@ class Store:
             conn.execute(_UPDATE_EVALUATION, {"b_session": session_id, "self_evaluation": merged})
         return merged
 
-    def remove_sessions(self, session_ids: Sequence[str]) -> None:
-        """Delete these sessions and their tool_invocation rows (nobody else's)."""
-        if not session_ids:
-            return
-        with self._transaction() as conn:
-            conn.execute(_DELETE_INVOCATIONS_OF, {"b_ids": list(session_ids)})
-            conn.execute(_DELETE_SESSIONS_OF, {"b_ids": list(session_ids)})
-
     def clear(self) -> None:
-        """Delete every row: the store is then as fresh as a new one (the runner reuses one per worker)."""
+        """Delete every row: the store is then as fresh as a new one (a runner worker empties its private store
+        after every case)."""
         with self._transaction() as conn:
             conn.execute(_DELETE_INVOCATIONS)
             conn.execute(_DELETE_SESSIONS)
