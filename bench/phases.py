@@ -21,7 +21,7 @@ from typing import Any
 
 PHASES = {
     "load_case_refs": "load cases (YAML, validation, content hashes)",
-    "run_study": "run_study (requests, system, store, cache, log)",
+    "run_study": "run_study (requests, system, store, cache, log; scoring and report imports on a thread meanwhile)",
     "score_run": "score_run (summary.json)",
     "_render_report": "HTML report (imports, charts, page)",
     "print_summary": "console summary",

@@ -15,6 +15,7 @@ import pytest
 
 from bench import promptfoo, run_bench
 from bench.data import read_case_lines, request_bodies, synth_cases, synth_run, write_case_lines
+from bench.phases import PHASES
 from bench.procs import ServerProcess, timed_process
 from bench.table import build_targets
 from bench.whole import capture_requests, run_raw
@@ -254,7 +255,7 @@ def test_quick_bench_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
         assert row["ratios"]["vbench/raw-httpx"] > 0
     assert {k: v["reps"] for k, v in figures["startup"].items()} == {"version": 1, "validate_one_file": 1}
     phases = figures["phases"]
-    assert phases["exit_code"] == 0 and phases["phases"]["run_study (requests, system, store, cache, log)"]["cpu_s"] > 0
+    assert phases["exit_code"] == 0 and phases["phases"][PHASES["run_study"]]["cpu_s"] > 0
     assert sum(p["cpu_s"] for p in phases["phases"].values()) == pytest.approx(phases["cpu_s"])
     (size,) = figures["report"]
     assert size["results"] == 300 and "wall_s" in size["score"]
