@@ -15,13 +15,12 @@ from harness.system.verifiers.scripted import ScriptedVerifier
 def load_case_into_store(
     case: Case, store: Store, namespace: str = "", emission: ExecutorEmission | None = None
 ) -> list[str]:
-    """The case's session, its other sessions, and their tool_invocation rows (one transaction); returns the
-    session ids written.
+    """The case's session, its other sessions, and their tool_invocation rows; returns the session ids written.
 
     Every session id is prefixed with `namespace`, the case's own in a shared store, so concurrent workers and
-    other runs never touch each other's rows; in a shared store, rows already under these ids (an earlier try
-    of this very case) are replaced, nothing else is deleted. `emission`: the case's executor emission when the
-    caller already built it.
+    other runs never touch each other's rows. A private store is emptied first; in a shared one, rows already
+    under these ids (an earlier try of this very case) are replaced, nothing else is deleted. `emission`: the
+    case's executor emission when the caller already built it.
     """
     sessions = [
         NewSession(namespace + other.id, invocations=other.tool_invocations) for other in case.session.other_sessions
@@ -36,7 +35,8 @@ def load_case_into_store(
             structured_output_raw=(emission or case.executor.emission()).structured_output_raw,
         )
     )
-    # a private store is emptied after every case (`execute_case`): nothing of an earlier try is left to replace
+    if store.private:  # it holds one case at a time: two plain deletes, cheaper than deleting these ids
+        store.clear()
     store.add_sessions(sessions, replace=not store.private)
     return [s.id for s in sessions]
 
@@ -80,7 +80,7 @@ async def execute_case(
         if own:
             store.close()
         elif store.private:
-            store.clear()  # it holds this case only: two plain deletes, cheaper than deleting these ids
+            store.clear()  # it held this case only
 
 
 async def run_case(
