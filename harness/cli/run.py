@@ -19,9 +19,10 @@ from harness.corpus.loader import CorpusError
 from harness.corpus.perturb import PERTURBATIONS
 from harness.run.caseref import CaseRef
 from harness.run.folder import DROPPED_FILE, RESULTS_FILE, RunFileError
+from harness.run.plan import ResumeError
 from harness.run.providers import Provider, grammar, provider_of, providers, settings_for, study_factory
 from harness.run.ray_executor import RayUnavailable
-from harness.run.runner import ResumeError, run_study
+from harness.run.runner import run_study
 from harness.run.select import FilterError, load_case_refs
 from harness.run.study import Study, StudyError, build_study, load_study_file
 from harness.score.gates import GateError, check_gate_names, parse_gate
@@ -374,7 +375,7 @@ def _preflight(study: Study, cases: list[CaseRef]) -> None:
     """Every candidate has a control and shares cases with it, before any request is sent (PairingError: exit 2)."""
     if study.control is None and study.baseline is None:
         return
-    from harness.run.runner import build_variants
+    from harness.run.plan import build_variants
     from harness.score.regression import load_control_run, preflight
 
     baseline = load_control_run(study.baseline) if study.baseline is not None else None

@@ -28,9 +28,9 @@ from harness.kit.sut import SutReply, fetch_info, post_verify
 from harness.run.caseref import CaseRef
 from harness.run.folder import SUT_LOG, ResultWriter, write_cases
 from harness.run.log import ResultRecord
+from harness.run.plan import corpus_hash
 from harness.run.provenance import package_git_sha, spec_files
 from harness.run.records import record_from_sut
-from harness.run.runner import corpus_hash
 from harness.score.certificate import build_certificate
 from harness.score.frames import claims_frame, quality_frame
 from harness.score.summary import conformance, variant_summary

@@ -1,7 +1,8 @@
 """The runner: policy cases once, quality cases per variant × epoch, bounded concurrency.
 
 Each result is appended to results.jsonl the moment it finishes; `resume`
-skips every (case, content hash, variant, epoch) already there.
+skips every (case, content hash, variant, epoch) already there. What the run is (its variants, units,
+manifest and resume check) is planned in `harness.run.plan`; this module runs it.
 """
 
 from __future__ import annotations
@@ -9,18 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import hashlib
-import platform
-import sys
 import uuid
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness import __version__
-from harness.corpus.perturb import PerturbContext, Perturbed, perturb
 from harness.corpus.schema import Case
 from harness.llm.entries import flush_writes
 from harness.run.caseref import CaseRef
@@ -29,21 +24,26 @@ from harness.run.folder import (
     RESULTS_FILE,
     ResultWriter,
     drop_corrupt_results,
-    folder_fingerprint,
-    iter_results,
     read_manifest,
     read_results,
     write_cases,
     write_manifest,
 )
 from harness.run.log import Manifest, ResultRecord, VariantInfo
-from harness.run.provenance import package_git_sha
-from harness.run.providers import components, json_safe, provider_of
+from harness.run.plan import (
+    ResumeError,
+    build_variants,
+    check_resumable,
+    finished_units,
+    make_manifest,
+    perturb_cases,
+    plan_tasks,
+    shard_tasks,
+)
+from harness.run.providers import components, json_safe
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
 from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
-from harness.run.shard import parse_shard, plan_digest
-from harness.run.study import Study, StudyError
-from harness.system.prompts.variant import prompt_source
+from harness.run.study import Study
 from harness.system.store import MEMORY_URL, Store, StoreURLError, public_store_url
 from harness.system.verifiers.base import Verifier
 
@@ -64,161 +64,6 @@ class RunResult:
     def records(self) -> list[ResultRecord]:
         """Every unit's latest record, read back from the run folder (for callers that want them in memory)."""
         return read_results(self.run_dir)
-
-
-class ResumeError(ValueError):
-    """--resume on a folder whose run asked for something else."""
-
-
-def variant_name(model: str, prompt: str | None) -> str:
-    return model if prompt is None else f"{model}@{prompt}"
-
-
-def build_variants(study: Study) -> list[VariantInfo]:
-    """One variant per model × prompt; the reference verifier uses no prompt, so it is one variant."""
-    variants: list[VariantInfo] = []
-    for model in study.models:
-        settings = study.model_settings.get(model)
-        prompts: Sequence[str | None] = study.prompts if provider_of(model).takes_prompt else [None]
-        for prompt in prompts:
-            name, directory = prompt_source(prompt) if prompt is not None else (None, None)
-            variants.append(
-                VariantInfo(
-                    name=variant_name(model, name),
-                    model=model,
-                    prompt=name,
-                    prompt_path=str(directory) if directory is not None else None,
-                    policy=study.policy,
-                    settings=settings.recorded() if settings else {},
-                )
-            )
-    names = [v.name for v in variants]
-    if len(set(names)) != len(names):
-        twice = sorted({n for n in names if names.count(n) > 1})
-        raise StudyError(f"two prompts give the same variant name {', '.join(twice)}: rename one prompt directory")
-    return variants
-
-
-def plan_tasks(
-    cases: Sequence[CaseRef],
-    variants: Sequence[VariantInfo],
-    epochs: int,
-    run_policy: bool = True,
-    perturbed: Sequence[Perturbed] = (),
-) -> list[Task]:
-    """Policy cases once per suite; quality cases once per variant × epoch, and so is each perturbed case.
-
-    A perturbed case keeps its case's id under its own content hash, so its unit has its own resume, cache
-    and replay keys. The units of one case share its ref.
-    """
-    tasks = [Task(c, None, 0) for c in cases if c.kind == "policy"] if run_policy else []
-    perturbed_refs = [(p, CaseRef.of(p.case)) for p in perturbed]
-    for variant in variants:
-        for epoch in range(1, epochs + 1):
-            tasks.extend(Task(c, variant, epoch) for c in cases if c.kind == "quality")
-            tasks.extend(Task(ref, variant, epoch, p) for p, ref in perturbed_refs)
-    return tasks
-
-
-def perturb_cases(cases: Sequence[Case], names: Sequence[str], seed: int, excerpt_chars: int) -> list[Perturbed]:
-    """Every quality case under every named perturbation that applies to it; the other quality cases are the
-    distractor pool. A perturbation that applies to no case is an error (exit 2), not a silent no-op."""
-    quality = [c for c in cases if c.kind == "quality"]
-    context = PerturbContext(pool=quality, excerpt_chars=excerpt_chars)
-    out: list[Perturbed] = []
-    for name in names:
-        found = [p for case in quality if (p := perturb(case, name, seed, context)) is not None]
-        if not found:
-            raise StudyError(
-                f"--perturb {name}: applies to none of the {len(quality)} selected quality cases "
-                "(no structured claims, too few invocations or no other incident to draw from)"
-            )
-        out += found
-    return out
-
-
-def corpus_hash(cases: Sequence[CaseRef]) -> str:
-    digest = hashlib.sha256()
-    for case in sorted(cases, key=lambda c: c.id):
-        digest.update(f"{case.id}:{case.hash}\n".encode())
-    return digest.hexdigest()[:16]
-
-
-def make_manifest(
-    study: Study,
-    cases: Sequence[CaseRef],
-    variants: Sequence[VariantInfo],
-    run_id: str,
-    perturbed: Sequence[Perturbed] = (),
-) -> Manifest:
-    prompts = {
-        v.prompt: {
-            "version": v.prompt_version,
-            "hash": v.prompt_hash,
-            **({"path": v.prompt_path} if v.prompt_path else {}),
-        }
-        for v in variants
-        if v.prompt
-    }
-    return Manifest(
-        run_id=run_id,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
-        package_version=__version__,
-        git_sha=package_git_sha(),
-        corpus_hash=corpus_hash(cases),
-        case_dirs=[str(p) for p in study.cases],
-        case_count=len(cases),
-        policy_cases=sum(1 for c in cases if c.kind == "policy"),
-        quality_cases=sum(1 for c in cases if c.kind == "quality"),
-        epochs=study.epochs,
-        concurrency=study.concurrency,
-        excerpt_chars=study.excerpt_chars,
-        filters=list(study.filters),
-        variants=list(variants),
-        prompts=prompts,
-        settings={
-            "claim_guard": study.policy.claim_guard,
-            "policy": study.policy.model_dump(mode="json"),
-            "cache": str(study.cache) if study.cache else None,
-            "replay": bool(study.cache and study.replay),
-            "case_timeout": study.case_timeout,
-            "store": public_store_url(study.store) if study.store else None,
-            "code_fingerprint": code_fingerprint(),
-            "gates": study.gates.model_dump(),
-            "control": study.control,
-            # absolute, with the outcomes' hash: a later rescore decides against this very baseline or not at all
-            "baseline": str(study.baseline.resolve()) if study.baseline else None,
-            "baseline_sha256": folder_fingerprint(study.baseline) if study.baseline else None,
-            "perturb": list(study.perturb),
-            "perturb_seed": study.perturb_seed,
-            "perturbed_cases": {name: sum(p.name == name for p in perturbed) for name in study.perturb},
-        },
-        python=sys.version.split()[0],
-        platform=platform.platform(),
-    )
-
-
-def check_resumable(old: Manifest, new: Manifest) -> None:
-    """A resumed run must ask for the same thing as the run it finishes."""
-    same = (
-        old.corpus_hash == new.corpus_hash
-        and old.epochs == new.epochs
-        and [(v.name, v.prompt_hash, v.policy, v.settings) for v in old.variants]
-        == [(v.name, v.prompt_hash, v.policy, v.settings) for v in new.variants]
-        and old.excerpt_chars == new.excerpt_chars
-        and _perturbations(old) == _perturbations(new)
-        and (old.settings.get("shard") or {}).get("shard") == (new.settings.get("shard") or {}).get("shard")
-    )
-    if not same:
-        raise ResumeError(
-            "--resume: this folder holds a run of other cases, variants, prompts or settings; use a new --out"
-        )
-
-
-def _perturbations(manifest: Manifest) -> tuple[list[str], int | None]:
-    """The perturbations a run asked for and their seed (a run from before perturbations asked for none)."""
-    names = list(manifest.settings.get("perturb") or [])
-    return names, manifest.settings.get("perturb_seed") if names else None
 
 
 def run_study(
@@ -342,14 +187,6 @@ def run_study(
     return RunResult(run_dir=run_dir, manifest=manifest, finished=new, skipped=len(done), dropped=dropped)
 
 
-def finished_units(run_dir: Path) -> set[tuple[str, str, str, int]]:
-    """The units whose latest record has a result: `--resume` skips them (an error is tried again)."""
-    latest: dict[tuple[str, str, str, int], bool] = {}
-    for record in iter_results(run_dir / RESULTS_FILE):
-        latest[record.key] = record.error is None
-    return {key for key, ok in latest.items() if ok}
-
-
 def check_store(url: str) -> None:
     """Open the store once (creating its tables) before anything runs; `StoreURLError` says why it cannot be."""
     if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
@@ -399,22 +236,6 @@ def _run_on_ray(
 
 async def _nothing() -> int:
     return 0
-
-
-def shard_tasks(planned: list[Task], shard_text: str, manifest: Manifest) -> list[Task]:
-    """This shard's units; the manifest records the shard, its unit count and the whole plan's digest (the
-    merge checks the shards' union against it)."""
-    shard = parse_shard(shard_text)
-    mine = [t for t in planned if shard.holds(t.key)]
-    manifest.settings["shard"] = {
-        "shard": str(shard),
-        "index": shard.index,
-        "count": shard.count,
-        "units": len(mine),
-        "plan_units": len(planned),
-        "plan_digest": plan_digest(t.key for t in planned),
-    }
-    return mine
 
 
 @contextlib.contextmanager

@@ -24,7 +24,8 @@ from bench.workers import factory_for
 from harness.cli.run import default_factory
 from harness.devtools.local_server import LocalOpenAIServer
 from harness.run.folder import _KEY_HEAD, iter_results, read_manifest
-from harness.run.runner import build_variants, run_study
+from harness.run.plan import build_variants
+from harness.run.runner import run_study
 from harness.run.study import ModelSettings, Study
 
 ROOT = Path(__file__).resolve().parents[2]

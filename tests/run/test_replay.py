@@ -18,6 +18,7 @@ from harness.cli import main
 from harness.cli.run import default_factory
 from harness.corpus.loader import load_cases
 from harness.devtools.local_server import Fault, LocalOpenAIServer
+from harness.run import plan as plan_module
 from harness.run import replay as replay_module
 from harness.run import runner as runner_module
 from harness.run.folder import read_manifest, read_results
@@ -106,6 +107,7 @@ def test_changed_code_reruns_the_system_but_not_the_model(
     run(study, tmp_path / "cold")
     sent = openai_server.request_count
     monkeypatch.setattr(runner_module, "code_fingerprint", lambda: "another-build")
+    monkeypatch.setattr(plan_module, "code_fingerprint", lambda: "another-build")  # the manifest's record
     rerun = run(study, tmp_path / "rerun")
     assert openai_server.request_count == sent  # replies still cached
     assert not any(r.replayed for r in rerun)

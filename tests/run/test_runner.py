@@ -9,7 +9,8 @@ import pytest
 from harness.corpus.loader import load_cases
 from harness.run.caseref import CaseRef
 from harness.run.folder import read_results
-from harness.run.runner import ResumeError, build_variants, plan_tasks, run_study
+from harness.run.plan import ResumeError, build_variants, plan_tasks
+from harness.run.runner import run_study
 from harness.run.study import Study
 from harness.score.scoring import GateSettings, score_run
 from tests.run.corpus_builder import write_corpus
