@@ -13,7 +13,6 @@ also when the command fails or this process is interrupted or terminated.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import shutil
@@ -41,7 +40,8 @@ from harness.devtools.llamacpp import (
     wheel_dir,
 )
 from harness.report.local_note import closing_note
-from harness.run.folder import SUMMARY_FILE, read_text
+from harness.run.folder import LLAMA_LOG, SUMMARY_FILE, read_text
+from harness.score.summary_model import read_summary_file
 
 # A placeholder key: the local server checks none, and a real key must never be sent to it.
 DUMMY_API_KEY = "sk-local-no-key"
@@ -192,11 +192,10 @@ def serve(args: argparse.Namespace) -> int:
 def note(run_dir: Path) -> str:
     """Write `closing-note.md` into the run folder from its summary.json and server log; return the text."""
     try:
-        summary = json.loads(read_text(run_dir, SUMMARY_FILE))
-    except (OSError, json.JSONDecodeError) as exc:
+        summary = read_summary_file(run_dir).to_json()
+    except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
         raise LlamaCppError(f"{run_dir / SUMMARY_FILE}: cannot read the run summary ({exc})") from exc
-    log_path = run_dir / "llama-server.log"
-    log_text = log_path.read_text(errors="replace") if log_path.exists() else ""
+    log_text = read_text(run_dir, LLAMA_LOG, errors="replace") if (run_dir / LLAMA_LOG).exists() else ""
     text = closing_note(summary, log_text)
     (run_dir / "closing-note.md").write_text(text, encoding="utf-8")
     return text

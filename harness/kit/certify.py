@@ -26,7 +26,7 @@ from harness.kit.certificate import write_certificate
 from harness.kit.requests import input_problems, request_for, scripted_reply
 from harness.kit.sut import SutReply, fetch_info, post_verify
 from harness.run.caseref import CaseRef
-from harness.run.folder import SUT_LOG, ResultWriter, write_cases
+from harness.run.folder import SUT_LOG, ResultWriter, open_log, write_cases
 from harness.run.log import ResultRecord
 from harness.run.plan import corpus_hash
 from harness.run.provenance import package_git_sha, spec_files
@@ -154,7 +154,7 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
     refs = [CaseRef.of(c) for c in [*cases, *quality]]
     hashes = {r.id: r.hash for r in refs}
     write_cases(settings.out, refs)
-    with ResultWriter(settings.out) as writer, (settings.out / SUT_LOG).open("w", encoding="utf-8") as log:
+    with ResultWriter(settings.out) as writer, open_log(settings.out, SUT_LOG) as log:
         ran_quality = list(quality) if settings.model else []
         info, records, extra = asyncio.run(run_cases([*cases, *ran_quality], settings, hashes, writer, log))
     by_id = {c.id: c for c in [*cases, *ran_quality]}

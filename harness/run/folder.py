@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -31,8 +31,9 @@ DROPPED_FILE = "results.dropped.jsonl"
 SUMMARY_FILE, OUTCOMES_FILE, JUNIT_FILE = "summary.json", "outcomes.jsonl", "junit.xml"
 CERTIFICATE_JSON, CERTIFICATE_HTML = "certificate.json", "certificate.html"
 REPORT_FILE, MARKDOWN_FILE, SCREENSHOT_FILE = "report.html", "summary.md", "report-overview.png"
-SUT_LOG = "sut-log.jsonl"
-"""A conformance kit's log of the requests and answers of the service it certified."""
+SUT_LOG, LLAMA_LOG = "sut-log.jsonl", "llama-server.log"
+"""Streamed logs (`open_log`): a conformance kit's requests and answers of the service it certified; the local
+llama.cpp server's output, which the local-model closing note reads."""
 UnitKey = tuple[str, str, str, int]
 _CASE_ID = re.compile(rb'^\{"id": ("(?:[^"\\]|\\.)*")')
 
@@ -111,6 +112,11 @@ def write_lines(run_dir: Path, name: str, lines: Iterable[str]) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def open_log(run_dir: Path, name: str) -> TextIO:
+    """A streamed log of the run folder, written line by line as things happen (not atomically: a log)."""
+    return (run_dir / name).open("w", encoding="utf-8")
 
 
 def read_text(run_dir: Path, name: str, errors: str = "strict") -> str:

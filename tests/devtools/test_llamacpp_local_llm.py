@@ -194,7 +194,8 @@ def test_closing_note_puts_the_reference_first_and_names_invalid_reasons(tmp_pat
         "model_verdict_accuracy": 1.0, "claim_accuracy": 0.875, "unsafe_pass_rate": 0.0, "invalid_reply_rate": 0.0,
         "invalid_reasons": {}, "latency_ms": {"mean": 6.4},
     }  # fmt: skip
-    (tmp_path / "summary.json").write_text(json.dumps({"variants": [model, reference]}))
+    summary = {"run": {"run_id": "r"}, "conformance": {}, "variants": [model, reference]}  # as few keys as valid
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
     (tmp_path / "llama-server.log").write_text(SERVER_LOG)
     text = note(tmp_path)
     assert (tmp_path / "closing-note.md").read_text() == text
@@ -208,5 +209,12 @@ def test_closing_note_puts_the_reference_first_and_names_invalid_reasons(tmp_pat
 
 
 def test_note_on_a_folder_without_summary_is_a_clear_error(tmp_path, capsys):
+    assert main(["note", str(tmp_path)]) == 2
+    assert "summary.json: cannot read the run summary" in capsys.readouterr().err
+
+
+def test_note_on_a_summary_that_is_not_one_is_a_clear_error(tmp_path, capsys):
+    """summary.json is read through the Summary model: a file of another shape is refused, not half-read."""
+    (tmp_path / "summary.json").write_text(json.dumps({"variants": [{"model": "no name"}]}))
     assert main(["note", str(tmp_path)]) == 2
     assert "summary.json: cannot read the run summary" in capsys.readouterr().err
