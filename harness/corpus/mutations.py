@@ -11,7 +11,6 @@ compute, and to confirm, what the gatekeeper concludes.
 from __future__ import annotations
 
 import copy
-import json
 import random
 import re
 from dataclasses import dataclass
@@ -68,13 +67,14 @@ class Seed:
 
     @classmethod
     def of(cls, case: Case) -> Seed | None:
-        """None unless the case is a quality case with a valid structured output and gold labels."""
-        raw = case.executor.emission().structured_output_raw
-        try:
-            structured = json.loads(raw) if raw is not None else None
-        except json.JSONDecodeError:
-            return None
-        if case.kind != "quality" or not isinstance(structured, dict) or not isinstance(structured.get("claims"), list):
+        """None unless the case is a quality case whose output the system reads as `valid`, with gold labels.
+
+        The output is the system's own strict parse (`Case.parsed_output`, issue 14): text `json.loads` takes but
+        the system reads as malformed (NaN, a repeated key) seeds nothing, as its mutants would be labelled from
+        a document the system never reads. Such a case is not a seed, like any case without a valid output.
+        """
+        structured = case.parsed_output.structured
+        if case.kind != "quality" or case.parsed_output.parse_status.status != "valid" or structured is None:
             return None
         labels = {cid: frozenset(v) for cid, v in case.expected.acceptable_labels().items()}
         if not labels:

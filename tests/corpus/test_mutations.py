@@ -270,3 +270,25 @@ def test_seeds_need_a_valid_output_and_gold_labels() -> None:
     data = example("quality")
     data["executor"] = {"final_answer": "x", "structured_output_raw": json.dumps({"claims": "none"})}
     assert Seed.of(case(data)) is None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # a repeated key: json.loads keeps the last `claims`, the system's strict parser rejects the text
+        '{{"schema_version": "executor_evidence_v2", "claims": [], "claims": {claims}}}',
+        # NaN: json.loads takes it, JSON does not
+        '{{"schema_version": "executor_evidence_v2", "claims": {claims}, "open_questions": NaN}}',
+    ],
+    ids=["repeated-key", "nan"],
+)
+def test_no_seed_from_output_only_a_lenient_parse_reads(raw: str) -> None:
+    data = example("quality")
+    text = raw.format(claims=json.dumps(data["executor"]["structured_output"]["claims"]))
+    assert isinstance(json.loads(text), dict)  # what a lenient reader would seed from
+    data["executor"] = {"final_answer": data["executor"]["final_answer"], "structured_output_raw": text}
+    c = case(data)
+    assert c.parsed_output.parse_status.status == "malformed"
+    assert Seed.of(c) is None
+    data["executor"]["structured_output_raw"] = json.dumps(json.loads(text.replace("NaN", "null")))
+    assert Seed.of(case(data)) is not None  # the same document, strictly JSON, is a seed
