@@ -18,10 +18,10 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from harness.corpus.citations import cited_invocations
 from harness.corpus.schema import Case
 from harness.system.gatekeeper import INVOCATION_REF, SCHEMA
 from harness.system.models import Derivability, ParseStatusValue
-from harness.system.trace import build_trace_summary
 
 D = Derivability
 LabelSet = frozenset[Derivability]
@@ -63,6 +63,7 @@ class Seed:
     from_raw: bool
     labels: dict[str, LabelSet]
     bound: dict[str, frozenset[str]]
+    """Claim id -> the invocations its evidence resolves to, as the system resolves it (`cited_invocations`)."""
     content_hash: str
 
     @classmethod
@@ -81,17 +82,8 @@ class Seed:
             return None
         dumped = case.model_dump(mode="json", by_alias=True)
         body = {"session": dumped["session"], "executor": dumped["executor"]}
-        trace = case.session.tool_trace_summary or build_trace_summary(case.session.tool_invocations)
-        by_ref = {e.trace_ref: e.source_invocation_ids for e in trace}
-        bound: dict[str, frozenset[str]] = {}
-        for claim in claims_of(structured):
-            ids: set[str] = set()
-            for b in _bindings(claim):
-                ids.update(i for i in b.get("source_invocation_ids") or [] if isinstance(i, str))
-                ids.update(by_ref.get(b.get("trace_ref"), []))  # type: ignore[arg-type]
-            bound[claim["claim_id"]] = frozenset(ids)
         from_raw = case.executor.structured_output_raw is not None
-        return cls(case, body, structured, from_raw, labels, bound, case.content_hash())
+        return cls(case, body, structured, from_raw, labels, cited_invocations(case), case.content_hash())
 
     def invocation_ids(self) -> list[str]:
         return [inv.id for inv in self.case.session.tool_invocations]
