@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.corpus.citations import cited_invocations
 from harness.corpus.schema import Case
 from harness.system.trace import DEFAULT_EXCERPT_CHARS, build_trace_summary, trace_ref
 
@@ -232,26 +233,12 @@ def distractor(body: Body, rng: random.Random, ctx: PerturbContext) -> Change | 
     return body, None
 
 
-def _bound_invocations(body: Body) -> list[str]:
-    """Ids of the invocations the bindings point at (by id, or by T-number of the built trace)."""
-    invocations = body["session"]["tool_invocations"]
-    by_ref = {trace_ref(i): inv["id"] for i, inv in enumerate(invocations, start=1)}
-    bound: list[str] = []
-    for binding in _bindings(body):
-        ids = binding.get("source_invocation_ids")
-        found = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
-        ref = binding.get("trace_ref")
-        if isinstance(ref, str) and ref in by_ref:
-            found.append(by_ref[ref])
-        bound += [i for i in found if i not in bound]
-    return bound
-
-
 @perturbation("evidence-position", "blank lines before the content of the bound tool results, inside the limit")
 def evidence_position(body: Body, rng: random.Random, ctx: PerturbContext) -> Change | None:
     if _explicit_trace(body):
         return None  # the case's own excerpts are what the verifier reads: kept verbatim
-    bound = set(_bound_invocations(body))
+    # the invocations the system resolves the claims' bindings to (§5 step 3), at the run's excerpt limit
+    bound = set().union(*cited_invocations(Case.model_validate(body), ctx.excerpt_chars).values())
     changed = False
     for inv in body["session"]["tool_invocations"]:
         blank = "\n" * rng.randint(1, MAX_BLANK_LINES)
