@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from harness.corpus.mutations import FACT_CHECK, INPUTS, MAX_SITES, D, Mutant, Seed, Site, _pick, claims_of
-from harness.system.trace import DEFAULT_EXCERPT_CHARS, build_trace_summary
+from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 _UNIT = r"(?:ms|s|m|h|d|Mi|Gi|Ki|MiB|GiB|MB|GB|KB|B)"
 _MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
@@ -196,7 +196,7 @@ class AlterEvidence:
 
         A quoting claim must see the change: the value is in the visible excerpt of a result it cites.
         """
-        trace = seed.case.session.tool_trace_summary or build_trace_summary(seed.case.session.tool_invocations)
+        trace = seed.case.trace(DEFAULT_EXCERPT_CHARS)
         visible = {i for e in trace if self.pattern(token).search(e.result_excerpt) for i in e.source_invocation_ids}
         quoting = 0
         for claim in claims_of(seed.structured):

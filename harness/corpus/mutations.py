@@ -11,7 +11,6 @@ compute, and to confirm, what the gatekeeper concludes.
 from __future__ import annotations
 
 import copy
-import json
 import random
 import re
 from dataclasses import dataclass
@@ -19,10 +18,10 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from harness.corpus.citations import cited_invocations
 from harness.corpus.schema import Case
 from harness.system.gatekeeper import INVOCATION_REF, SCHEMA
 from harness.system.models import Derivability, ParseStatusValue
-from harness.system.trace import build_trace_summary
 
 D = Derivability
 LabelSet = frozenset[Derivability]
@@ -64,34 +63,27 @@ class Seed:
     from_raw: bool
     labels: dict[str, LabelSet]
     bound: dict[str, frozenset[str]]
+    """Claim id -> the invocations its evidence resolves to, as the system resolves it (`cited_invocations`)."""
     content_hash: str
 
     @classmethod
     def of(cls, case: Case) -> Seed | None:
-        """None unless the case is a quality case with a valid structured output and gold labels."""
-        raw = case.executor.emission().structured_output_raw
-        try:
-            structured = json.loads(raw) if raw is not None else None
-        except json.JSONDecodeError:
-            return None
-        if case.kind != "quality" or not isinstance(structured, dict) or not isinstance(structured.get("claims"), list):
+        """None unless the case is a quality case whose output the system reads as `valid`, with gold labels.
+
+        The output is the system's own strict parse (`Case.parsed_output`, issue 14): text `json.loads` takes but
+        the system reads as malformed (NaN, a repeated key) seeds nothing, as its mutants would be labelled from
+        a document the system never reads. Such a case is not a seed, like any case without a valid output.
+        """
+        structured = case.parsed_output.structured
+        if case.kind != "quality" or case.parsed_output.parse_status.status != "valid" or structured is None:
             return None
         labels = {cid: frozenset(v) for cid, v in case.expected.acceptable_labels().items()}
         if not labels:
             return None
         dumped = case.model_dump(mode="json", by_alias=True)
         body = {"session": dumped["session"], "executor": dumped["executor"]}
-        trace = case.session.tool_trace_summary or build_trace_summary(case.session.tool_invocations)
-        by_ref = {e.trace_ref: e.source_invocation_ids for e in trace}
-        bound: dict[str, frozenset[str]] = {}
-        for claim in claims_of(structured):
-            ids: set[str] = set()
-            for b in _bindings(claim):
-                ids.update(i for i in b.get("source_invocation_ids") or [] if isinstance(i, str))
-                ids.update(by_ref.get(b.get("trace_ref"), []))  # type: ignore[arg-type]
-            bound[claim["claim_id"]] = frozenset(ids)
         from_raw = case.executor.structured_output_raw is not None
-        return cls(case, body, structured, from_raw, labels, bound, case.content_hash())
+        return cls(case, body, structured, from_raw, labels, cited_invocations(case), case.content_hash())
 
     def invocation_ids(self) -> list[str]:
         return [inv.id for inv in self.case.session.tool_invocations]

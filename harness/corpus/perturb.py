@@ -19,8 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.corpus.citations import cited_invocations
 from harness.corpus.schema import Case
-from harness.system.trace import DEFAULT_EXCERPT_CHARS, build_trace_summary
+from harness.system.trace import DEFAULT_EXCERPT_CHARS, build_trace_summary, trace_ref
 
 DEFAULT_PERTURB_SEED = 20261202
 MAX_BLANK_LINES = 3
@@ -179,8 +180,8 @@ def invocation_order(body: Body, rng: random.Random, ctx: PerturbContext) -> Cha
         if trace_order is not None:
             session["tool_trace_summary"] = [trace[i] for i in trace_order]
         return body, None
-    # build_trace_summary numbers invocations T1..Tn in order: invocation old i is now at order.index(i)
-    renumber = {f"T{old + 1}": f"T{new + 1}" for new, old in enumerate(order)}
+    # build_trace_summary numbers invocations in order (trace_ref): invocation old i is now at order.index(i)
+    renumber = {trace_ref(old + 1): trace_ref(new + 1) for new, old in enumerate(order)}
     for binding in _bindings(body):
         ref = binding.get("trace_ref")
         if isinstance(ref, str) and ref in renumber:
@@ -221,37 +222,23 @@ def distractor(body: Body, rng: random.Random, ctx: PerturbContext) -> Change | 
     extra = picked.model_copy(update={"id": new_id})
     if _explicit_trace(body):
         refs = {e["trace_ref"] for e in session["tool_trace_summary"]}
-        ref = next(f"T{k}" for k in range(len(refs) + 1, len(refs) + 1000) if f"T{k}" not in refs)
+        ref = next(trace_ref(k) for k in range(len(refs) + 1, len(refs) + 1000) if trace_ref(k) not in refs)
         entry = build_trace_summary([extra], ctx.excerpt_chars)[0].model_copy(update={"trace_ref": ref})
         session["tool_trace_summary"].append(entry.model_dump(mode="json"))
     else:
-        new_ref = f"T{len(session['tool_invocations']) + 1}"
+        new_ref = trace_ref(len(session["tool_invocations"]) + 1)
         if any(b.get("trace_ref") == new_ref for b in _bindings(body)):
             return None  # a ref that points at nothing would start pointing at the distractor
     session["tool_invocations"].append(extra.model_dump(mode="json"))
     return body, None
 
 
-def _bound_invocations(body: Body) -> list[str]:
-    """Ids of the invocations the bindings point at (by id, or by T-number of the built trace)."""
-    invocations = body["session"]["tool_invocations"]
-    by_ref = {f"T{i}": inv["id"] for i, inv in enumerate(invocations, start=1)}
-    bound: list[str] = []
-    for binding in _bindings(body):
-        ids = binding.get("source_invocation_ids")
-        found = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
-        ref = binding.get("trace_ref")
-        if isinstance(ref, str) and ref in by_ref:
-            found.append(by_ref[ref])
-        bound += [i for i in found if i not in bound]
-    return bound
-
-
 @perturbation("evidence-position", "blank lines before the content of the bound tool results, inside the limit")
 def evidence_position(body: Body, rng: random.Random, ctx: PerturbContext) -> Change | None:
     if _explicit_trace(body):
         return None  # the case's own excerpts are what the verifier reads: kept verbatim
-    bound = set(_bound_invocations(body))
+    # the invocations the system resolves the claims' bindings to (§5 step 3), at the run's excerpt limit
+    bound = set().union(*cited_invocations(Case.model_validate(body), ctx.excerpt_chars).values())
     changed = False
     for inv in body["session"]["tool_invocations"]:
         blank = "\n" * rng.randint(1, MAX_BLANK_LINES)

@@ -10,13 +10,18 @@ DEFAULT_EXCERPT_CHARS = 2000
 """Result excerpt limit; evidence beyond it cannot be observed by the verifier."""
 
 
+def trace_ref(position: int) -> str:
+    """The `trace_ref` a built summary gives the session's `position`-th invocation, counted from 1 (§7)."""
+    return f"T{position}"
+
+
 def build_trace_summary(
     invocations: Sequence[ToolInvocation], excerpt_chars: int = DEFAULT_EXCERPT_CHARS
 ) -> list[TraceEntry]:
     """Number the session's invocations T1, T2, ... and cut each result to the limit."""
     return [
         TraceEntry(
-            trace_ref=f"T{index}",
+            trace_ref=trace_ref(index),
             tool_name=inv.tool_name,
             source_invocation_ids=[inv.id],
             status=inv.status,

@@ -270,3 +270,38 @@ def test_seeds_need_a_valid_output_and_gold_labels() -> None:
     data = example("quality")
     data["executor"] = {"final_answer": "x", "structured_output_raw": json.dumps({"claims": "none"})}
     assert Seed.of(case(data)) is None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # a repeated key: json.loads keeps the last `claims`, the system's strict parser rejects the text
+        '{{"schema_version": "executor_evidence_v2", "claims": [], "claims": {claims}}}',
+        # NaN: json.loads takes it, JSON does not
+        '{{"schema_version": "executor_evidence_v2", "claims": {claims}, "open_questions": NaN}}',
+    ],
+    ids=["repeated-key", "nan"],
+)
+def test_no_seed_from_output_only_a_lenient_parse_reads(raw: str) -> None:
+    data = example("quality")
+    text = raw.format(claims=json.dumps(data["executor"]["structured_output"]["claims"]))
+    assert isinstance(json.loads(text), dict)  # what a lenient reader would seed from
+    data["executor"] = {"final_answer": data["executor"]["final_answer"], "structured_output_raw": text}
+    c = case(data)
+    assert c.parsed_output.parse_status.status == "malformed"
+    assert Seed.of(c) is None
+    data["executor"]["structured_output_raw"] = json.dumps(json.loads(text.replace("NaN", "null")))
+    assert Seed.of(case(data)) is not None  # the same document, strictly JSON, is a seed
+
+
+def test_seed_bound_is_the_system_resolution_of_the_bindings() -> None:
+    """What a claim cites is read by the system's resolver (INTERPRETATION §5 step 3), not by the corpus."""
+    data = example("quality")
+    claims = data["executor"]["structured_output"]["claims"]
+    claims[2]["evidence_bindings"][0]["trace_ref"] = "T1"  # ids first: inv-r2 (T2) is cited, T1 is not
+    claims[0]["evidence_bindings"][0].pop("source_invocation_ids")  # no ids: the trace_ref resolves, to inv-r1
+    seed = seed_of(data)
+    assert seed.bound == {"C1": {"inv-r1"}, "C2": {"inv-r2"}, "C3": {"inv-r2"}}
+    data["executor"]["structured_output"]["claims"][1]["evidence_bindings"][0]["tool_name"] = "search_logs"
+    failed = Seed.of(case(data))  # C2's citation now fails evidence.invocation_ref: it resolves to nothing
+    assert failed is not None and failed.bound["C2"] == frozenset()

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from harness.corpus.loader import load_cases
 from harness.corpus.perturb import (
+    MAX_BLANK_LINES,
     PERTURBATIONS,
     PerturbContext,
     PerturbError,
@@ -30,8 +31,9 @@ from harness.corpus.perturb import (
 from harness.corpus.schema import Case
 from harness.system.models import EvidenceRef
 from harness.system.pipeline import Prepared, prepare
+from harness.system.policy import resolving_entries, structured_claims
 from harness.system.trace import DEFAULT_EXCERPT_CHARS, find_trace_entry
-from tests.corpus.helpers import REPO
+from tests.corpus.helpers import REPO, example
 
 NAMES = list(PERTURBATIONS)
 LIMITS = [DEFAULT_EXCERPT_CHARS, 400]
@@ -224,3 +226,59 @@ def test_unknown_names_are_refused_with_the_list() -> None:
 def test_policy_cases_are_not_perturbed() -> None:
     policy = load_cases([REPO / "cases" / "policy"])[:5]
     assert all(perturb(c, n, 1) is None for c in policy for n in NAMES)
+
+
+def moved(case: Case, result: Case) -> set[str]:
+    """The invocations evidence-position put blank lines before."""
+    pairs = zip(case.session.tool_invocations, result.session.tool_invocations, strict=True)
+    return {old.id for old, new in pairs if old.result != new.result}
+
+
+def resolved(p: Prepared) -> set[str]:
+    """The invocations the system resolves the claims' bindings to (INTERPRETATION §5 step 3)."""
+    claims = structured_claims(p.parsed)
+    return {i for c in claims for e in resolving_entries(c, p.gatekeeper, p.trace) for i in e.source_invocation_ids}
+
+
+def test_evidence_position_moves_exactly_the_evidence_the_system_resolves() -> None:
+    """Over every committed quality case: only what the system's resolver cites moves, and all of it that fits."""
+    applied = 0
+    for limit in LIMITS:
+        for c in quality_cases():
+            result = perturb(c, "evidence-position", 13, PerturbContext(excerpt_chars=limit))
+            if result is None:
+                continue
+            applied += 1
+            cited = resolved(prepared(c, limit))
+            fits = {
+                i.id
+                for i in c.session.tool_invocations
+                if i.result.strip() and len(i.result) + MAX_BLANK_LINES <= limit
+            }
+            assert cited & fits <= moved(c, result.case) <= cited
+    assert applied >= 30
+
+
+def evidence_position_of(data: dict[str, Any]) -> set[str]:
+    original = Case.model_validate(data)
+    result = perturb(original, "evidence-position", 1)
+    return set() if result is None else moved(original, result.case)
+
+
+def test_evidence_position_moves_only_citations_that_resolve() -> None:
+    data = example("quality")
+    assert evidence_position_of(data) == {"inv-r1", "inv-r2"}
+    claims = data["executor"]["structured_output"]["claims"]
+    for claim in claims[1:]:  # C2 and C3 call the metrics query a log search: evidence.invocation_ref fails
+        claim["evidence_bindings"][0]["tool_name"] = "search_logs"
+    assert evidence_position_of(data) == {"inv-r1"}
+
+
+def test_evidence_position_reads_ids_before_trace_refs() -> None:
+    data = example("quality")
+    claims = data["executor"]["structured_output"]["claims"]
+    claims[0]["evidence_bindings"][0].update(tool_name="query_metrics", source_invocation_ids=["inv-r2"])  # T1 kept
+    assert evidence_position_of(data) == {"inv-r2"}  # a binding with ids resolves by them; its trace_ref is not read
+    data = example("quality")
+    data["executor"]["structured_output"]["claims"][0]["evidence_bindings"][0].pop("source_invocation_ids")
+    assert evidence_position_of(data) == {"inv-r1", "inv-r2"}  # with no ids, T1 is the first invocation
