@@ -12,7 +12,7 @@ import pandas as pd
 
 from harness.report.prices import PriceTable, cost_of
 from harness.score.conformance import claim_mismatch_lines, verdict_mismatch_lines
-from harness.score.registry import MetricSpec, metrics
+from harness.score.registry import MetricSpec, decidable, metric, metrics
 
 ALPHA = 0.05
 
@@ -26,6 +26,27 @@ def shown_metrics() -> list[MetricSpec]:
 def headline_metrics() -> list[MetricSpec]:
     """The metrics of the headline chart and cards."""
     return [m for m in metrics() if m.headline]
+
+
+def in_sentence(label: str) -> str:
+    """A metric's label inside a sentence: its first letter lower-cased, unless its first word is an acronym."""
+    first = label.split(" ", 1)[0]
+    return label if first.isupper() else label[:1].lower() + label[1:]
+
+
+def lead_metric() -> MetricSpec:
+    """The first headline metric: the one "the best variant" means where the report needs a single one."""
+    return (headline_metrics() or list(metrics()))[0]
+
+
+def grouped_metrics() -> list[MetricSpec]:
+    """The metrics every per-group breakdown shows (per scenario, tag, data set), the first one leading."""
+    return [m for m in metrics() if m.grouped]
+
+
+def decided_metrics() -> list[MetricSpec]:
+    """The metrics a ship decision compares candidate and control on: the columns of the decision tables."""
+    return [metric(key) for key in decidable()]
 
 
 # LLM-AggreFact average balanced accuracy (%), as the MiniCheck paper (Tang, Laban, Durrett 2024) reports it.
@@ -147,27 +168,33 @@ def chart_comparisons(
     """The pairs the comparison chart draws: all of them, or (past `limit`) each variant against the best."""
     if len(rows) <= limit:
         return list(rows), None
-    scored = [v for v in variants if v.get("verdict_accuracy") is not None]
+    lead = lead_metric()
+    scored = [v for v in variants if v.get(lead.key) is not None]
     if not scored:
         return list(rows[:limit]), f"The chart shows the first {limit} of {len(rows)} pairs; the table has them all."
-    best = max(scored, key=lambda v: v["verdict_accuracy"])["name"]
+    pick = max if lead.higher_is_better else min
+    best = pick(scored, key=lambda v: v[lead.key])["name"]
     picked = [r for r in rows if best in (r["a"], r["b"])]
     return (
         picked,
-        f"The chart shows every variant against {best} (the best verdict accuracy); the table has all {len(rows)} pairs.",
+        f"The chart shows every variant against {best} (the best {in_sentence(lead.label)}); the table has all"
+        f" {len(rows)} pairs.",
     )
 
 
 def breakdown_table(
     variants: Sequence[Mapping[str, Any]], key: str, titles: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """per_scenario or per_tag of every variant as one table: a row per group, a cell per variant."""
+    """per_scenario, per_tag or per_dataset of every variant as one table: a row per group, a cell per variant
+    (the group's figures as summary.json holds them), and the grouped metrics each cell shows. The spread is
+    the largest gap between variants in the first grouped metric."""
     names = [v["name"] for v in variants]
     groups = sorted({g for v in variants for g in (v.get(key) or {})})
+    shown = grouped_metrics()
     rows = []
     for group in groups:
         cells = [(v.get(key) or {}).get(group) for v in variants]
-        accs = [c["verdict_accuracy"] for c in cells if c and c.get("verdict_accuracy") is not None]
+        accs = [c[shown[0].key] for c in cells if shown and c and c.get(shown[0].key) is not None]
         rows.append(
             {
                 "group": group,
@@ -176,7 +203,7 @@ def breakdown_table(
                 "spread": (max(accs) - min(accs)) if len(accs) > 1 else None,
             }
         )
-    return {"variants": names, "rows": rows}
+    return {"variants": names, "metrics": shown, "rows": rows}
 
 
 def stability_rows(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -50,15 +50,14 @@ def case_payload(case: Mapping[str, Any], structured: Any = None) -> dict[str, A
     """What a person needs to judge a case: question, tool evidence, the executor's answer and claims.
 
     `structured`: the executor output as the system's strict parser read it (`Case.parsed_output`), whose claims
-    are shown; None when it did not parse (the text is shown either way).
+    are shown; None when it did not parse. The text shown is what the case gave, either way: its
+    `structured_output_raw` as written, or its `structured_output` object serialised.
     """
     session = case.get("session") or {}
     executor = case.get("executor") or {}
-    structured = executor.get("structured_output")
+    given = executor.get("structured_output")
     structured_text = (
-        json.dumps(structured, ensure_ascii=False, indent=1)
-        if structured is not None
-        else executor.get("structured_output_raw")
+        json.dumps(given, ensure_ascii=False, indent=1) if given is not None else executor.get("structured_output_raw")
     )
     return {
         "id": case.get("id"),

@@ -184,6 +184,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         "headline": analyses.headline_rows(variants),
         "confusion": analyses.confusion_tables(variants),
         "metrics": analyses.shown_metrics(),
+        "decision_metrics": analyses.decided_metrics(),
         "comparisons": comparisons,
         "comparison_chart_note": pairs_note,
         "per_scenario": analyses.breakdown_table(variants, "per_scenario", titles),

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from harness.score.registry import MetricSpec, metrics
+
 _PERF = re.compile(r"(prompt eval|\s eval) time =\s*([\d.]+) ms /\s*(\d+) (?:tokens|runs)")
 
 
@@ -30,27 +32,37 @@ def _pct(value: object) -> str:
     return f"{value:.0%}" if isinstance(value, int | float) else "n/a"
 
 
+def _figure(m: MetricSpec, value: object) -> str:
+    if not m.percent:
+        return f"{value:.3f}" if isinstance(value, int | float) else "n/a"
+    return _pct(value)
+
+
 def closing_note(summary: dict[str, object], log_text: str = "") -> str:
-    """Markdown: every variant's figures side by side (the reference first), invalid-reply reasons, throughput."""
+    """Markdown: every variant's figures side by side (the reference first), invalid-reply reasons, throughput.
+
+    The figures are the registry's closing-note metrics (`notes`): the columns summary.md shows."""
     variants = summary.get("variants")
     rows = [v for v in variants if isinstance(v, dict)] if isinstance(variants, list) else []
     rows.sort(key=lambda v: v.get("model") != "reference")
+    shown = [m for m in metrics() if m.notes]
     lines = [
         "## Local LLM: closing note",
         "",
-        "| variant | cases | errors | verdict acc | model verdict acc | claim acc | unsafe PASS | invalid replies | reasons | mean latency |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
-    ]
+        "| variant | cases | errors |" + "".join(f" {m.column} |" for m in shown)
+        + " invalid replies | reasons | mean latency |",
+        "| --- | ---: | ---: |" + " ---: |" * len(shown) + " ---: | --- | ---: |",
+    ]  # fmt: skip
     for v in rows:
         reasons = v.get("invalid_reasons") or {}
         reason_text = ", ".join(f"{k} x{n}" for k, n in sorted(reasons.items())) if isinstance(reasons, dict) else ""
         latency = v.get("latency_ms")
         mean_ms = latency.get("mean") if isinstance(latency, dict) else None
         mean_s = "n/a" if not mean_ms else f"{mean_ms / 1000:.1f} s" if mean_ms >= 1000 else f"{mean_ms:.0f} ms"
+        cells = "".join(f" {_figure(m, v.get(m.key))} |" for m in shown)
         lines.append(
-            f"| {v.get('name')} | {v.get('quality_cases')} | {v.get('errors')} | {_pct(v.get('verdict_accuracy'))}"
-            f" | {_pct(v.get('model_verdict_accuracy'))} | {_pct(v.get('claim_accuracy'))}"
-            f" | {_pct(v.get('unsafe_pass_rate'))} | {_pct(v.get('invalid_reply_rate'))} | {reason_text or '-'} | {mean_s} |"
+            f"| {v.get('name')} | {v.get('quality_cases')} | {v.get('errors')} |{cells}"
+            f" {_pct(v.get('invalid_reply_rate'))} | {reason_text or '-'} | {mean_s} |"
         )
     if log_text:
         figures = server_figures(log_text)

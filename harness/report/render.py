@@ -27,6 +27,7 @@ from jinja2 import (
 )
 from markupsafe import Markup
 
+from harness.report.analyses import in_sentence
 from harness.report.context import build_context
 from harness.report.load import load_runs
 from harness.report.prices import PriceTable, load_prices
@@ -90,7 +91,9 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pct=pct, num=num, ci=ci, pval=pval, short=short, md=md, pp=pp, pp_ci=pp_ci)
+    env.filters.update(
+        pct=pct, num=num, ci=ci, pval=pval, short=short, md=md, pp=pp, pp_ci=pp_ci, in_sentence=in_sentence
+    )
     return env
 
 

@@ -191,8 +191,8 @@ def test_closing_note_puts_the_reference_first_and_names_invalid_reasons(tmp_pat
     }  # fmt: skip
     reference = {
         "name": "reference", "model": "reference", "quality_cases": 4, "errors": 0, "verdict_accuracy": 1.0,
-        "model_verdict_accuracy": 1.0, "claim_accuracy": 0.875, "unsafe_pass_rate": 0.0, "invalid_reply_rate": 0.0,
-        "invalid_reasons": {}, "latency_ms": {"mean": 6.4},
+        "model_verdict_accuracy": 1.0, "claim_accuracy": 0.875, "unsafe_pass_rate": 0.0, "grounding_bacc": 0.9,
+        "macro_f1": 0.8125, "invalid_reply_rate": 0.0, "invalid_reasons": {}, "latency_ms": {"mean": 6.4},
     }  # fmt: skip
     summary = {"run": {"run_id": "r"}, "conformance": {}, "variants": [model, reference]}  # as few keys as valid
     (tmp_path / "summary.json").write_text(json.dumps(summary))
@@ -200,10 +200,10 @@ def test_closing_note_puts_the_reference_first_and_names_invalid_reasons(tmp_pat
     text = note(tmp_path)
     assert (tmp_path / "closing-note.md").read_text() == text
     rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line][1:]
-    assert rows[0].startswith("| reference | 4 | 0 | 100% | 100% | 88% | 0% | 0% | - | 6 ms |")
-    assert (
-        rows[1]
-        == "| openai:tiny@baseline | 4 | 1 | 25% | 50% | 38% | 0% | 50% | schema_error x1, truncated x1 | 61.5 s |"
+    # the registry's closing-note metrics (grounding bAcc and macro-F1 too; n/a where a summary lacks them)
+    assert rows[0].startswith("| reference | 4 | 0 | 100% | 100% | 88% | 0% | 90% | 0.812 | 0% | - | 6 ms |")
+    assert rows[1] == (
+        "| openai:tiny@baseline | 4 | 1 | 25% | 50% | 38% | 0% | n/a | n/a | 50% | schema_error x1, truncated x1 | 61.5 s |"
     )
     assert "prompt eval 200 tok/s, generation 50 tok/s; HTTP 500 answers: 1" in text
 

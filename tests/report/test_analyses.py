@@ -10,6 +10,7 @@ from harness.report import analyses
 from harness.report.prices import Price, PriceError, cost_of, load_prices
 from harness.report.signoff import results_frame
 from harness.score.frames import quality_frame
+from harness.score.registry import metric
 from tests.report.builders import as_dict, outcome, record
 
 
@@ -157,6 +158,22 @@ def test_a_crowded_comparison_chart_shows_each_variant_against_the_best() -> Non
     assert len(picked) == 5 and all("v5" in (r["a"], r["b"]) for r in picked)
     assert "against v5" in note and "all 15 pairs" in note
     assert analyses.chart_comparisons(rows[:3], variants) == (rows[:3], None)
+
+
+def test_the_best_variant_of_a_crowded_chart_follows_the_lead_metric_and_its_direction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(analyses, "lead_metric", lambda: metric("unsafe_pass_rate"))
+    names = [f"v{i}" for i in range(6)]
+    variants = [{"name": n, "unsafe_pass_rate": 0.5 - 0.01 * i} for i, n in enumerate(names)]
+    rows = [{"a": a, "b": b} for i, a in enumerate(names) for b in names[i + 1 :]]
+    picked, note = analyses.chart_comparisons(rows, variants, limit=12)
+    assert all("v5" in (r["a"], r["b"]) for r in picked)  # lower is better: the lowest rate is the best
+    assert note is not None and "against v5 (the best unsafe PASS rate)" in note
+    assert [analyses.in_sentence(label) for label in ("Verdict accuracy", "PASS share")] == [
+        "verdict accuracy",
+        "PASS share",
+    ]
 
 
 def test_only_secrets_are_redacted_from_settings() -> None:
