@@ -76,6 +76,7 @@ def stage_breakdown(cases_jsonl: Path, n: int | None = None, passes: int = 2) ->
                 self_evaluation=persisted,
                 cpu_ms=0.0,
                 parsed=prepared.parsed,
+                claims=prepared.claims,
             )
             record = record_from_run(case, f"openai:{MODEL}@{PROMPT}", 1, run, hashes[case.id])
             marks.append(time.thread_time())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,9 +11,8 @@ from pydantic import ValidationError
 from harness.corpus.perturb import Perturbed
 from harness.corpus.schema import Case
 from harness.run.log import GatekeeperOutcome, Gold, ResultRecord, case_trace, elide_trace
-from harness.system.models import ParsedExecutorOutput, VerifierEvaluation
+from harness.system.models import Claim, VerifierEvaluation
 from harness.system.pipeline import PipelineRun
-from harness.system.policy import structured_claims
 from harness.system.protocol import ReportedEvaluation
 from harness.system.store import EVALUATION_KEY
 
@@ -52,11 +52,13 @@ def base_record(
     variant: str,
     epoch: int,
     case_hash: str | None = None,
-    parsed: ParsedExecutorOutput | None = None,
+    claims: Sequence[Claim] | None = None,
     perturbed: Perturbed | None = None,
 ) -> dict[str, object]:
-    """The fields every record has; `case_hash` and `parsed` when the caller already has them (neither is free)."""
-    claims = structured_claims(parsed) if parsed is not None else case.executor_claims
+    """The fields every record has; `case_hash` and `claims` (the executor's, as the pipeline read them) when the
+    caller already has them (neither is free)."""
+    if claims is None:
+        claims = case.executor_claims
     return {
         "case_id": case.id,
         "case_hash": case_hash or case.content_hash(),
@@ -96,7 +98,7 @@ def record_from_run(
     if perturbed is None and excerpt_chars is not None:
         persisted, elided = elide_trace(persisted, case_trace(case, excerpt_chars, keep=False))  # not kept: see Case
     return ResultRecord(
-        **base_record(case, variant, epoch, case_hash, run.parsed, perturbed),  # type: ignore[arg-type]
+        **base_record(case, variant, epoch, case_hash, run.claims, perturbed),  # type: ignore[arg-type]
         **outcome_fields(ev),
         derived_verdict=ev.derived_verdict,
         error=transport_error,

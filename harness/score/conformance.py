@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.corpus.schema import Case
-from harness.score.outcome import claim_right
+from harness.score.outcome import Outcome, outcome
 from harness.system import policy
 from harness.system.models import (
     LEGACY_MAPPING,
@@ -70,67 +70,54 @@ def deterministic_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
     return out
 
 
-def claim_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
-    """Sanitised claim classes against the gold labels (absent labels: not compared)."""
-    got = {c.claim_id: _value(c.verification) for c in evaluation.claim_checks}
-    acceptable = {cid: [a.value for a in ok] for cid, ok in case.expected.acceptable_labels().items()}
-    return claim_mismatch_lines(got, acceptable)
+def expectation_outcome(case: Case, evaluation: Evaluation) -> Outcome:
+    """The evaluation judged against the case's gold by the one outcome rule (`score.outcome`), whose mismatch
+    lines conformance reports (sanitised claim classes against the gold labels; absent labels: not compared)."""
+    exp = case.expected
+    model = exp.acceptable_model_verdicts()
+    return outcome(
+        error=None,
+        verdict=evaluation.verdict,
+        model_verdict=evaluation.model_verdict,
+        claims={c.claim_id: _value(c.verification) for c in evaluation.claim_checks},
+        gold_verdicts=sorted(str(v) for v in exp.acceptable_verdicts()),
+        gold_claims={cid: [a.value for a in ok] for cid, ok in exp.acceptable_labels().items()},
+        gold_model_verdicts=None if model is None else sorted(str(v) for v in model),
+    )
 
 
 def claim_mismatch_lines(got: Mapping[str, str], acceptable: Mapping[str, Iterable[str]]) -> list[str]:
-    """`claims.C1: expected [...], got X` for every gold claim whose class is not acceptable.
-
-    The one wording of a claim mismatch: conformance and the report's case pages both use it.
-    """
-    return [
-        f"claims.{cid}: expected {sorted(ok)}, got {got.get(cid)}"
-        for cid, ok in acceptable.items()
-        if not claim_right(got.get(cid), list(ok))
-    ]
+    """`claims.C1: expected [...], got X` for every gold claim whose class is not acceptable (`Outcome`'s lines)."""
+    gold = {cid: list(ok) for cid, ok in acceptable.items()}
+    return outcome(
+        error=None, verdict=None, model_verdict=None, claims=got, gold_verdicts=(), gold_claims=gold
+    ).claim_mismatches
 
 
 def _value(item: Any) -> str:
     return str(item.value) if isinstance(item, Enum) else str(item)
 
 
-def verdict_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
-    model = case.expected.acceptable_model_verdicts()
-    return verdict_mismatch_lines(
-        evaluation.verdict,
-        case.expected.acceptable_verdicts(),
-        evaluation.model_verdict,
-        model,
-    )
-
-
 def verdict_mismatch_lines(
     verdict: str | None, acceptable: Iterable[str], model_verdict: str | None, acceptable_model: Iterable[str] | None
 ) -> list[str]:
-    """`verdict: expected [...], got X` (and the same for the model verdict, when the gold names one).
-
-    The one wording of a verdict mismatch: conformance and the report's case pages both use it.
-    Verdicts are compared and shown by their text (a `Verdict` is a str).
-    """
-    out: list[str] = []
-    wanted = sorted(str(v) for v in acceptable)
-    if verdict not in wanted:
-        out.append(f"verdict: expected {wanted}, got {None if verdict is None else str(verdict)}")
-    if acceptable_model is not None:
-        wanted_model = sorted(str(v) for v in acceptable_model)
-        if model_verdict not in wanted_model:
-            out.append(
-                f"model_verdict: expected {wanted_model}, got {None if model_verdict is None else str(model_verdict)}"
-            )
-    return out
+    """`verdict: expected [...], got X` (and the same for the model verdict, when the gold names one): `Outcome`'s
+    lines. Verdicts are compared and shown by their text (a `Verdict` is a str)."""
+    return outcome(
+        error=None,
+        verdict=verdict,
+        model_verdict=model_verdict,
+        claims={},
+        gold_verdicts=sorted(str(v) for v in acceptable),
+        gold_claims=None,
+        gold_model_verdicts=None if acceptable_model is None else sorted(str(v) for v in acceptable_model),
+    ).verdict_mismatches
 
 
 def policy_case_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
     """Everything a policy case pins down; empty means the case passes."""
-    return (
-        deterministic_mismatches(case, evaluation)
-        + claim_mismatches(case, evaluation)
-        + verdict_mismatches(case, evaluation)
-    )
+    result = expectation_outcome(case, evaluation)
+    return deterministic_mismatches(case, evaluation) + result.claim_mismatches + result.verdict_mismatches
 
 
 @dataclass(frozen=True, eq=False)

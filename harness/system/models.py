@@ -344,3 +344,7 @@ class VerifierInput(Strict):
     claims: list[Any]
     tool_trace_summary: list[TraceEntry]
     gatekeeper_result: GatekeeperResult
+    executor_claims: list[Claim] | None = Field(default=None, exclude=True, repr=False)
+    """`claims` as the policy reads them (`policy.structured_claims` of the structured output), read once by the
+    pipeline; never rendered nor serialised. None when whoever built the inputs did not read them: a verifier
+    that needs them then reads them from the structured output itself."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from harness.system.gatekeeper import GatekeeperInput, run_gatekeeper
 from harness.system.models import (
+    Claim,
     ExecutorEmission,
     GatekeeperResult,
     ParsedExecutorOutput,
@@ -24,7 +25,7 @@ from harness.system.models import (
     VerifierReply,
 )
 from harness.system.parser import parse_structured_output
-from harness.system.policy import PolicySettings, apply_policy
+from harness.system.policy import PolicySettings, apply_policy, structured_claims
 from harness.system.reply import parse_verifier_reply
 from harness.system.store import Store
 from harness.system.trace import DEFAULT_EXCERPT_CHARS, session_trace_summary
@@ -36,6 +37,9 @@ class Prepared:
     """Everything decided before the verifier model runs."""
 
     parsed: ParsedExecutorOutput
+    claims: list[Claim]
+    """The executor's claims as the policy reads them (`structured_claims`): read here, once per case run, and
+    reused by the verifier (through its inputs), the policy and the result record."""
     invocations: dict[str, ToolInvocation]
     trace: list[TraceEntry]
     gatekeeper: GatekeeperResult
@@ -49,8 +53,9 @@ def prepare(
     trace: Sequence[TraceEntry] | None = None,
     excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
 ) -> Prepared:
-    """Parse the executor output, build the trace summary and run the gatekeeper."""
+    """Parse the executor output, read its claims, build the trace summary and run the gatekeeper."""
     parsed = parse_structured_output(emission.structured_output_raw)
+    claims = structured_claims(parsed)
     rows = {inv.id: inv for inv in invocations}
     summary = session_trace_summary(trace, invocations, excerpt_chars)
     gatekeeper = run_gatekeeper(GatekeeperInput(parsed=parsed, invocations=rows, trace=summary))
@@ -63,8 +68,9 @@ def prepare(
         claims=list(structured.get("claims", [])) if structured else [],
         tool_trace_summary=summary,
         gatekeeper_result=gatekeeper,
+        executor_claims=claims,
     )
-    return Prepared(parsed=parsed, invocations=rows, trace=summary, gatekeeper=gatekeeper, inputs=inputs)
+    return Prepared(parsed=parsed, claims=claims, invocations=rows, trace=summary, gatekeeper=gatekeeper, inputs=inputs)
 
 
 def conclude(prepared: Prepared, call: VerifierCall, settings: PolicySettings = PolicySettings()) -> VerifierEvaluation:
@@ -77,7 +83,15 @@ def conclude_with_reply(
 ) -> tuple[VerifierEvaluation, VerifierReply | None]:
     """`conclude`, also returning the parsed reply (None when invalid)."""
     reply, reply_status = parse_verifier_reply(call)
-    outcome = apply_policy(prepared.parsed, prepared.gatekeeper, reply, prepared.invocations, prepared.trace, settings)
+    outcome = apply_policy(
+        prepared.parsed,
+        prepared.gatekeeper,
+        reply,
+        prepared.invocations,
+        prepared.trace,
+        settings,
+        claims=prepared.claims,
+    )
     evaluation = VerifierEvaluation(
         verdict=outcome.verdict,
         model_verdict=outcome.model_verdict,
@@ -119,7 +133,9 @@ class PipelineRun:
     self_evaluation: dict[str, object]
     cpu_ms: float
     parsed: ParsedExecutorOutput | None = None
-    """The executor output as the pipeline parsed it (a result record reads its claims from here)."""
+    """The executor output as the pipeline parsed it."""
+    claims: list[Claim] | None = None
+    """Its claims as the pipeline read them (`Prepared.claims`): the result record's claim ids come from here."""
 
 
 async def run_pipeline(
@@ -142,7 +158,13 @@ async def run_pipeline(
     persisted = store.write_verifier_evaluation(session_id, evaluation)
     cpu_ms = (before_call - start + time.thread_time() - after_call) * 1000
     return PipelineRun(
-        evaluation=evaluation, reply=reply, call=call, self_evaluation=persisted, cpu_ms=cpu_ms, parsed=prepared.parsed
+        evaluation=evaluation,
+        reply=reply,
+        call=call,
+        self_evaluation=persisted,
+        cpu_ms=cpu_ms,
+        parsed=prepared.parsed,
+        claims=prepared.claims,
     )
 
 

@@ -335,9 +335,12 @@ def apply_policy(
     invocations: Mapping[str, ToolInvocation],
     trace: Sequence[TraceEntry],
     settings: PolicySettings = PolicySettings(),
+    *,
+    claims: Sequence[Claim] | None = None,
 ) -> PolicyOutcome:
-    """The effective verdict and the sanitised, persisted claim checks."""
-    claims = structured_claims(parsed)
+    """The effective verdict and the sanitised, persisted claim checks; `claims`: `structured_claims(parsed)`,
+    when the caller has read them already (the pipeline does, once per case run)."""
+    claims = structured_claims(parsed) if claims is None else claims
     model_verdict = reply.verdict if reply is not None else None
     checks, adjustments = sanitise_claim_checks(
         reply.claim_checks if reply else [], claims, gatekeeper, invocations, trace

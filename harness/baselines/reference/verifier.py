@@ -140,10 +140,12 @@ def own_verdict(checks: Sequence[ClaimCheck], claims: Sequence[Claim]) -> Verdic
 def build_reply(inputs: VerifierInput, settings: ReferenceSettings | None = None) -> VerifierReply:
     """The full reply contract for the explicit verification inputs."""
     s = settings or ReferenceSettings()
-    parsed = ParsedExecutorOutput(
-        parse_status=inputs.executor_output_parse_status, structured=inputs.executor_structured_output
-    )
-    claims = structured_claims(parsed)
+    claims = inputs.executor_claims  # read once per case run by the pipeline that built the inputs
+    if claims is None:
+        parsed = ParsedExecutorOutput(
+            parse_status=inputs.executor_output_parse_status, structured=inputs.executor_structured_output
+        )
+        claims = structured_claims(parsed)
     checks = []
     for claim in claims:
         verification, detail = classify(claim, inputs, s)
