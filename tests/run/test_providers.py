@@ -21,6 +21,7 @@ from harness.run.providers import (
     client_settings,
     grammar,
     provider_of,
+    providers,
     settings_for,
 )
 from harness.run.study import Study, StudyError, build_study
@@ -185,6 +186,69 @@ def test_a_bad_client_setting_in_a_study_file_exits_2_naming_file_and_key(
     err = " ".join(capsys.readouterr().err.split())
     assert f'{study}: model_settings."openai:m".{key}: {error}' in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "error"),
+    [
+        ("--structured-mode", "bogus", "argument --structured-mode: invalid choice: 'bogus'"),
+        ("--token-param", "max_output_tokens", "argument --token-param: invalid choice: 'max_output_tokens'"),
+        ("--max-attempts", "0", "--max-attempts: Input should be greater than or equal to 1"),
+        ("--timeout", "0", "--timeout: Input should be greater than 0"),
+        ("--backoff-base", "-1", "--backoff-base: Input should be greater than or equal to 0"),
+        ("--max-tokens", "0", "--max-tokens: Input should be greater than or equal to 1"),
+        ("--max-attempts", "many", "argument --max-attempts: invalid int value: 'many'"),
+        ("--timeout", "soon", "argument --timeout: invalid float value: 'soon'"),
+        ("--extra-body", "[1]", "--extra-body must be a JSON object"),
+    ],
+)
+def test_a_bad_client_flag_exits_2_naming_the_flag(
+    tmp_path: Path, flag: str, value: str, error: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = write_corpus(tmp_path / "cases", ["q1"])
+    args = ["run", "--cases", str(cases), "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1"]
+    args += ["--out", str(tmp_path / "out"), "--no-cache", "--no-report", flag, value]
+    assert main(args) == 2
+    assert error in " ".join(capsys.readouterr().err.split())
+    assert not (tmp_path / "out").exists()
+
+
+def test_every_client_setting_is_a_flag_and_every_client_flag_a_setting() -> None:
+    """The client flags are made from the registry's settings models: one per field, none without a field."""
+    from harness.cli import build_parser
+    from harness.cli.run import flag_of
+
+    parser = build_parser(["run"])._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr]
+    (group,) = [g for g in parser._action_groups if (g.title or "").startswith("client settings")]
+    flags = {option for action in group._group_actions for option in action.option_strings}
+    fields = {name for provider in providers() for name in provider.settings.model_fields}
+    assert flags == {flag_of(name) for name in fields}
+    assert flags >= {  # the flags users have always had
+        "--base-url",
+        "--max-tokens",
+        "--timeout",
+        "--max-attempts",
+        "--max-retry-after",
+        "--structured-mode",
+        "--extra-body",
+        "--transport",
+    }
+
+
+def test_client_flags_override_the_study_file_per_key(tmp_path: Path) -> None:
+    from harness.cli import build_parser
+    from harness.cli.run import study_from_args
+
+    study = tmp_path / "study.toml"
+    study.write_text('models = ["openai:m"]\n[model_settings."openai:m"]\nmax_tokens = 9\ntimeout = 5\n')
+    argv = ["run", "--study", str(study), "--timeout", "7", "--token-param", "max_completion_tokens"]
+    settings = study_from_args(build_parser(["run"]).parse_args(argv)).model_settings["openai:m"]
+    assert settings.recorded() == {
+        "max_tokens": 9,
+        "timeout": 7.0,
+        "token_param": "max_completion_tokens",
+        "extra_body": {},
+    }
 
 
 def test_client_flags_no_model_takes_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
