@@ -9,8 +9,11 @@ import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
+from pydantic import ValidationError
+from pydantic.fields import FieldInfo
 from rich.console import Console
 from rich.markup import escape
 
@@ -134,24 +137,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     client = run.add_argument_group(
         "client settings for the models that take them (a study file can set them per model)"
     )
-    client.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
-    client.add_argument("--max-tokens", type=int)
-    client.add_argument(
-        "--timeout", type=float, help="deadline of one attempt (connect, headers and whole body), in seconds"
-    )
-    client.add_argument("--max-attempts", type=int)
-    client.add_argument(
-        "--max-retry-after", type=float, help="cap on a server's Retry-After wait, in seconds (default 120)"
-    )
-    client.add_argument(
-        "--structured-mode",
-        choices=["json_schema", "json_object", "plain"],
-        help="where the structured-output ladder starts",
-    )
-    client.add_argument("--extra-body", help="extra request body fields as a JSON object")
-    client.add_argument(
-        "--transport", choices=["aiohttp", "httpx"], help="the openai client's HTTP transport (default: aiohttp)"
-    )
+    for name, field in client_flag_fields().items():
+        client.add_argument(flag_of(name), dest=f"client_{name}", **_flag_kwargs(name, field))
     run.set_defaults(handler=cmd_run)
 
     comp = sub.add_parser("compare", help="paired comparison of two finished runs")
@@ -216,25 +203,74 @@ def study_from_args(args: argparse.Namespace) -> Study:
     return _apply_client_flags(study, args)
 
 
+def client_flag_fields() -> dict[str, FieldInfo]:
+    """Every registered provider's settings fields, by name: each is a client flag (`--max-tokens` for
+    `max_tokens`), typed and explained by its field, and goes to the models whose provider takes it."""
+    fields: dict[str, FieldInfo] = {}
+    for provider in providers():
+        for name, field in provider.settings.model_fields.items():
+            fields.setdefault(name, field)
+    return fields
+
+
+def flag_of(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _flag_kwargs(name: str, field: FieldInfo) -> dict[str, Any]:
+    """argparse's type, choices and help for a settings field; its bounds are the settings model's to check."""
+    kind = _bare(field.annotation)
+    help_text = (field.description or "").replace("%", "%%")
+    if get_origin(kind) is Literal:
+        return {"choices": [str(v) for v in get_args(kind)], "help": help_text}
+    if kind in (int, float, str):
+        return {"type": kind, "metavar": name.upper(), "help": help_text}
+    if _is_json(field):
+        return {"metavar": "JSON", "help": help_text}  # read by _client_flags, which names the flag
+    raise TypeError(f"settings field {name} ({field.annotation}) has no kind of CLI flag: add one to _flag_kwargs")
+
+
+def _bare(annotation: Any) -> Any:
+    """`Annotated[int, Ge(1)] | None` -> int."""
+    while True:
+        if get_origin(annotation) is Annotated:
+            annotation = get_args(annotation)[0]
+        elif get_origin(annotation) in (Union, UnionType):
+            kinds = [a for a in get_args(annotation) if a is not type(None)]
+            if len(kinds) != 1:
+                return annotation
+            annotation = kinds[0]
+        else:
+            return annotation
+
+
+def _is_json(field: FieldInfo) -> bool:
+    """A mapping setting, given on the command line as a JSON object."""
+    kind = _bare(field.annotation)
+    return kind is dict or get_origin(kind) is dict
+
+
+def _client_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The client flags given, by settings field (a JSON flag decoded)."""
+    flags: dict[str, Any] = {}
+    for name, field in client_flag_fields().items():
+        value = getattr(args, f"client_{name}")
+        if value is None:
+            continue
+        if _is_json(field):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise StudyError(f"{flag_of(name)} is not a JSON object: {exc}") from exc
+            if not isinstance(value, dict):
+                raise StudyError(f"{flag_of(name)} must be a JSON object")
+        flags[name] = value
+    return flags
+
+
 def _apply_client_flags(study: Study, args: argparse.Namespace) -> Study:
     """Client flags apply to every model whose provider's settings take them, over what the study file said."""
-    flags: dict[str, Any] = {
-        "base_url": args.base_url,
-        "max_tokens": args.max_tokens,
-        "timeout": args.timeout,
-        "max_attempts": args.max_attempts,
-        "max_retry_after": args.max_retry_after,
-        "structured_mode": args.structured_mode,
-        "transport": args.transport,
-    }
-    if args.extra_body:
-        try:
-            flags["extra_body"] = json.loads(args.extra_body)
-        except json.JSONDecodeError as exc:
-            raise StudyError(f"--extra-body is not a JSON object: {exc}") from exc
-        if not isinstance(flags["extra_body"], dict):
-            raise StudyError("--extra-body must be a JSON object")
-    flags = {k: v for k, v in flags.items() if v is not None}
+    flags = _client_flags(args)
     if not flags:
         return study
     settings = dict(study.model_settings)
@@ -245,6 +281,11 @@ def _apply_client_flags(study: Study, args: argparse.Namespace) -> Study:
             f"client flags ({', '.join(sorted(flags))}) given, but no model of this run takes them "
             f"({', '.join(study.models)}): add --model {takers}"
         )
+    for provider in {provider_of(m).name: provider_of(m) for m in taking}.values():
+        try:  # the flags alone first, by the provider's settings model, so that a bad value names its flag
+            provider.settings.model_validate(flags)
+        except ValidationError as exc:
+            raise StudyError("; ".join(f"{flag_of(str(e['loc'][0]))}: {e['msg']}" for e in exc.errors())) from None
     for model in taking:
         current = settings[model].model_dump(exclude_none=True) if model in settings else {}
         try:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from harness.llm.cache import CachingChatModel
 from harness.llm.fake import FakeChatModel
 from harness.llm.modes import reset as reset_structured_modes
+from harness.llm.openai_settings import OpenAISettings
 from harness.llm.types import (
     STRUCTURED_MODES,
     ChatMessage,
@@ -24,7 +25,7 @@ from harness.llm.types import (
 )
 
 if TYPE_CHECKING:
-    from harness.llm.openai_model import OpenAIChatModel, OpenAISettings
+    from harness.llm.openai_model import OpenAIChatModel
 
 __all__ = [
     "STRUCTURED_MODES",
@@ -44,8 +45,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("OpenAIChatModel", "OpenAISettings"):
-        from harness.llm import openai_model
+    if name == "OpenAIChatModel":
+        from harness.llm.openai_model import OpenAIChatModel
 
-        return getattr(openai_model, name)
+        return OpenAIChatModel
     raise AttributeError(f"module 'harness.llm' has no attribute {name!r}")

@@ -21,10 +21,10 @@ import time
 from typing import Any, Literal
 
 import openai
-from pydantic import BaseModel, ConfigDict, Field
 
 from harness.llm import modes
 from harness.llm.modes import check_base_url, public_url
+from harness.llm.openai_settings import OpenAISettings
 from harness.llm.retry import backoff_delay, parse_retry_after
 from harness.llm.types import ChatRequest, ChatResponse, ErrorReason, StructuredMode, TokenUsage
 
@@ -35,30 +35,6 @@ PLACEHOLDER_KEY = "no-key"
 """Sent when no key is given: local servers (llama.cpp, vLLM, Ollama) ignore it."""
 
 _REFUSAL_WORDS = ("response_format", "json_schema", "json_object", "schema")
-
-
-class OpenAISettings(BaseModel):
-    """Per-model client settings (a study file or flags set them; unknown keys are errors)."""
-
-    model_config = ConfigDict(extra="forbid")
-    structured_mode: StructuredMode = "json_schema"
-    """The mode to start from; the ladder only ever steps down from it."""
-    max_attempts: int = Field(default=4, ge=1)
-    timeout: float = Field(default=120.0, gt=0)
-    """Seconds per attempt, unless the request sets its own: a hard deadline on the whole attempt (connect,
-    headers and body), not the HTTP library's gap between two reads, so a server that trickles its body is cut."""
-    backoff_base: float = Field(default=0.5, ge=0)
-    backoff_max: float = Field(default=30.0, ge=0)
-    max_retry_after: float = Field(default=120.0, ge=0)
-    """A longer `Retry-After` is cut to this (`--max-retry-after`, study key `max_retry_after`)."""
-    max_tokens: int | None = Field(default=None, ge=1)
-    """Overrides the request's max_tokens (a small model's context may need less)."""
-    token_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
-    extra_body: dict[str, Any] = Field(default_factory=dict)
-    """Extra request-body fields for every call (the request's own win on a clash)."""
-    transport: Literal["aiohttp", "httpx"] = "aiohttp"
-    """The openai client's HTTP transport: `aiohttp` (openai's DefaultAioHttpClient, ~0.35 ms less CPU per
-    request here) or httpx (the client's default). Changes no reply, so it is not part of the cache key."""
 
 
 def worst_case_seconds(settings: OpenAISettings) -> float:

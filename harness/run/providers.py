@@ -14,11 +14,12 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from harness.llm.modes import check_base_url, public_url
+from harness.llm.openai_settings import OpenAISettings as ClientSettings
 from harness.run.log import VariantInfo
 from harness.system.prompts import PromptVariant
 from harness.system.verifiers.base import Verifier
@@ -30,6 +31,11 @@ if TYPE_CHECKING:
 
 class SettingsError(ModelSpecError):
     """Settings a provider cannot use (exit 2), e.g. a key variable that is not set."""
+
+
+class SettingsValueError(ModelSpecError):
+    """Settings their provider's model refuses; the message names each key's whole path, from `model_settings`
+    (`model_settings."openai:m".timeout: ...`), so a study's error says it as it is."""
 
 
 class ProviderSettings(BaseModel):
@@ -50,31 +56,58 @@ class NoSettings(ProviderSettings):
     """A provider without client settings (the reference baseline)."""
 
 
-class OpenAISettings(ProviderSettings):
-    """Per-model client settings (issue 9): what one endpoint needs to be served well."""
+def client_settings(client: type[BaseModel], base: type[ProviderSettings]) -> type[ProviderSettings]:
+    """A provider's settings model built from its client's own settings model, so that their rules have one home.
 
-    base_url: str | None = None
-    api_key_env: str | None = Field(default=None, description="name of the env var that holds the key (never the key)")
-    max_tokens: int | None = None
-    timeout: float | None = None
-    max_attempts: int | None = None
-    max_retry_after: float | None = Field(
-        default=None, ge=0, description="seconds: a longer Retry-After is cut to this"
-    )
-    backoff_base: float | None = Field(default=None, ge=0, description="seconds before the first retry (doubling)")
-    backoff_max: float | None = Field(default=None, ge=0, description="the longest back-off between two attempts")
-    structured_mode: str | None = Field(
-        default=None, description="json_schema | json_object | plain: where the ladder starts"
-    )
-    extra_body: dict[str, Any] = Field(default_factory=dict)
-    transport: Literal["aiohttp", "httpx"] | None = Field(
-        default=None, description="the openai client's HTTP transport (default aiohttp; httpx as the client ships)"
+    Each client field becomes a field of the same type and constraints (`Literal` values, bounds), but optional:
+    None means "not given", so the client's own default applies, only what was given is recorded, and flags merge
+    over a study file's values. A field with a default factory (`extra_body`) keeps it. `base` adds the registry's
+    own fields (what the client takes as arguments rather than as settings) and behaviour. What this could not copy
+    (validators, aliases, other model config) is refused here, at import, rather than let through a study file.
+    """
+    decorators = client.__pydantic_decorators__
+    if decorators.field_validators or decorators.model_validators or decorators.validators:
+        raise TypeError(f"{client.__name__} has validators, which {base.__name__} would not copy")
+    if set(client.model_config) - {"extra"}:
+        raise TypeError(f"{client.__name__}'s model config is more than `extra`, which {base.__name__} would not copy")
+    fields: dict[str, Any] = {}
+    for name, field in client.model_fields.items():
+        if field.alias is not None or name in base.model_fields:
+            raise TypeError(f"{client.__name__}.{name}: an alias, or a name {base.__name__} has too")
+        annotation: Any = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+        if field.default_factory is not None:
+            fields[name] = (annotation, Field(default_factory=field.default_factory, description=field.description))
+            continue
+        description = f"{field.description or name}{_default_note(field.get_default())}"
+        fields[name] = (annotation | None, Field(default=None, description=description))
+    return create_model(f"{client.__name__}Fields", __base__=base, __module__=base.__module__, **fields)
+
+
+def _default_note(default: Any) -> str:
+    if default is None:
+        return ""
+    return f" (default: {default:g})" if isinstance(default, float) else f" (default: {default})"
+
+
+class _OpenAIEndpoint(ProviderSettings):
+    """Where an `openai:` model is served and which variable holds its key: the registry's own settings (the
+    client takes them as arguments, not as settings)."""
+
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    api_key_env: str | None = Field(
+        default=None, description="name of the env var that holds the key, never the key (default: OPENAI_API_KEY)"
     )
 
     @field_validator("base_url")
     @classmethod
     def _no_credentials(cls, url: str | None) -> str | None:
         return None if url is None else check_base_url(url)
+
+
+# mypy cannot follow a base class built at import
+class OpenAIProviderSettings(client_settings(ClientSettings, _OpenAIEndpoint)):  # type: ignore[misc]
+    """Per-model settings of `openai:` models (issue 9): the client's settings (`harness.llm.openai_settings`, the
+    one home of their rules) plus the endpoint and the key's variable, each optional."""
 
     def client_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for the verifier factory. The key is read from its variable here, never stored."""
@@ -153,10 +186,10 @@ def settings_for(text: str, data: Any) -> ProviderSettings:
     try:
         return provider.settings.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"model_settings.{text}{''.join('.' + str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        )
-        raise ModelSpecError(problems) from None
+        at = f"model_settings.{json.dumps(text)}"
+        raise SettingsValueError(
+            "; ".join(f"{at}{''.join('.' + str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        ) from None
 
 
 def build_verifier(
@@ -202,7 +235,7 @@ def _build_openai(
 
 
 register_provider(Provider(REFERENCE, NoSettings, _build_reference, takes_model=False, takes_prompt=False))
-register_provider(Provider(OPENAI, OpenAISettings, _build_openai, takes_model=True, takes_prompt=True))
+register_provider(Provider(OPENAI, OpenAIProviderSettings, _build_openai, takes_model=True, takes_prompt=True))
 
 
 # --- what a run records of its components -------------------------------------------------------

@@ -8,10 +8,17 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from harness.corpus.loader import strict_yaml
 from harness.corpus.perturb import DEFAULT_PERTURB_SEED, parse_perturbations
-from harness.run.providers import OpenAISettings, ProviderSettings, provider_of, settings_for
+from harness.run.providers import (
+    OpenAIProviderSettings,
+    ProviderSettings,
+    SettingsValueError,
+    provider_of,
+    settings_for,
+)
 from harness.run.shard import ShardError, parse_shard
 from harness.system.models import PolicySettings
 from harness.system.store import store_url
@@ -27,7 +34,7 @@ DEFAULT_MARGIN_PP = 5.0
 DEFAULT_PROMPTS = ["baseline"]
 
 
-ModelSettings = OpenAISettings
+ModelSettings = OpenAIProviderSettings
 """The `openai` provider's settings (`harness.run.providers`), under the name studies and tests import."""
 
 
@@ -206,5 +213,12 @@ def build_study(file_data: dict[str, Any], overrides: dict[str, Any], source: st
     try:
         return Study.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        raise StudyError(f"{source}: {problems}") from exc
+        raise StudyError(f"{source}: {'; '.join(map(_problem, exc.errors()))}") from exc
+
+
+def _problem(error: ErrorDetails) -> str:
+    """One validation error as `key.path: message` (settings errors name their own whole path)."""
+    cause = error.get("ctx", {}).get("error")
+    if isinstance(cause, SettingsValueError):
+        return str(cause)
+    return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
