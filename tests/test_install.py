@@ -45,7 +45,6 @@ def test_the_wheel_carries_the_spec_catalogue_and_runs_from_another_folder(tmp_p
             str(ROOT / "cases" / "policy"),
             "--out",
             str(where / "r"),
-            "--no-report",
         ],
         cwd=where,
         env=env,
@@ -56,3 +55,5 @@ def test_the_wheel_carries_the_spec_catalogue_and_runs_from_another_folder(tmp_p
     summary = json.loads((where / "r" / "summary.json").read_text())
     scenarios = summary["conformance"]["scenarios"]
     assert len(scenarios) == 22 and summary["conformance"]["uncovered_scenarios"] == []
+    page = (where / "r" / "report.html").read_text()  # the packaged templates and assets rendered it
+    assert "<html" in page and "Certified" in page and "<style" in page

@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.corpus.loader import strict_yaml
+from harness.system.verifiers.factory import parse_model_spec
 
 PRICES_ENV = "VBENCH_PRICES"
 
@@ -81,8 +82,8 @@ def load_prices(path: Path | None) -> PriceTable:
 def price_for(model: str, prices: PriceTable) -> Price | None:
     if model in prices:
         return prices[model]
-    _, sep, bare = model.partition(":")
-    return prices.get(bare) if sep else None
+    bare = parse_model_spec(model).model  # `openai:gpt-4o` is priced as `gpt-4o`
+    return prices.get(bare) if bare else None
 
 
 def cost_of(model: str, tokens: Mapping[str, int], prices: PriceTable) -> dict[str, Any] | None:

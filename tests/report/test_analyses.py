@@ -210,3 +210,14 @@ def test_case_matrix_marks_right_wrong_flipped_and_puts_differences_first() -> N
         ("c1", ["right", "right"], False),
     ]
     assert len(analyses.case_matrix(frame, ["a", "b"], limit=1)["rows"]) == 1
+
+
+def test_a_model_spec_is_priced_by_its_model_name_as_the_spec_grammar_reads_it() -> None:
+    """price_for reads the spec with parse_model_spec, the one reader of the grammar (spaces included)."""
+    from harness.report.prices import price_for
+
+    gpt, ref = Price(input=1, output=2), Price(input=0, output=0)
+    table = {"gpt-4o": gpt, "reference": ref}
+    assert price_for("openai:gpt-4o", table) is gpt and price_for("openai: gpt-4o ", table) is gpt
+    assert price_for("reference", table) is ref and price_for("openai:", table) is None
+    assert price_for("openai:unknown", table) is None
