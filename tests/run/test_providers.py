@@ -216,7 +216,7 @@ def test_a_bad_client_flag_exits_2_naming_the_flag(
 def test_every_client_setting_is_a_flag_and_every_client_flag_a_setting() -> None:
     """The client flags are made from the registry's settings models: one per field, none without a field."""
     from harness.cli import build_parser
-    from harness.cli.run import flag_of
+    from harness.cli.client_flags import flag_of
 
     parser = build_parser(["run"])._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr]
     (group,) = [g for g in parser._action_groups if (g.title or "").startswith("client settings")]
@@ -262,10 +262,10 @@ def test_client_flags_no_model_takes_exit_2(tmp_path: Path, capsys: pytest.Captu
 
 def test_client_flags_reach_only_the_models_that_take_them() -> None:
     from harness.cli import build_parser
-    from harness.cli.run import _apply_client_flags
+    from harness.cli.client_flags import apply_client_flags
 
     args = build_parser(["run"]).parse_args(["run", "--model", "reference", "--model", "openai:m", "--timeout", "7"])
-    study = _apply_client_flags(Study(models=["reference", "openai:m"]), args)
+    study = apply_client_flags(Study(models=["reference", "openai:m"]), args)
     assert set(study.model_settings) == {"openai:m"}
     assert study.model_settings["openai:m"].client_kwargs() == {"timeout": 7.0}
 
