@@ -58,8 +58,9 @@ async def execute_case(
 ) -> PipelineRun:
     """Run the case through the whole system, its session ids prefixed with `namespace` (see `load_case_into_store`).
 
-    A given store is left open (a runner worker reuses one); a private in-memory one loses the case's rows
-    afterwards, any other keeps them. Without a store a new in-memory one is made and closed.
+    A given store is left open (a runner worker reuses one): a private in-memory one holds this case's rows until
+    the next case empties it (`load_case_into_store`), any other keeps them. Without a store a new in-memory one
+    is made and closed.
     """
     own = store is None
     store = store or Store()
@@ -79,8 +80,6 @@ async def execute_case(
     finally:
         if own:
             store.close()
-        elif store.private:
-            store.clear()  # it held this case only
 
 
 async def run_case(

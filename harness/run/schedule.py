@@ -101,7 +101,7 @@ async def run_one(
         record = record_from_run(
             case, task.variant_name, task.epoch, run, task.case.hash, task.perturbed, excerpt_chars
         )
-        kept = store is not None and not store.private  # rows in a private in-memory store are gone after the case
+        kept = store is not None and not store.private  # a private in-memory store's rows go with the next case
         record.store_namespace = (namespace or None) if kept else None
         return record
     except Exception as exc:

@@ -247,7 +247,7 @@ class Store:
 
     def clear(self) -> None:
         """Delete every row: the store is then as fresh as a new one (a runner worker empties its private store
-        after every case)."""
+        before each case it loads)."""
         with self._transaction() as conn:
             conn.execute(_DELETE_INVOCATIONS)
             conn.execute(_DELETE_SESSIONS)
