@@ -168,6 +168,24 @@ def test_the_ratio_target_holds_against_the_raw_client_on_the_harness_transport_
     assert "(paired 1.120; 10.00 s / 8.93 s; CPU 8.00 s / 8.00 s)" in rows[1]["measured"]
 
 
+def test_the_floor_adds_the_after_run_phases_to_the_raw_client() -> None:
+    """The floor rows follow the headline: the raw wall plus scoring and the report (then the loading too) over the
+    raw wall, from the phase profile of the same bench; without a phase profile there is no floor to state."""
+    figures = _figures(1.25, 0.5, 1.0, 0.05, 1.0, 100)
+    assert not any(r["figure"].startswith("floor") for r in build_targets(figures))
+    figures["phases"] = {
+        "phases": {
+            PHASES["score_run"]: {"cpu_s": 0.6, "wall_s": 0.6},
+            PHASES["_render_report"]: {"cpu_s": 1.0, "wall_s": 1.0},
+            PHASES["load_case_refs"]: {"cpu_s": 0.8, "wall_s": 0.8},
+        }
+    }
+    rows = build_targets(figures)
+    assert [r["figure"].split(":")[0] for r in rows[4:6]] == ["floor", "floor with the loading of the cases"]
+    assert rows[4]["measured"] == "1.200 (8.00 s + 1.60 s)" and rows[4]["result"] == "INFO"  # raw: 10 s / 1.25
+    assert rows[5]["measured"] == "1.300 (+ 0.80 s)"
+
+
 def test_a_headline_that_could_not_run_is_said_so() -> None:
     figures = _figures(1.0, 0.5, 1.0, 0.05, 1.0, 100)
     figures["whole"] = {"error": "vbench run exited 2: bad flag", "rows": []}
