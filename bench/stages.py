@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness.devtools.local_server import verifier_responder
+from harness.devtools.responders import verifier_responder
 from harness.llm.types import ChatResponse
 from harness.run.execute import load_case_into_store
 from harness.run.records import record_from_run

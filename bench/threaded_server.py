@@ -23,7 +23,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import IO, Any
 
-from harness.devtools.local_server import verifier_responder
+from harness.devtools.responders import verifier_responder
 
 
 def completion(body: dict[str, Any], text: str, number: int) -> dict[str, Any]:

@@ -20,7 +20,6 @@ import asyncio
 import collections
 import itertools
 import json
-import re
 import signal
 import threading
 import time
@@ -29,6 +28,8 @@ from typing import Any, Literal
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict
+
+from harness.devtools.responders import verifier_responder
 
 Responder = Callable[[dict[str, Any]], str]
 FaultKind = Literal[
@@ -68,56 +69,6 @@ class Fault(BaseModel):
     retry_after: str | None = "1"
     delay_s: float = 1.0
     status: int = 500
-
-
-# --- default responder --------------------------------------------------------------
-
-_CLAIMS_BLOCK = re.compile(r"<structured_claims>(.*?)</structured_claims>", re.DOTALL)
-_CLAIM_ID = re.compile(r'"claim_id"\s*:\s*"([^"\\]{1,200})"')
-
-
-def last_user_message(body: dict[str, Any]) -> str:
-    """The text of the last user message of a chat request body."""
-    for message in reversed(body.get("messages") or []):
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, list):
-                return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-            return str(content or "")
-    return ""
-
-
-def claim_ids_in(text: str) -> list[str]:
-    """Claim ids of the `<structured_claims>` block (or of the whole text when there is none), in order."""
-    match = _CLAIMS_BLOCK.search(text)
-    scope = match.group(1) if match else text
-    return list(dict.fromkeys(_CLAIM_ID.findall(scope)))
-
-
-def verifier_responder(body: dict[str, Any]) -> str:
-    """A valid verifier reply computed from the request: every claim it names is `direct_observation`.
-
-    Not a judge of anything: it lets a run go end to end against a real HTTP server.
-    """
-    ids = claim_ids_in(last_user_message(body))
-    checks = [
-        {
-            "claim_id": cid,
-            "verification": "direct_observation",
-            "detail": "stated in the cited result",
-            "evidence_refs": [],
-        }
-        for cid in ids
-    ]
-    reply = {
-        "verdict": "PASS" if ids else "LOW_CONFID",
-        "groundedness_score": 1.0 if ids else 0.0,
-        "critical_fact_count": len(ids),
-        "claim_checks": checks,
-        "facts_checked": [],
-        "rationale": f"local test server: {len(ids)} claim(s) accepted as observed",
-    }
-    return json.dumps(reply)
 
 
 # --- the server -----------------------------------------------------------------------

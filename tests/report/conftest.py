@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.devtools.local_server import LocalOpenAIServer, last_user_message, verifier_responder
+from harness.devtools.local_server import LocalOpenAIServer
+from harness.devtools.responders import last_user_message, verifier_responder
 from harness.llm.modes import reset as reset_structured_modes
 from tests.report.builders import HOSTILE_MODEL, write_hostile_corpus
 

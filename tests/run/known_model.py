@@ -20,7 +20,8 @@ from typing import Any
 
 from harness.corpus.loader import load_cases
 from harness.corpus.schema import Case
-from harness.devtools.local_server import LocalOpenAIServer, last_user_message
+from harness.devtools.local_server import LocalOpenAIServer
+from harness.devtools.responders import last_user_message
 from harness.system.prompts.variant import untrusted
 from tests.run.prompt_models import LENIENT_LINE, system_text
 

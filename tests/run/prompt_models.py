@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from harness.devtools.local_server import last_user_message
+from harness.devtools.responders import last_user_message
 from harness.system.prompts.variant import PROMPTS_DIR
 from tests.run.corpus_builder import GOLD, quality_case
 

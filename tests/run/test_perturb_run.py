@@ -16,7 +16,8 @@ import pytest
 
 from harness.cli import main
 from harness.corpus.perturb import PERTURBATIONS
-from harness.devtools.local_server import LocalOpenAIServer, claim_ids_in, last_user_message
+from harness.devtools.local_server import LocalOpenAIServer
+from harness.devtools.responders import claim_ids_in, last_user_message
 from harness.run.folder import read_manifest, read_results
 from tests.report.conftest import embedded
 from tests.run.corpus_builder import GOLD, write_corpus
