@@ -124,18 +124,18 @@ def certify_command(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     cert, conf = result.certificate, result.summary["conformance"]
-    print(cert["headline"])
+    print(cert.headline)
     print(
         f"{conf['policy_passed']}/{conf['policy_cases']} policy cases agreed, "
         f"{conf['invariant_violations']} invariant violations, {result.summary['errors']} SUT errors; "
-        f"{cert['skipped']['quality_cases']} quality cases skipped"
+        f"{cert.skipped.quality_cases} quality cases skipped"
     )
     for variant in result.summary["variants"]:
         print(
             f"quality through the SUT ({variant['name']}): {variant['quality_cases']} cases, {variant['errors']} errors, "
             f"verdict accuracy {variant.get('verdict_accuracy')}, claim accuracy {variant.get('claim_accuracy')}"
         )
-    print(f"kit {cert['kit']['version']} at {cert['kit']['git_sha']}")
+    print(f"kit {cert.kit.version} at {cert.kit.git_sha}")
     for failure in conf["failures"][:20]:
         print(
             f"  FAIL {failure['case_id']}: {'; '.join(failure['mismatches'] + failure['invariant_violations'])[:300]}"

@@ -274,7 +274,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         err.print(
             f"dropped corrupt line(s) {lines} of {run_dir / RESULTS_FILE} (kept in {DROPPED_FILE})", highlight=False
         )
-    err.print(f"{certificate['headline']} · certificate: {run_dir / 'certificate.html'}", highlight=False, markup=False)
+    err.print(f"{certificate.headline} · certificate: {run_dir / 'certificate.html'}", highlight=False, markup=False)
     print_summary(console, summary, run_dir, result.skipped, report=study.report)
     return EXIT_OK if summary["passed"] else EXIT_GATE
 

@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from harness.corpus.catalogue import DEFAULT_SPEC_DIR
 from harness.report.certificate import render_certificate
-from harness.run.folder import CERTIFICATE_HTML, CERTIFICATE_JSON, write_text
+from harness.run.folder import CERTIFICATE_HTML, write_text
 from harness.run.log import Manifest
 from harness.run.provenance import spec_files
 from harness.score.certificate import build_certificate
+from harness.score.certificate_model import Certificate, write_certificate_json
 from harness.system.serve import SUT_NAME
 
 
-def write_certificate(out: Path, certificate: Mapping[str, Any]) -> None:
-    write_text(out, CERTIFICATE_JSON, json.dumps(certificate, indent=2, sort_keys=True) + "\n")
+def write_certificate(out: Path, certificate: Certificate) -> None:
+    """certificate.json through the model's one writer, and certificate.html rendered from the same model."""
+    write_certificate_json(out, certificate)
     write_text(out, CERTIFICATE_HTML, render_certificate(certificate))
 
 
 def write_run_certificate(
     run_dir: Path, manifest: Manifest, summary: Mapping[str, Any], corpus_policy_cases: int | None = None
-) -> dict[str, Any]:
+) -> Certificate:
     """The certificate of a `vbench run`: the bundled system, in process, on the run's policy cases.
 
     `corpus_policy_cases`: the policy cases in the run's folders before its filters (fewer ran: partial)."""

@@ -32,6 +32,7 @@ from harness.run.plan import corpus_hash
 from harness.run.provenance import package_git_sha, spec_files
 from harness.run.records import record_from_sut
 from harness.score.certificate import build_certificate
+from harness.score.certificate_model import Certificate
 from harness.score.frames import claims_frame, quality_frame
 from harness.score.summary import conformance, variant_summary
 from harness.score.summary_model import SUMMARY_SCHEMA, write_summary
@@ -61,13 +62,13 @@ class CertifySettings:
 @dataclass
 class CertifyResult:
     summary: dict[str, Any]
-    certificate: dict[str, Any]
+    certificate: Certificate
     records: list[ResultRecord] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
         """Every policy case agreed and no invariant broke (nor any deterministic part of a quality case)."""
-        return bool(self.certificate["status"] != "failed")
+        return self.certificate.status != "failed"
 
 
 async def certify_case(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -18,7 +17,8 @@ from harness.report.load import LoadedRun, drill_down
 from harness.report.prices import PriceTable
 from harness.report.robustness import robustness_rows
 from harness.report.signoff import certification, columns_for, scenario_rows
-from harness.run.folder import CERTIFICATE_JSON, read_text
+from harness.run.folder import RunFileError
+from harness.score.certificate_model import read_certificate
 from harness.score.compare import compare_pairs
 from harness.score.frames import CLASSES
 from harness.score.outcomes import load_outcomes
@@ -85,10 +85,9 @@ def merged_comparisons(runs: Sequence[LoadedRun], names: Sequence[str]) -> list[
 def recorded_corpus_policy_cases(run: LoadedRun) -> int | None:
     """How many policy cases the run's folders held before its filters, as its certificate.json recorded."""
     try:
-        value = json.loads(read_text(run.run_dir, CERTIFICATE_JSON)).get("corpus_policy_cases")
-    except (OSError, ValueError, AttributeError):
+        return read_certificate(run.run_dir).corpus_policy_cases
+    except (OSError, RunFileError):  # no certificate, or not one this version reads: the sign-off does without
         return None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def build_signoff(runs: Sequence[LoadedRun]) -> dict[str, Any]:

@@ -3,17 +3,28 @@
 Status: `certified` when every policy case agreed, no invariant broke, no case errored, every scenario
 of the catalogue was covered and the whole policy corpus given ran; `partial` when all that ran agreed
 but the run was narrowed (any `--filter`, fewer policy cases than the corpus given, or a scenario not
-covered); `failed` otherwise. The full git sha, with `-dirty`, is kept as it is.
+covered); `failed` otherwise. The full git sha, with `-dirty`, is kept as it is. The certificate is a
+`Certificate` (`harness.score.certificate_model`), written and read only through that model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
+
+from harness.score.certificate_model import (
+    CERTIFICATE_SCHEMA,
+    Certificate,
+    CertificateFailure,
+    CertifiedSystem,
+    KitInfo,
+    ScenarioTally,
+    SkippedCases,
+    Status,
+)
 
 SHOW_FAILURES, SHOW_PROBLEMS = 100, 5
-Status = Literal["certified", "partial", "failed"]
 
 
 def partial_reasons(
@@ -80,34 +91,41 @@ def build_certificate(
     errors: int,
     skipped: Mapping[str, Any],
     corpus_policy_cases: int | None = None,
-) -> dict[str, Any]:
+) -> Certificate:
+    """The certificate of a conformance block: its status and headline, provenance and per-scenario coverage.
+
+    `sut` (its URL and `GET /info` answer) and `kit` (name, version, git_sha) keep any extra keys given."""
     status, headline = certificate_status(conformance, errors, filters, corpus_policy_cases)
-    scenarios = {sid: dict(v) for sid, v in sorted(conformance["scenarios"].items())}
-    return {
-        "schema_version": "certificate_v1",
-        "status": status,
-        "headline": headline,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "sut": dict(sut),
-        "kit": {**kit, "dirty": bool(kit.get("git_sha") and str(kit["git_sha"]).endswith("-dirty"))},
-        "spec_files": dict(spec),
-        "corpus_hash": corpus_hash,
-        "case_dirs": list(case_dirs),
-        "filters": list(filters),
-        "policy_cases": conformance["policy_cases"],
-        "policy_passed": conformance["policy_passed"],
-        "corpus_policy_cases": corpus_policy_cases,
-        "partial_reasons": partial_reasons(conformance, filters, corpus_policy_cases),
-        "invariant_violations": conformance["invariant_violations"],
-        "errors": errors,
-        "scenarios_total": len(scenarios),
-        "scenarios_covered": sum(1 for v in scenarios.values() if v["cases"] > 0),
-        "scenarios": scenarios,
-        "uncovered_scenarios": sorted(sid for sid, v in scenarios.items() if v["cases"] == 0),
-        "failed_cases": sorted({f["case_id"] for f in conformance.get("failures", []) if f["kind"] == "policy"}),
-        "failures": [
-            {"case_id": f["case_id"], "problems": [*f["mismatches"], *f["invariant_violations"]][:SHOW_PROBLEMS]}
-            for f in conformance.get("failures", [])[:SHOW_FAILURES]
+    scenarios = {sid: ScenarioTally.model_validate(dict(v)) for sid, v in sorted(conformance["scenarios"].items())}
+    failures = conformance.get("failures", [])
+    git_sha = kit.get("git_sha")
+    return Certificate(
+        schema_version=CERTIFICATE_SCHEMA,
+        status=status,
+        headline=headline,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        sut=CertifiedSystem.model_validate(dict(sut)),
+        kit=KitInfo.model_validate({**kit, "dirty": bool(git_sha and str(git_sha).endswith("-dirty"))}),
+        spec_files=dict(spec),
+        corpus_hash=corpus_hash,
+        case_dirs=list(case_dirs),
+        filters=list(filters),
+        policy_cases=conformance["policy_cases"],
+        policy_passed=conformance["policy_passed"],
+        corpus_policy_cases=corpus_policy_cases,
+        partial_reasons=partial_reasons(conformance, filters, corpus_policy_cases),
+        invariant_violations=conformance["invariant_violations"],
+        errors=errors,
+        scenarios_total=len(scenarios),
+        scenarios_covered=sum(1 for v in scenarios.values() if v.cases > 0),
+        scenarios=scenarios,
+        uncovered_scenarios=sorted(sid for sid, v in scenarios.items() if v.cases == 0),
+        failed_cases=sorted({f["case_id"] for f in failures if f["kind"] == "policy"}),
+        failures=[
+            CertificateFailure(
+                case_id=f["case_id"], problems=[*f["mismatches"], *f["invariant_violations"]][:SHOW_PROBLEMS]
+            )
+            for f in failures[:SHOW_FAILURES]
         ],
-        "skipped": dict(skipped),
-    }
+        skipped=SkippedCases.model_validate(dict(skipped)),
+    )

@@ -18,6 +18,7 @@ from harness.corpus.schema import Case
 from harness.kit.certify import CertifySettings, certify
 from harness.run.execute import run_case, scripted_verifier_for
 from harness.run.folder import read_results
+from harness.score.certificate_model import certificate_text, read_certificate
 from harness.score.conformance import invariant_violations, policy_case_mismatches
 from harness.score.summary_model import read_summary_file
 from harness.system.protocol import protocol_schemas
@@ -73,6 +74,14 @@ def test_the_certify_summary_is_a_summary(full_run: Path) -> None:
     assert model.kind == "certify" and model.run is None and model.sut is not None and model.skipped is not None
     assert model.to_json() == json.loads(text)
     assert text == json.dumps(model.to_json(), indent=2, sort_keys=True) + "\n"  # the bytes certify has always written
+
+
+def test_the_certify_certificate_is_a_certificate(full_run: Path) -> None:
+    """certificate.json of a certification reads through the `Certificate` model and writes back to its bytes; the
+    SUT's own `/info` keys (its protocol) are kept."""
+    cert = read_certificate(full_run)
+    assert cert.status == "certified" and cert.sut.model_extra and "protocol" in cert.sut.model_extra
+    assert certificate_text(cert) == (full_run / "certificate.json").read_text()
 
 
 def _outcome(evaluation: dict[str, Any]) -> dict[str, Any]:

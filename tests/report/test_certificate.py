@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from harness.report.certificate import render_certificate
+from harness.report.context import recorded_corpus_policy_cases
+from harness.run.folder import CERTIFICATE_JSON
 from harness.score.certificate import build_certificate, certificate_status
+from harness.score.certificate_model import Certificate, write_certificate_json
 
 SHA = "0123456789abcdef0123456789abcdef01234567-dirty"
 
@@ -32,7 +38,7 @@ def conformance(covered: int, failed: int = 0, violations: int = 0) -> dict[str,
     }
 
 
-def certificate(conf: dict[str, Any], name: str = "acme <sut>") -> dict[str, Any]:
+def certificate(conf: dict[str, Any], name: str = "acme <sut>", corpus_policy_cases: int | None = None) -> Certificate:
     return build_certificate(
         sut={"url": "http://127.0.0.1:1", "name": name, "version": "1"},
         kit={"name": "verifier-bench", "version": "0", "git_sha": SHA},
@@ -43,6 +49,7 @@ def certificate(conf: dict[str, Any], name: str = "acme <sut>") -> dict[str, Any
         filters=[],
         errors=0,
         skipped={"quality_cases": 3, "case_ids": [], "reason": "no endpoint"},
+        corpus_policy_cases=corpus_policy_cases,
     )
 
 
@@ -88,3 +95,15 @@ def test_everything_from_a_sut_or_a_case_is_escaped() -> None:
     html = render_certificate(certificate(conformance(22, failed=1)))
     assert "<sut>" not in html and "&lt;sut&gt;" in html
     assert "<script>x" not in html and "<b>case" not in html
+
+
+def test_the_sign_off_reads_the_corpus_size_only_from_a_certificate_that_reads(tmp_path: Path) -> None:
+    """The report takes `corpus_policy_cases` through `read_certificate`: none when the file is missing or is
+    not a certificate (here a status outside the three), so a damaged file never narrows or widens a sign-off."""
+    run: Any = SimpleNamespace(run_dir=tmp_path)
+    assert recorded_corpus_policy_cases(run) is None
+    write_certificate_json(tmp_path, certificate(conformance(22), corpus_policy_cases=114))
+    assert recorded_corpus_policy_cases(run) == 114
+    data = json.loads((tmp_path / CERTIFICATE_JSON).read_text(encoding="utf-8"))
+    (tmp_path / CERTIFICATE_JSON).write_text(json.dumps({**data, "status": "approved"}), encoding="utf-8")
+    assert recorded_corpus_policy_cases(run) is None
