@@ -81,7 +81,8 @@ def markdown(fig: dict[str, Any]) -> str:
         [
             f"# Memory in the size of the run ({fig['date']})",
             "",
-            f"Whole processes on this machine ({fig['machine']['nproc']} cores, load average {fig['load'][0]:.1f} at "
+            f"Whole processes on this machine ({fig['machine']['nproc']} cores, {fig['machine'].get('cpu', '?')}, yardstick "
+            f"{fig['machine'].get('yardstick_s', float('nan')):.3f} s; load average {fig['load'][0]:.1f} at "
             f"start, {fig['load'][1]:.1f} at end); peak RSS of the process tree (`os.wait4`). `bench/memory.py`.",
             "",
             "| process | wall s | CPU s | peak RSS MiB |",

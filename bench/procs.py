@@ -118,8 +118,39 @@ def timed_process(cmd: list[str], env: dict[str, str] | None = None, cwd: Path =
 
 
 def host() -> dict[str, Any]:
-    """The machine a figure was measured on."""
-    return {"nproc": os.cpu_count(), "python": sys.version.split()[0], "platform": platform.platform()}
+    """The machine a figure was measured on: its CPU by name and by a yardstick, so figures from two machines are
+    not read as a change of the code (the same commit ran 2.2x slower on one 2-core machine than on another)."""
+    return {
+        "nproc": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpu": cpu_name(),
+        "yardstick_s": yardstick(),
+    }
+
+
+def cpu_name() -> str:
+    """The CPU's model name (Linux's /proc/cpuinfo; elsewhere what `platform` says)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def yardstick(reps: int = 3) -> float:
+    """Seconds of a fixed pure-Python loop (best of `reps`): this machine's single-core speed as the interpreter
+    sees it. Larger is slower; compare it before comparing figures measured on different days."""
+    best = float("inf")
+    for _ in range(reps):
+        start = time.perf_counter()
+        total = 0
+        for i in range(2_000_000):
+            total += i * i % 7
+        best = min(best, time.perf_counter() - start)
+    return round(best, 3)
 
 
 def write_figures(out: Path, stem: str, figures: dict[str, Any], table: str) -> None:

@@ -273,7 +273,8 @@ def markdown(figures: dict[str, Any]) -> str:
         "",
         f"N={cfg['n']} requests, concurrency {cfg['concurrency']}, local server in its own process; "
         f"(a)/(a*)/(a')/(b) median of {_slash(cfg['reps'])} runs, (d) Inspect AI and (p) promptfoo median of {_slash(cfg['peer_reps'])} runs per latency "
-        f"({', '.join(f'{x:g}' for x in cfg['latencies_ms'])} ms). Machine: {m['nproc']} cores, Python {m['python']}, "
+        f"({', '.join(f'{x:g}' for x in cfg['latencies_ms'])} ms). Machine: {m['nproc']} cores ({m.get('cpu', 'CPU not recorded')}, "
+        f"yardstick {m.get('yardstick_s', float('nan')):.3f} s), Python {m['python']}, "
         f"load average {m['loadavg_start'][0]:.1f} at start, {m.get('loadavg_end', [0])[0]:.1f} at end. "
         f"Bench wall time {figures.get('bench_wall_s', 0):.0f} s.",
         "",

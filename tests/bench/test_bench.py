@@ -16,7 +16,7 @@ import pytest
 from bench import promptfoo, run_bench
 from bench.data import read_case_lines, request_bodies, synth_cases, synth_run, write_case_lines
 from bench.phases import PHASES
-from bench.procs import ServerProcess, timed_process
+from bench.procs import ServerProcess, host, timed_process
 from bench.table import build_targets
 from bench.whole import capture_requests, run_raw
 from bench.whole import ratios as whole_ratios
@@ -191,6 +191,13 @@ def test_a_headline_that_could_not_run_is_said_so() -> None:
     figures["whole"] = {"error": "vbench run exited 2: bad flag", "rows": []}
     (row,) = [r for r in build_targets(figures) if r["figure"].startswith("vbench run / raw")]
     assert row["result"] == "INFO" and row["measured"] == "not measured: vbench run exited 2: bad flag"
+
+
+def test_the_machine_is_recorded_with_a_yardstick_of_its_speed() -> None:
+    """Figures from two machines differ by the machine: the CPU's name and a fixed loop's time say by how much."""
+    machine = host()
+    assert machine["nproc"] >= 1 and isinstance(machine["cpu"], str) and machine["cpu"]
+    assert 0 < machine["yardstick_s"] < 60
 
 
 def test_timed_process_charges_the_child_its_cpu() -> None:
