@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from harness.report.prices import PriceTable, cost_of
-from harness.score.conformance import claim_mismatch_lines, verdict_mismatch_lines
+from harness.score.outcome import outcome
 from harness.score.registry import MetricSpec, decidable, metric, metrics
 
 ALPHA = 0.05
@@ -292,10 +292,15 @@ def quality_mismatches(record: Mapping[str, Any]) -> list[str]:
         out.append(f"error: {record['error']}")
         return out
     gold = record.get("gold") or {}
-    out += verdict_mismatch_lines(
-        record.get("verdict"), gold.get("verdict") or [], record.get("model_verdict"), gold.get("model_verdict")
-    )
-    out += claim_mismatch_lines(record.get("claims") or {}, gold.get("claims") or {})
+    out += outcome(
+        error=None,
+        verdict=record.get("verdict"),
+        model_verdict=record.get("model_verdict"),
+        claims=record.get("claims") or {},
+        gold_verdicts=gold.get("verdict") or [],
+        gold_claims=gold.get("claims") or {},
+        gold_model_verdicts=gold.get("model_verdict"),
+    ).mismatches
     if record.get("reply_status") == "invalid":
         out.append(f"the reply was invalid ({record.get('invalid_reason')}) and the policy made it LOW_CONFID")
     return out

@@ -6,7 +6,7 @@ agree 100%; the invariants hold for every case of either kind (CASE_FORMAT.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -86,32 +86,8 @@ def expectation_outcome(case: Case, evaluation: Evaluation) -> Outcome:
     )
 
 
-def claim_mismatch_lines(got: Mapping[str, str], acceptable: Mapping[str, Iterable[str]]) -> list[str]:
-    """`claims.C1: expected [...], got X` for every gold claim whose class is not acceptable (`Outcome`'s lines)."""
-    gold = {cid: list(ok) for cid, ok in acceptable.items()}
-    return outcome(
-        error=None, verdict=None, model_verdict=None, claims=got, gold_verdicts=(), gold_claims=gold
-    ).claim_mismatches
-
-
 def _value(item: Any) -> str:
     return str(item.value) if isinstance(item, Enum) else str(item)
-
-
-def verdict_mismatch_lines(
-    verdict: str | None, acceptable: Iterable[str], model_verdict: str | None, acceptable_model: Iterable[str] | None
-) -> list[str]:
-    """`verdict: expected [...], got X` (and the same for the model verdict, when the gold names one): `Outcome`'s
-    lines. Verdicts are compared and shown by their text (a `Verdict` is a str)."""
-    return outcome(
-        error=None,
-        verdict=verdict,
-        model_verdict=model_verdict,
-        claims={},
-        gold_verdicts=sorted(str(v) for v in acceptable),
-        gold_claims=None,
-        gold_model_verdicts=None if acceptable_model is None else sorted(str(v) for v in acceptable_model),
-    ).verdict_mismatches
 
 
 def policy_case_mismatches(case: Case, evaluation: Evaluation) -> list[str]:

@@ -1,5 +1,6 @@
-"""One outcome rule (issue 14, item 2): conformance's mismatch lines come from the `Outcome`, so a verdict line
-appears exactly when the outcome says the verdict is wrong, and a claim line exactly for each claim it says is wrong."""
+"""One outcome rule (issue 14, item 2): the mismatch lines conformance and the report show come from the `Outcome`,
+so a verdict line appears exactly when the outcome says the verdict is wrong, and a claim line exactly for each claim
+it says is wrong, in the one wording both show."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from harness.corpus.loader import load_cases
 from harness.run.execute import execute_case, scripted_verifier_for
 from harness.run.records import record_from_run
-from harness.score.conformance import claim_mismatch_lines, policy_case_mismatches, verdict_mismatch_lines
+from harness.score.conformance import policy_case_mismatches
 from harness.score.outcome import outcome, record_outcome
 from harness.system.models import Derivability, Verdict
 
@@ -30,8 +31,9 @@ def test_a_verdict_line_appears_exactly_when_the_outcome_says_the_verdict_is_wro
             gold_claims=None,
             gold_model_verdicts=None if gold_model is None else sorted(v.value for v in gold_model),
         )
-        lines = verdict_mismatch_lines(verdict, gold, model, gold_model)
-        assert lines == result.verdict_mismatches, (verdict, gold, model, gold_model)
+        lines = result.verdict_mismatches
+        wanted = sorted(v.value for v in gold)
+        assert (f"verdict: expected {wanted}, got {verdict}" in lines) == (verdict not in gold), (verdict, gold)
         assert any(line.startswith("verdict:") for line in lines) == (not result.verdict_correct)
         assert any(line.startswith("model_verdict:") for line in lines) == (
             gold_model is not None and model not in gold_model
@@ -44,8 +46,11 @@ def test_a_claim_line_appears_exactly_for_each_claim_the_outcome_says_is_wrong()
     for c1, c2 in product([*labels, None], repeat=2):
         got = {cid: label for cid, label in (("C1", c1), ("C2", c2)) if label is not None}
         result = outcome(error=None, verdict=None, model_verdict=None, claims=got, gold_verdicts=[], gold_claims=gold)
-        lines = claim_mismatch_lines(got, gold)
-        assert lines == result.claim_mismatches
+        lines = result.claim_mismatches
+        assert lines == [
+            f"claims.{cid}: expected {sorted(gold[cid])}, got {got.get(cid)}" for cid in result.claims_wrong
+        ]
+        assert result.claims_wrong == tuple(cid for cid in gold if got.get(cid) not in gold[cid])
         assert [line.split(":")[0] for line in lines] == [f"claims.{cid}" for cid in result.claims_wrong]
 
 
