@@ -181,11 +181,9 @@ def project_results(run_dir: Path, model: type[M]) -> Iterator[tuple[bytes, M]]:
             try:
                 yield line, model.model_validate_json(line)
             except ValidationError as exc:
-                err = exc.errors()[0]
-                if err["type"] == "json_invalid" and not line.endswith(b"\n"):
+                if exc.errors()[0]["type"] == "json_invalid" and not line.endswith(b"\n"):
                     return  # torn tail of a killed writer
-                loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-                raise RunFileError(path, f"{loc}: {err['msg']}", number) from None
+                raise RunFileError(path, first_problem(exc), number) from None
 
 
 def iter_results(path: Path) -> Iterator[ResultRecord]:
@@ -313,9 +311,13 @@ def read_manifest(run_dir: Path) -> Manifest:
     try:
         return Manifest.model_validate_json(path.read_bytes())
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise RunFileError(path, f"{loc}: {err['msg']}") from None
+        raise RunFileError(path, first_problem(exc)) from None
+
+
+def first_problem(exc: ValidationError) -> str:
+    """The first thing a run file's model refused, as `key.path: message` (`(top level)` for the whole file)."""
+    err = exc.errors()[0]
+    return f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
 
 
 def _case_line(path: Path, number: int, line: bytes) -> tuple[str, dict[str, Any]]:

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from harness.run.folder import CERTIFICATE_JSON, RunFileError, read_text, write_text
+from harness.run.folder import CERTIFICATE_JSON, RunFileError, first_problem, read_text, write_text
 
 CERTIFICATE_SCHEMA: Literal["certificate_v1"] = "certificate_v1"
 """Unchanged since keys are only ever added."""
@@ -121,6 +121,4 @@ def read_certificate(run_dir: Path) -> Certificate:
     except UnicodeDecodeError as exc:
         raise RunFileError(path, f"not UTF-8 text: {exc.reason}") from None
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise RunFileError(path, f"{loc}: {err['msg']}") from None
+        raise RunFileError(path, first_problem(exc)) from None
