@@ -12,7 +12,7 @@ import functools
 import hashlib
 import os
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from harness.report.select import DEFAULT_LIMIT
 from harness.run.folder import CERTIFICATE_HTML, MARKDOWN_FILE, REPORT_FILE, write_lines, write_text
 from harness.score.compare import p_text
 from harness.score.compare import pp_text as pp
+from harness.score.registry import MetricSpec
 
 
 def pct(value: Any, digits: int = 1) -> str:
@@ -66,6 +67,18 @@ def pp_ci(value: Any) -> str:
     return f"[{100 * value[0] + 0.0:+.1f}, {100 * value[1] + 0.0:+.1f}]"
 
 
+def figure(value: Any, m: MetricSpec) -> str:
+    """A metric's value as the report shows it: a percentage for a percent metric, else a number."""
+    return pct(value) if m.percent else num(value)
+
+
+def delta(diff: Mapping[str, Any], m: MetricSpec) -> str:
+    """A candidate − control difference and its CI (`diff`, `diff_ci`): points for a percent metric, else numbers."""
+    if m.percent:
+        return f"{pp(diff.get('diff'))} {pp_ci(diff.get('diff_ci'))}"
+    return f"{num(diff.get('diff'))} {ci(diff.get('diff_ci'), False)}"
+
+
 def short(value: Any, n: int = 12) -> str:
     text = "" if value is None else str(value)
     return text if len(text) <= n + 3 else text[:n] + "…"
@@ -92,7 +105,17 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(
-        pct=pct, num=num, ci=ci, pval=pval, short=short, md=md, pp=pp, pp_ci=pp_ci, in_sentence=in_sentence
+        pct=pct,
+        num=num,
+        ci=ci,
+        pval=pval,
+        short=short,
+        md=md,
+        pp=pp,
+        pp_ci=pp_ci,
+        in_sentence=in_sentence,
+        figure=figure,
+        delta=delta,
     )
     return env
 

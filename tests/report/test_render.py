@@ -12,8 +12,9 @@ from pathlib import Path
 
 from harness.report.casedata import REPLY_LIMIT, case_payload, clip, record_payload
 from harness.report.figures import headline_chart, label
-from harness.report.render import md
+from harness.report.render import delta, figure, md
 from harness.score.outcome import VERDICT_WRONG
+from harness.score.registry import metric
 from tests.report.builders import HOSTILE_MODEL, QUESTION_XSS, REPLY_XSS, TOOL_XSS, as_dict, record
 from tests.report.conftest import MODEL_REPLY_XSS, embedded
 
@@ -215,3 +216,13 @@ def test_a_failed_run_shows_no_green_in_its_sign_off(tmp_path: Path) -> None:
     assert "Not certified: 1 of 2 policy cases failed" in signoff
     assert 'class="badge pass"' not in signoff and 'class="badge certified"' not in signoff
     assert 'class="cert fail"' in signoff
+
+
+def test_a_metric_is_shown_in_its_own_kind_percent_or_number() -> None:
+    """The decision tables and breakdowns show a percent metric in % and points, any other as a plain number."""
+    accuracy, kappa = metric("verdict_accuracy"), metric("cohen_kappa")
+    assert figure(0.5, accuracy) == "50.0%" and figure(0.5, kappa) == "0.500" and figure(None, kappa) == "n/a"
+    diff = {"diff": 0.123, "diff_ci": [0.0456, 0.2]}
+    assert delta(diff, accuracy) == "+12.3 pp [+4.6, +20.0]"
+    assert delta(diff, kappa) == "0.123 [0.046, 0.200]"
+    assert delta({}, kappa) == "n/a "
