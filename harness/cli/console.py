@@ -21,13 +21,13 @@ def num(value: Any) -> str:
 
 
 def pp(value: Any, sign: bool = True) -> str:
-    from harness.score.compare import pp_text
+    from harness.score.wording import pp_text
 
     return pp_text(value, sign)
 
 
 def pval(value: Any) -> str:
-    from harness.score.compare import p_text
+    from harness.score.wording import p_text
 
     return p_text(value)
 

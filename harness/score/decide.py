@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from harness.run.log import Manifest, VariantInfo
 from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
-from harness.score.compare import format_p, pp_text
+from harness.score.wording import format_p, pp_text
 from harness.score.outcome import claim_right
 from harness.score.registry import metrics as registered_metrics
 from harness.score.stats import mcnemar_exact, mde_paired_binary, paired_ratio_diff

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from harness.score.compare import adjust_comparisons, compare_outcomes, conclusion, p_text
+from harness.score.compare import adjust_comparisons, compare_outcomes, conclusion
+from harness.score.wording import p_text
 from harness.score.stats import cases_needed, holm, mde_paired_binary
 
 
