@@ -324,7 +324,9 @@ def _outcome(
     reasons = []
     for name, m in gated.items():
         stale = m.diff is None and name == "unsafe_pass_rate" and not control_has_unsafe
-        reasons.append(m.reason + (" (the control's outcomes predate unsafe-PASS outcomes: regenerate it)" if stale else ""))
+        reasons.append(
+            m.reason + (" (the control's outcomes predate unsafe-PASS outcomes: regenerate it)" if stale else "")
+        )
     if unpaired_units:
         reasons.append(
             f"{unpaired_units} of the candidate's {candidate_units} case × epoch answers have no control answer "

@@ -24,4 +24,3 @@ def test_power_says_what_an_equivalent_candidate_can_ship_within(capsys: pytest.
     assert "\n73 paired cases let an equivalent candidate ship within a 5 pp margin" in capsys.readouterr().out
     assert main(["power", "--cases", "5"]) == 0
     assert "on 5 paired cases ships only within a margin of 43.4 pp or more" in capsys.readouterr().out
-
