@@ -23,7 +23,7 @@ from harness.system.protocol import (
     VerifySettings,
 )
 from harness.score.meaning import mentions, text_views, token_in
-from harness.system.trace import DEFAULT_EXCERPT_CHARS, session_trace_summary
+from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 SCRIPTED_MODEL = "kit-scripted-verifier"
 GATEKEEPER_FIELDS = ("status", "failed_rules", "warnings", "errors")
@@ -38,8 +38,22 @@ def scripted_reply(case: Case) -> str:
     return json.dumps(case.verifier_response.json_)
 
 
+def case_settings(case: Case, excerpt_chars: int = DEFAULT_EXCERPT_CHARS, timeout_s: float = 30.0) -> VerifySettings:
+    """The settings sent with a case: what the case pins in `meta.kit.settings`, else the kit's."""
+    pinned = case.settings
+    return VerifySettings(
+        excerpt_chars=case.excerpt_limit(excerpt_chars),
+        claim_guard=True if pinned.claim_guard is None else pinned.claim_guard,
+        timeout_s=timeout_s,
+    )
+
+
 def request_for(
-    case: Case, base_url: str, excerpt_chars: int = DEFAULT_EXCERPT_CHARS, model: str = SCRIPTED_MODEL
+    case: Case,
+    base_url: str,
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
+    model: str = SCRIPTED_MODEL,
+    timeout_s: float = 30.0,
 ) -> VerifyRequest:
     """Everything the SUT needs for one case, in the body (no headers, no shared state)."""
     emission = case.executor.emission()
@@ -59,7 +73,7 @@ def request_for(
             final_answer=emission.final_answer, structured_output_raw=emission.structured_output_raw
         ),
         verifier=VerifierEndpoint(base_url=base_url, model=model),
-        settings=VerifySettings(excerpt_chars=excerpt_chars),
+        settings=case_settings(case, excerpt_chars, timeout_s),
     )
 
 
@@ -127,7 +141,7 @@ def claim_input_problems(case: Case, views: Sequence[str]) -> list[str]:
 
 def trace_input_problems(case: Case, views: Sequence[str], excerpt_chars: int = DEFAULT_EXCERPT_CHARS) -> list[str]:
     """Every trace ref of the session's trace summary and its whole result excerpt (cut at the limit)."""
-    trace = session_trace_summary(case.session.tool_trace_summary, case.session.tool_invocations, excerpt_chars)
+    trace = case.trace(excerpt_chars)
     out = [f"input: trace ref {e.trace_ref} is not in the model request" for e in trace if not token_in(views, e.trace_ref)]
     out += [
         f"input: the result excerpt of trace ref {e.trace_ref} ({len(e.result_excerpt)} characters) is not in the "

@@ -57,7 +57,11 @@ def test_the_bundled_system_is_certified_over_http_on_every_policy_case(full_run
     assert conf["policy_passed"] == conf["policy_cases"] and conf["invariant_violations"] == 0
     assert (
         cert["status"] == "certified"
-        and cert["headline"] == f"Certified (22/22 scenarios, {len(POLICY)}/{len(POLICY)} policy cases)"
+        and cert["headline"] == f"Certified (22/22 scenarios, {len(POLICY)}/{len(POLICY)} policy cases) on {cert['corpus']}"
+    )
+    assert cert["corpus"].endswith(f"(corpus {cert['corpus_hash'][:12]})") and "cases" in cert["corpus"]
+    assert (
+        cert["mode"] == "default" and cert["protocol_problems"] == [] and len(cert["kit"]["source_sha256"]) == 64
     )
     assert cert["sut"]["name"] == "verifier-bench bundled system" and cert["sut"]["url"].startswith("http://127.0.0.1:")
     log = [json.loads(line) for line in (full_run / "sut-log.jsonl").read_text().splitlines()]
@@ -117,13 +121,13 @@ def test_a_filtered_run_is_partial_and_says_how_far(sut_url: str, tmp_path: Path
     out = tmp_path / "filtered"
     scenario = "scenario:invocation-rule-rejects-fabricated-invocation-ids"
     code = main(["certify", "--sut", sut_url, "--cases", str(ROOT / "cases"), "--out", str(out), "--filter", scenario])
-    assert code == 0
+    assert code == 1  # partial is not certified: a CI gate must tell them apart
     cert = json.loads((out / "certificate.json").read_text())
     summary = json.loads((out / "summary.json").read_text())
     covered = cert["scenarios_covered"]
     assert cert["status"] == "partial" and 0 < covered < 22
     corpus = sum(c.kind == "policy" for c in load_cases([ROOT / "cases"]))
-    head = f"Partially certified ({covered}/22 scenarios, {cert['policy_cases']}/{corpus} policy cases)"
+    head = f"Partially certified ({covered}/22 scenarios, {cert['policy_cases']}/{corpus} policy cases) on {cert['corpus']}"
     assert cert["headline"] == head
     assert cert["filters"] == [scenario] and cert["skipped"]["quality_cases"] == summary["skipped"]["quality_cases"] > 0
     html = (out / "certificate.html").read_text()
@@ -150,9 +154,9 @@ def test_a_filtered_run_covering_every_scenario_is_still_partial(sut_url: str, t
     code = main(
         ["certify", "--sut", sut_url, "--cases", policy, "--out", str(out), "--filter", f"ids:{tmp_path / 'cover.txt'}"]
     )
-    assert code == 0
+    assert code == 1
     cert = json.loads((out / "certificate.json").read_text())
-    head = f"Partially certified (22/22 scenarios, {len(ids)}/{len(POLICY)} policy cases)"
+    head = f"Partially certified (22/22 scenarios, {len(ids)}/{len(POLICY)} policy cases) on {cert['corpus']}"
     assert cert["scenarios_covered"] == 22 and cert["status"] == "partial" and cert["headline"] == head
     assert cert["corpus_policy_cases"] == len(POLICY) and cert["partial_reasons"]
     html = (out / "certificate.html").read_text()
@@ -293,7 +297,7 @@ def test_quality_cases_go_through_the_sut_with_a_named_model_and_are_scored(sut_
         ]
         code = main([*args, "--model-base-url", model.base_url, "--model", "local-model"])
         asked = [m for body in model.requests for m in body["messages"]]
-    assert code == 0
+    assert code == 1  # partial (filtered): not certified
     summary = json.loads((out / "summary.json").read_text())
     (variant,) = summary["variants"]
     assert variant["name"] == "sut:local-model" and variant["quality_cases"] == 6 and variant["errors"] == 0
@@ -307,7 +311,7 @@ def test_without_a_model_quality_cases_are_listed_as_skipped(sut_url: str, tmp_p
     scenario = "scenario:pass-verdict-when-all-claims-have-evidence"
     assert (
         main(["certify", "--sut", sut_url, "--cases", str(ROOT / "cases"), "--out", str(out), "--filter", scenario])
-        == 0
+        == 1  # filtered: partial
     )
     cert = json.loads((out / "certificate.json").read_text())
     assert cert["skipped"]["quality_cases"] > 0 and len(cert["skipped"]["case_ids"]) == cert["skipped"]["quality_cases"]
