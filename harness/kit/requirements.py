@@ -95,6 +95,11 @@ REQUIREMENTS: tuple[Requirement, ...] = (
     _r("verdict.model", "MUST", INTERP, "§5", "the model's own verdict is kept",
        "Both the model's own verdict and the effective verdict are kept and scored.",
        f"{_CONF}:policy_case_mismatches"),
+    _r("verdict.groundedness-threshold", "MUST", INTERP, "§4", "PASS only with groundedness_score >= 0.5",
+       "else PASS, provided `groundedness_score >= 0.5` (otherwise LOW_CONFID).", f"{_CONF}:policy_case_mismatches"),
+    _r("verdict.gatekeeper-downgrade", "MUST", INTERP, "§5 step 4", "a gatekeeper fail downgrades a model PASS",
+       "Gatekeeper `fail` and model verdict PASS → REJECT when `failed_rules` holds `evidence.invocation_ref`, "
+       "else LOW_CONFID.", f"{_CONF}:policy_case_mismatches"),
     _r("verdict.not-valid-no-pass", "MUST NOT", INTERP, "§5 step 1", "a parse status other than valid never PASSes",
        "Parse status not `valid` → effective LOW_CONFID, whatever the model said", f"{_CONF}:invariant_violations"),
     _r("verdict.reply-contract", "MUST", INTERP, "§5 step 2", "a reply that is not the contract's JSON gives LOW_CONFID",
