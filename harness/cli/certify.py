@@ -55,6 +55,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     cert.add_argument(
         "--replay", metavar="CASE", help="send CASE's recorded exchange from the run in --out to the SUT again"
     )
+    cert.add_argument("--sign-key", type=Path, help="an Ed25519 private key (PEM): sign certificate.json")
+    cert.add_argument(
+        "action", nargs="?", choices=["verify"], help="verify: check --out's certificate.json.sig with --public-key"
+    )
+    cert.add_argument("--public-key", type=Path, help="with verify: the Ed25519 public key (PEM)")
     cert.set_defaults(handler=certify_command)
 
 
@@ -124,6 +129,8 @@ def out_problem(out: Path, force: bool) -> str | None:
 
 
 def certify_command(args: argparse.Namespace) -> int:
+    if args.action == "verify":
+        return verify_command(args)
     if args.replay:
         return replay_command(args)
     from harness.corpus.loader import CorpusError, load_cases
@@ -200,8 +207,29 @@ def certify_command(args: argparse.Namespace) -> int:
         print(
             f"  FAIL {failure['case_id']}: {'; '.join(failure['mismatches'] + failure['invariant_violations'])[:300]}"
         )
+    if args.sign_key:
+        from harness.kit.signing import SigningError, sign_certificate
+
+        try:
+            print(f"signed: {sign_certificate(args.out, args.sign_key)}")
+        except SigningError as exc:
+            return _usage_error(f"{exc} (the certificate was written unsigned)")
     print(f"certificate: {args.out / 'certificate.html'}")
     return EXIT_OK if cert.status == "certified" else EXIT_GATE
+
+
+def verify_command(args: argparse.Namespace) -> int:
+    """Exit 0 when --out's certificate.json carries a valid signature by --public-key, 1 when it does not."""
+    from harness.kit.signing import SigningError, verify_certificate
+
+    if args.public_key is None:
+        return _usage_error("vbench certify verify needs --public-key PEM")
+    try:
+        good = verify_certificate(args.out, args.public_key)
+    except (SigningError, FileNotFoundError) as exc:
+        return _usage_error(str(exc))
+    print(f"{args.out / 'certificate.json'}: " + ("signature valid" if good else "signature INVALID (changed or another key)"))
+    return EXIT_OK if good else EXIT_GATE
 
 
 def replay_command(args: argparse.Namespace) -> int:

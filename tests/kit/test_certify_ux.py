@@ -147,3 +147,29 @@ def test_the_kit_gives_the_sut_its_timeout_and_waits_that_long_and_no_longer(tmp
     waited_s = entry["elapsed_ms"] / 1000
     assert entry["error"].startswith("timeout") and 0.95 * answer_deadline(timeout_s) <= waited_s
     assert waited_s <= answer_deadline(timeout_s) * 1.5  # proportional slack over the configured deadline
+
+
+def test_a_signed_certificate_verifies_until_it_is_changed(
+    sut_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    key = ed25519.Ed25519PrivateKey.generate()
+    private, public = tmp_path / "key.pem", tmp_path / "key.pub"
+    private.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    public.write_bytes(
+        key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
+    out = tmp_path / "o"
+    args = ["certify", "--sut", sut_url, "--cases", POLICY_DIR, "--out", str(out), "--filter", ONE]
+    assert main([*args, "--sign-key", str(private)]) == 1  # partial, and signed
+    assert (out / "certificate.json.sig").exists()
+    assert main(["certify", "verify", "--out", str(out), "--public-key", str(public)]) == 0
+    cert = out / "certificate.json"
+    cert.write_text(cert.read_text().replace('"partial"', '"certified"'))
+    assert main(["certify", "verify", "--out", str(out), "--public-key", str(public)]) == 1
+    assert "signature INVALID" in capsys.readouterr().out
+    assert main(["certify", "verify", "--out", str(tmp_path), "--public-key", str(public)]) == 2  # nothing signed
