@@ -93,7 +93,14 @@ def serve_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-CERTIFY_FILES = ("results.jsonl", "cases.jsonl", "sut-log.jsonl", "summary.json", "certificate.json", "certificate.html")
+CERTIFY_FILES = (
+    "results.jsonl",
+    "cases.jsonl",
+    "sut-log.jsonl",
+    "summary.json",
+    "certificate.json",
+    "certificate.html",
+)
 """What a certify run writes into --out (what --force replaces)."""
 
 
@@ -228,7 +235,10 @@ def verify_command(args: argparse.Namespace) -> int:
         good = verify_certificate(args.out, args.public_key)
     except (SigningError, FileNotFoundError) as exc:
         return _usage_error(str(exc))
-    print(f"{args.out / 'certificate.json'}: " + ("signature valid" if good else "signature INVALID (changed or another key)"))
+    print(
+        f"{args.out / 'certificate.json'}: "
+        + ("signature valid" if good else "signature INVALID (changed or another key)")
+    )
     return EXIT_OK if good else EXIT_GATE
 
 

@@ -24,22 +24,22 @@ from harness.corpus.schema import Case
 from harness.devtools.local_server import LocalOpenAIServer
 from harness.kit.certificate import write_certificate
 from harness.kit.requests import input_problems, request_for, scripted_reply
+from harness.kit.source import kit_source_sha256
 from harness.kit.sut import SutReply, fetch_info, post_verify
 from harness.run.caseref import CaseRef
 from harness.run.folder import SUT_LOG, ResultWriter, open_log, write_cases
 from harness.run.log import ResultRecord
 from harness.run.plan import corpus_hash
 from harness.run.provenance import package_git_sha, spec_files
-from harness.kit.source import kit_source_sha256
 from harness.run.records import record_from_sut
-from harness.score.reply_checks import model_reply, reply_problems
-from harness.system.store import EVALUATION_KEY
 from harness.score.certificate import build_certificate
-from harness.score.certificate_model import Certificate
+from harness.score.certificate_model import Certificate, Mode
 from harness.score.frames import claims_frame, quality_frame
+from harness.score.reply_checks import model_reply, reply_problems
 from harness.score.summary import conformance, variant_summary
 from harness.score.summary_model import SUMMARY_SCHEMA, write_summary
 from harness.system.protocol import SutInfo
+from harness.system.store import EVALUATION_KEY
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 VARIANT = "sut"
@@ -60,7 +60,7 @@ class CertifySettings:
     model: str | None = None
     corpus_policy_cases: int | None = None
     """The policy cases in `case_dirs` before any filter: fewer ran, and the certificate is partial."""
-    mode: str = "default"
+    mode: Mode = "default"
     """`certification`: the caller refused filters and skips; recorded in the certificate."""
 
 
@@ -86,9 +86,9 @@ async def certify_case(
     await endpoint.start_async()
     try:
         if body is None:
-            body = request_for(case, endpoint.base_url, settings.excerpt_chars, timeout_s=settings.timeout_s).model_dump(
-                mode="json"
-            )
+            body = request_for(
+                case, endpoint.base_url, settings.excerpt_chars, timeout_s=settings.timeout_s
+            ).model_dump(mode="json")
         else:
             body = {**body, "verifier": {**body["verifier"], "base_url": endpoint.base_url}}
         timeout_s = float(body.get("settings", {}).get("timeout_s", settings.timeout_s))
@@ -118,8 +118,8 @@ def quality_variant(settings: CertifySettings) -> str:
 async def quality_case(case: Case, session: aiohttp.ClientSession, settings: CertifySettings) -> SutReply:
     """A quality case through the SUT against the real model endpoint the user named."""
     assert settings.model_base_url is not None and settings.model is not None
-    body = request_for(case, settings.model_base_url, settings.excerpt_chars, settings.model, settings.timeout_s)
-    body = body.model_dump(mode="json")
+    request = request_for(case, settings.model_base_url, settings.excerpt_chars, settings.model, settings.timeout_s)
+    body = request.model_dump(mode="json")
     return await post_verify(session, settings.sut_url, body, settings.timeout_s)
 
 
@@ -192,7 +192,9 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
     write_cases(settings.out, refs)
     with ResultWriter(settings.out) as writer, open_log(settings.out, SUT_LOG) as log:
         ran_quality = list(quality) if settings.model else []
-        info, info_problems, records, extra = asyncio.run(run_cases([*cases, *ran_quality], settings, hashes, writer, log))
+        info, info_problems, records, extra = asyncio.run(
+            run_cases([*cases, *ran_quality], settings, hashes, writer, log)
+        )
     by_id = {c.id: c for c in [*cases, *ran_quality]}
     records.sort(key=lambda r: r.case_id)
     conf = conformance(records, by_id, extra, settings.excerpt_chars)
@@ -219,7 +221,12 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
     }
     certificate = build_certificate(
         sut={"url": settings.sut_url, **info.model_dump()},
-        kit={"name": "verifier-bench", "version": __version__, "git_sha": git_sha, "source_sha256": kit_source_sha256()},
+        kit={
+            "name": "verifier-bench",
+            "version": __version__,
+            "git_sha": git_sha,
+            "source_sha256": kit_source_sha256(),
+        },
         spec=spec_files(settings.spec_dir),
         corpus_hash=hash_,
         conformance=conf,

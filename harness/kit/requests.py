@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.corpus.schema import Case
+from harness.score.meaning import mentions, text_views, token_in
 from harness.system.protocol import (
     ExecutorInput,
     OtherSessionRows,
@@ -22,7 +23,6 @@ from harness.system.protocol import (
     VerifyRequest,
     VerifySettings,
 )
-from harness.score.meaning import mentions, text_views, token_in
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 SCRIPTED_MODEL = "kit-scripted-verifier"
@@ -142,7 +142,9 @@ def claim_input_problems(case: Case, views: Sequence[str]) -> list[str]:
 def trace_input_problems(case: Case, views: Sequence[str], excerpt_chars: int = DEFAULT_EXCERPT_CHARS) -> list[str]:
     """Every trace ref of the session's trace summary and its whole result excerpt (cut at the limit)."""
     trace = case.trace(excerpt_chars)
-    out = [f"input: trace ref {e.trace_ref} is not in the model request" for e in trace if not token_in(views, e.trace_ref)]
+    out = [
+        f"input: trace ref {e.trace_ref} is not in the model request" for e in trace if not token_in(views, e.trace_ref)
+    ]
     out += [
         f"input: the result excerpt of trace ref {e.trace_ref} ({len(e.result_excerpt)} characters) is not in the "
         "model request whole"

@@ -48,8 +48,11 @@ def info_problems(raw: Any) -> list[str]:
     """`GET /info` names the implementation (non-empty `name` and `version`) and the protocol the kit speaks."""
     if not isinstance(raw, dict):
         return ["GET /info: the answer is not a JSON object"]
-    out = [f"GET /info: {k} is {raw.get(k)!r}, not a non-empty string" for k in ("name", "version") if not (
-        isinstance(raw.get(k), str) and raw[k].strip())]
+    out = [
+        f"GET /info: {k} is {raw.get(k)!r}, not a non-empty string"
+        for k in ("name", "version")
+        if not (isinstance(raw.get(k), str) and raw[k].strip())
+    ]
     if raw.get("protocol") != PROTOCOL_VERSION:
         out.append(f"GET /info: protocol is {raw.get('protocol')!r}; the kit speaks {PROTOCOL_VERSION!r}")
     return out
@@ -89,7 +92,9 @@ async def post_verify(
             status = resp.status
             text = (await resp.read()).decode("utf-8", errors="replace")
     except TimeoutError:
-        return _failed(status, text, f"timeout: no answer within {wait_s:g} s (timeout_s {timeout_s:g} and its grace)", start)
+        return _failed(
+            status, text, f"timeout: no answer within {wait_s:g} s (timeout_s {timeout_s:g} and its grace)", start
+        )
     except (aiohttp.ClientError, OSError) as exc:
         return _failed(status, text, f"transport: {type(exc).__name__}: {exc}", start)
     if status != 200:

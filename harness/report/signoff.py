@@ -212,7 +212,11 @@ def certification(
         caveats.insert(0, "No policy case ran, so nothing about the implementation is certified.")
     status, headline = (
         certificate_status(
-            conf, 0, manifest.filters, corpus_policy_cases, corpus=corpus_label(manifest.case_dirs, manifest.corpus_hash)
+            conf,
+            0,
+            manifest.filters,
+            corpus_policy_cases,
+            corpus=corpus_label(manifest.case_dirs, manifest.corpus_hash),
         )
         if "scenarios" in conf
         else ("failed", "Not certified")

@@ -19,6 +19,7 @@ from harness.score.certificate_model import (
     CertificateFailure,
     CertifiedSystem,
     KitInfo,
+    Mode,
     ScenarioTally,
     SkippedCases,
     Status,
@@ -97,15 +98,13 @@ def build_certificate(
     skipped: Mapping[str, Any],
     corpus_policy_cases: int | None = None,
     protocol_problems: Sequence[str] = (),
-    mode: str = "default",
+    mode: Mode = "default",
 ) -> Certificate:
     """The certificate of a conformance block: its status and headline, provenance and per-scenario coverage.
 
     `sut` (its URL and `GET /info` answer) and `kit` (name, version, git_sha) keep any extra keys given."""
     corpus = corpus_label(case_dirs, corpus_hash)
-    status, headline = certificate_status(
-        conformance, errors, filters, corpus_policy_cases, protocol_problems, corpus
-    )
+    status, headline = certificate_status(conformance, errors, filters, corpus_policy_cases, protocol_problems, corpus)
     scenarios = {sid: ScenarioTally.model_validate(dict(v)) for sid, v in sorted(conformance["scenarios"].items())}
     failures = conformance.get("failures", [])
     git_sha = kit.get("git_sha")

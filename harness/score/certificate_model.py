@@ -22,6 +22,7 @@ from harness.run.folder import CERTIFICATE_JSON, RunFileError, first_problem, re
 CERTIFICATE_SCHEMA: Literal["certificate_v1"] = "certificate_v1"
 """Unchanged since keys are only ever added."""
 Status = Literal["certified", "partial", "failed"]
+Mode = Literal["default", "certification"]
 
 
 class CertificatePart(BaseModel):
@@ -102,7 +103,7 @@ class Certificate(CertificatePart):
     failures: list[CertificateFailure]
     """The first failures (`SHOW_FAILURES`), each with its first problems (`SHOW_PROBLEMS`)."""
     skipped: SkippedCases
-    mode: Literal["default", "certification"] = "default"
+    mode: Mode = "default"
     """`certification`: no filter and no skip was allowed (`vbench certify --mode certification`)."""
     corpus: str = ""
     """The corpus certified on, as the headline names it (its folders); empty in certificates before it was kept."""

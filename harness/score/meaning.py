@@ -12,11 +12,13 @@ import html
 import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 T = TypeVar("T")
 
-_JSON_ESCAPE = re.compile(r'\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_JSON_ESCAPE = re.compile(
+    r'\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|(["\\/bfnrt]))'
+)
 _SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _WHITESPACE = re.compile(r"\s+")
 MAX_NESTING = 3
@@ -78,7 +80,7 @@ def same_number(a: Any, b: Any, rel: float = 1e-9) -> bool:
     return math.isclose(float(a), float(b), rel_tol=rel, abs_tol=1e-12)
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(float(value))
 
 

@@ -75,9 +75,7 @@ def adjustment_problems(
     adjustments = stored.get("adjustments")
     if not isinstance(adjustments, list):
         return ["adjustments is not a list"]
-    out = [
-        f"adjustments[{i}] has no reason" for i, a in enumerate(adjustments) if not _has_reason(a)
-    ]
+    out = [f"adjustments[{i}] has no reason" for i, a in enumerate(adjustments) if not _has_reason(a)]
     checks = changed_checks(stored, reply, claims) if reply is not None and parse_valid else 0
     verdict = 1 if stored.get("verdict") != stored.get("model_verdict") else 0
     if len(adjustments) < checks + verdict:
@@ -105,7 +103,9 @@ def model_ref_problems(
             if (ref.trace_ref or ref.source_invocation_ids) and not any(
                 _keeps(kept, ref.trace_ref, ref.source_invocation_ids) for kept in persisted[check.claim_id]
             ):
-                out.append(f"claims.{check.claim_id}: the model's evidence ref {ref.model_dump(exclude_none=True)} was not kept")
+                out.append(
+                    f"claims.{check.claim_id}: the model's evidence ref {ref.model_dump(exclude_none=True)} was not kept"
+                )
     return out
 
 
@@ -115,7 +115,9 @@ def verifier_block_problems(stored: Mapping[str, Any]) -> list[str]:
     block = stored.get("verifier")
     if not isinstance(block, Mapping):
         return ["verifier is not an object"]
-    out = [f"verifier.{k} is {block.get(k)!r}, not a non-empty string" for k in VERIFIER_STRINGS if not _text(block.get(k))]
+    out = [
+        f"verifier.{k} is {block.get(k)!r}, not a non-empty string" for k in VERIFIER_STRINGS if not _text(block.get(k))
+    ]
     latency = block.get("latency_ms")
     if not is_number(latency) or latency < 0:
         out.append(f"verifier.latency_ms is {latency!r}, not a non-negative number")

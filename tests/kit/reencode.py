@@ -9,16 +9,16 @@ sends its model (as a SUT that embeds JSON with Gson would write it).
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import random
-import threading
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import aiohttp
 from aiohttp import web
+
+from tests.kit.helpers import ThreadedApp
 
 Escape = Literal["python", "ascii", "gson", "php"]
 KeyOrder = Literal["as-is", "reversed", "sorted"]
@@ -49,7 +49,10 @@ class Encoding:
                 items.reverse()
             elif self.key_order == "sorted":
                 items.sort()
-            parts = [f"{self._string(str(k))}:{' ' if self.indent else ''}{self._value(v, depth + 1, answer, k)}" for k, v in items]
+            parts = [
+                f"{self._string(str(k))}:{' ' if self.indent else ''}{self._value(v, depth + 1, answer, k)}"
+                for k, v in items
+            ]
             return self._join("{", parts, "}", depth)
         if isinstance(value, list):
             items = list(value)
@@ -94,17 +97,15 @@ def escape_string(text: str, escape: Escape) -> str:
     return literal
 
 
-class ReencodingProxy:
+class ReencodingProxy(ThreadedApp):
     """An HTTP proxy on 127.0.0.1 in front of a SUT that re-encodes everything as `encoding` says.
 
     `/verify` and `/info` go to the SUT; the request's `verifier.base_url` is pointed at the proxy's own
     `/model/<b64>/...`, which re-encodes the prompt text the SUT sends before the kit's endpoint sees it."""
 
     def __init__(self, sut_url: str, encoding: Encoding) -> None:
+        super().__init__()
         self.sut_url, self.encoding = sut_url, encoding
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._ready = threading.Event()
-        self.port = 0
 
     def _model_base(self, base_url: str) -> str:
         token = base64.urlsafe_b64encode(base_url.encode()).decode()
@@ -143,29 +144,7 @@ class ReencodingProxy:
     def _json(text: str) -> web.Response:
         return web.Response(body=text.encode("utf-8"), content_type="application/json")
 
-    def __enter__(self) -> str:
-        def run() -> None:
-            self._loop = asyncio.new_event_loop()
-            app = web.Application(client_max_size=64 * 1024 * 1024)
-            app.router.add_post("/verify", self.verify)
-            app.router.add_get("/info", self.info)
-            app.router.add_post("/model/{token}/{rest:.*}", self.model)
-            runner = web.AppRunner(app)
-            self._loop.run_until_complete(runner.setup())
-            site = web.TCPSite(runner, "127.0.0.1", 0)
-            self._loop.run_until_complete(site.start())
-            self.port = runner.addresses[0][1]
-            self._ready.set()
-            self._loop.run_forever()
-            self._loop.run_until_complete(runner.cleanup())
-
-        self._thread = threading.Thread(target=run, daemon=True)
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("the re-encoding proxy did not start")
-        return f"http://127.0.0.1:{self.port}"
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post("/verify", self.verify)
+        app.router.add_get("/info", self.info)
+        app.router.add_post("/model/{token}/{rest:.*}", self.model)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from aiohttp import web
 
 from harness.cli import main
 from harness.kit.sut import answer_deadline
-from tests.kit.helpers import ROOT, serve_args, sut_process
+from tests.kit.helpers import ROOT, ThreadedApp, serve_args, sut_process
 from tests.kit.reencode import Encoding, ReencodingProxy
 
 POLICY_DIR = str(ROOT / "cases" / "policy")
@@ -94,12 +93,12 @@ def test_replay_resends_one_recorded_case(sut_url: str, capsys: pytest.CaptureFi
     assert "was not certified in this run" in capsys.readouterr().err
 
 
-class HangingSut:
+class HangingSut(ThreadedApp):
     """A SUT that never answers /verify; it records the bodies it was sent."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.bodies: list[dict[str, Any]] = []
-        self._ready = threading.Event()
 
     async def verify(self, request: web.Request) -> web.Response:
         self.bodies.append(await request.json())
@@ -109,28 +108,9 @@ class HangingSut:
     async def info(self, _request: web.Request) -> web.Response:
         return web.json_response({"name": "hangs", "version": "0", "protocol": "sut_protocol_v1"})
 
-    def __enter__(self) -> str:
-        def run() -> None:
-            self._loop = asyncio.new_event_loop()
-            app = web.Application()
-            app.router.add_post("/verify", self.verify)
-            app.router.add_get("/info", self.info)
-            runner = web.AppRunner(app, shutdown_timeout=0.1)
-            self._loop.run_until_complete(runner.setup())
-            site = web.TCPSite(runner, "127.0.0.1", 0)
-            self._loop.run_until_complete(site.start())
-            self.port = runner.addresses[0][1]
-            self._ready.set()
-            self._loop.run_forever()
-
-        self._thread = threading.Thread(target=run, daemon=True)
-        self._thread.start()
-        self._ready.wait(10)
-        return f"http://127.0.0.1:{self.port}"
-
-    def __exit__(self, *exc: object) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post("/verify", self.verify)
+        app.router.add_get("/info", self.info)
 
 
 def test_the_kit_gives_the_sut_its_timeout_and_waits_that_long_and_no_longer(tmp_path: Path) -> None:
@@ -139,7 +119,19 @@ def test_the_kit_gives_the_sut_its_timeout_and_waits_that_long_and_no_longer(tmp
     sut = HangingSut()
     with sut as url:
         code = main(
-            ["certify", "--sut", url, "--cases", POLICY_DIR, "--out", str(out), "--filter", ONE, "--timeout", str(timeout_s)]
+            [
+                "certify",
+                "--sut",
+                url,
+                "--cases",
+                POLICY_DIR,
+                "--out",
+                str(out),
+                "--filter",
+                ONE,
+                "--timeout",
+                str(timeout_s),
+            ]
         )
     assert code == 1
     assert [b["settings"]["timeout_s"] for b in sut.bodies] == [timeout_s]

@@ -43,8 +43,17 @@ def sut_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def judged(out: Path) -> dict[str, Any]:
     """What a certificate says about the SUT (not when or where it ran)."""
     cert = json.loads((out / "certificate.json").read_text())
-    keep = ("status", "policy_cases", "policy_passed", "invariant_violations", "errors", "scenarios", "failures",
-            "failed_cases", "protocol_problems")
+    keep = (
+        "status",
+        "policy_cases",
+        "policy_passed",
+        "invariant_violations",
+        "errors",
+        "scenarios",
+        "failures",
+        "failed_cases",
+        "protocol_problems",
+    )
     return {k: cert[k] for k in keep}
 
 

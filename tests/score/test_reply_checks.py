@@ -18,8 +18,8 @@ from harness.score.reply_checks import (
     adjustment_problems,
     changed_checks,
     groundedness_problems,
-    model_reply,
     model_ref_problems,
+    model_reply,
     reply_problems,
     verifier_block_problems,
 )
@@ -96,7 +96,9 @@ def test_a_changed_verdict_without_an_adjustment_is_caught() -> None:
 def test_refs_the_model_gave_must_be_kept() -> None:
     def gave_refs(case: Case, stored: dict[str, Any]) -> bool:
         reply = model_reply(scripted_reply(case))
-        return reply is not None and valid(case) and any(r.trace_ref for c in reply.claim_checks for r in c.evidence_refs)
+        return (
+            reply is not None and valid(case) and any(r.trace_ref for c in reply.claim_checks for r in c.evidence_refs)
+        )
 
     case, stored = first(gave_refs)
     reply = model_reply(scripted_reply(case))
