@@ -135,7 +135,7 @@ def decision_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
     """Each run's ship decisions with their one line of why and the regressions in words."""
     from harness.score.decide import Decision
     from harness.score.junit import regression_line
-    from harness.score.regression import headline
+    from harness.score.decide import headline
 
     rows = []
     for run in runs:

@@ -39,6 +39,15 @@ CLUSTERED_INTERVAL = "tango_score_design_effect"
 TEST = "mcnemar_exact"
 """McNemar's exact test (one unit per case); with clusters, its exact sign-flip form over cases."""
 CLUSTERED_TEST = "cluster_sign_flip_exact"
+TESTS = {
+    INTERVAL: "Tango's score interval of a paired difference of proportions (Tango 1998, Stat Med 17:891-908)",
+    CLUSTERED_INTERVAL: "Tango's score interval on counts divided by the cluster design effect (Rao & Scott 1992; "
+    "Obuchowski 1998 cluster variance), cases as clusters",
+    TEST: "McNemar's exact test (two-sided binomial on the discordant pairs)",
+    CLUSTERED_TEST: "exact sign-flip randomisation test of the per-case differences (McNemar's exact test when "
+    "each case has one unit)",
+}
+"""What each interval and test name recorded in a decision is."""
 
 
 class PairedDecision(BaseModel):
