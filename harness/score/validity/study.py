@@ -142,3 +142,16 @@ def run_condition(tables: Sequence[CaseTable], size: int, skill: float, s: Study
 
 def run_study(tables: Sequence[CaseTable], s: StudySettings) -> list[Condition]:
     return [run_condition(tables, size, skill, s) for size in s.sizes for skill in s.candidate_skills]
+
+
+def skill_for_loss(tables: Sequence[CaseTable], control_skill: float, loss: float) -> float:
+    """The candidate skill whose exact verdict accuracy is `loss` below the control's on these cases."""
+    target = expected_metrics(tables, control_skill)["verdict_accuracy"]
+    if target is None:
+        raise ValueError("no case to measure verdict accuracy on")
+    low, high = 0.0, control_skill
+    for _ in range(40):  # verdict accuracy rises with skill
+        mid = (low + high) / 2
+        value = expected_metrics(tables, mid)["verdict_accuracy"] or 0.0
+        low, high = (mid, high) if target - value > loss else (low, mid)
+    return round(high, 4)
