@@ -85,7 +85,7 @@ def _split(m: MetricComparison) -> tuple[int, int]:
     """(candidate-only, control-only) units of a metric: discordant units split by the difference they make."""
     if m.diff is None or m.discordant is None:
         return 0, 0
-    net = int(round(m.diff * m.units))
+    net = round(m.diff * m.units)
     return (m.discordant + net) // 2, (m.discordant - net) // 2
 
 

@@ -145,30 +145,28 @@ def _claims(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> Case
     gold; without the gold (a comparison of two folders), a claim whose labels differ counts as discordant,
     split so the counts keep the known difference (an upper bound on discordance: a wider, safe interval);
     without labels (an older baseline), the difference in counts (a lower bound)."""
+    names = ("case_id", "claims_right_cand", "claims_right_ctl", "claims_total_cand", "claims_cand", "claims_ctl")
     rows = []
-    for row in paired.itertuples(index=False):
-        right_c, right_k, total = row.claims_right_cand, row.claims_right_ctl, row.claims_total_cand
+    for case, right_c, right_k, total, cand, ctl in zip(*(paired[c].tolist() for c in names), strict=True):
         if right_k is None or pd.isna(right_k) or pd.isna(right_c) or not total:
             continue
-        b, o = _claim_discordance(row, gold.get(row.case_id) or {})
-        rows.append({"case": row.case_id, "k": float(right_k), "c": float(right_c), "b": b, "o": o, "n": total})
+        b, o = _claim_discordance(float(right_c) - float(right_k), cand, ctl, gold.get(case) or {})
+        rows.append((case, float(right_k), float(right_c), b, o, total))
     return _per_case(pd.DataFrame(rows, columns=["case", "k", "c", "b", "o", "n"]))
 
 
-def _claim_discordance(row: Any, gold: dict[str, list[str]]) -> tuple[float, float]:
-    """(claims only the candidate got right, claims only the control got right) of one paired unit."""
-    diff = float(row.claims_right_cand) - float(row.claims_right_ctl)
-    cand, ctl = row.claims_cand, row.claims_ctl
+def _claim_discordance(diff: float, cand: Any, ctl: Any, gold: dict[str, list[str]]) -> tuple[float, float]:
+    """(claims only the candidate got right, claims only the control got right) of one paired unit; `diff` is
+    its claims right, candidate minus control."""
     if isinstance(cand, dict) and isinstance(ctl, dict) and gold:
-        right_c = [claim_right(_label(cand, cid), labels) for cid, labels in gold.items()]
-        right_k = [claim_right(_label(ctl, cid), labels) for cid, labels in gold.items()]
-        return (
-            float(sum(a and not b for a, b in zip(right_c, right_k, strict=True))),
-            float(sum(b and not a for a, b in zip(right_c, right_k, strict=True))),
-        )
+        only_cand = only_ctl = 0
+        for cid, labels in gold.items():
+            right_c, right_k = claim_right(cand.get(cid), labels), claim_right(ctl.get(cid), labels)
+            only_cand += right_c and not right_k
+            only_ctl += right_k and not right_c
+        return float(only_cand), float(only_ctl)
     if isinstance(cand, dict) and isinstance(ctl, dict):
-        differ = float(sum(cand.get(cid) != ctl.get(cid) for cid in set(cand) | set(ctl)))
-        differ = max(differ, abs(diff))
+        differ = max(float(sum(cand.get(cid) != ctl.get(cid) for cid in set(cand) | set(ctl))), abs(diff))
         return (differ + diff) / 2, (differ - diff) / 2
     return max(diff, 0.0), max(-diff, 0.0)
 
@@ -326,7 +324,9 @@ def _outcome(
     reasons = []
     for name, m in gated.items():
         stale = m.diff is None and name == "unsafe_pass_rate" and not control_has_unsafe
-        reasons.append(m.reason + (" (the control's outcomes predate unsafe-PASS outcomes: regenerate it)" if stale else ""))
+        reasons.append(
+            m.reason + (" (the control's outcomes predate unsafe-PASS outcomes: regenerate it)" if stale else "")
+        )
     if unpaired_units:
         reasons.append(
             f"{unpaired_units} of the candidate's {candidate_units} case × epoch answers have no control answer "

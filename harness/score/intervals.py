@@ -171,6 +171,16 @@ def sign_flip_p(differences: np.ndarray) -> float:
     return float(min(1.0, dist[sums >= observed].sum()))
 
 
+def equal_sides_bound(
+    cases: int, discordance: float, units_per_case: float = 1.0, design_effect: float = 1.0, alpha: float = ALPHA
+) -> float:
+    """The loss `cases` paired cases can rule out for two sides equal on average: the half-width of the paired
+    interval at this discordance (split evenly), z²/(n + z²) with none. The inverse of `cases_for_margin`."""
+    n = cases * units_per_case / design_effect
+    ci = tango_ci(n * discordance / 2, n * discordance / 2, n, alpha)
+    return 1.0 if ci is None else max(ci[1], -ci[0])
+
+
 def cases_for_margin(
     margin: float,
     discordance: float,
@@ -188,9 +198,7 @@ def cases_for_margin(
         return None
 
     def fits(cases: int) -> bool:
-        n = cases * units_per_case / design_effect
-        ci = tango_ci(n * discordance / 2, n * discordance / 2, n, alpha)
-        return ci is not None and ci[1] <= margin + 1e-12 and ci[0] >= -margin - 1e-12
+        return equal_sides_bound(cases, discordance, units_per_case, design_effect, alpha) <= margin + 1e-12
 
     if not fits(MAX_CASES_NEEDED):
         return None

@@ -17,7 +17,7 @@ Pure: numbers and numpy arrays in, a pydantic `PairedDecision` out; no I/O, no f
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel
@@ -133,8 +133,8 @@ def decide_counts(
         alpha=alpha,
         lower_is_better=lower_is_better,
         cases=len(m),
-        units=int(round(total)),
-        discordant=int(round(b.sum() + o.sum())),
+        units=round(total),
+        discordant=round(float(b.sum() + o.sum())),
         design_effect=deff,
         worse_bound=float(worse_bound),
         significantly_worse=significantly_worse,
@@ -182,8 +182,14 @@ def decide_paired(
     )
 
 
-def combine(decisions: Mapping[str, PairedDecision | None]) -> Outcome:
-    """The outcome over the gated metrics: block if any blocks, ship if every one was measured and ships."""
+class HasOutcome(Protocol):
+    @property
+    def outcome(self) -> Outcome: ...
+
+
+def combine(decisions: Mapping[str, HasOutcome | None]) -> Outcome:
+    """The outcome over the gated metrics: block if any blocks, ship if every one was measured and ships
+    (a `PairedDecision` each, or anything carrying its outcome; None: not measured)."""
     outcomes = [d.outcome if d is not None else "inconclusive" for d in decisions.values()]
     if "block" in outcomes:
         return "block"
@@ -192,15 +198,13 @@ def combine(decisions: Mapping[str, PairedDecision | None]) -> Outcome:
 
 def reason(d: PairedDecision) -> str:
     """The sentence a person reads for this metric's outcome (console, reports, JUnit read it, never rebuild it)."""
-    ci = f"{int(round((1 - d.alpha) * 100))}% CI [{d.ci[0] * 100 + 0.0:+.1f}, {d.ci[1] * 100 + 0.0:+.1f}] pp"
+    ci = f"{round((1 - d.alpha) * 100)}% CI [{d.ci[0] * 100 + 0.0:+.1f}, {d.ci[1] * 100 + 0.0:+.1f}] pp"
     margin = pp_text(d.margin, sign=False)
     if d.outcome == "block":
         return f"{d.metric}: significantly worse, {pp_text(d.diff)} (p {format_p(d.p)}, alpha {d.alpha:g})"
     if d.outcome == "ship":
         return f"{d.metric}: {pp_text(d.diff)}, {ci} within the {margin} margin"
-    needed = (
-        f"about {d.cases_needed} are needed" if d.cases_needed is not None else "no number of cases would show it"
-    )
+    needed = f"about {d.cases_needed} are needed" if d.cases_needed is not None else "no number of cases would show it"
     return (
         f"{d.metric}: {pp_text(d.diff)}, {ci}: {d.cases} paired cases cannot rule out a loss of "
         f"{pp_text(d.worse_bound, sign=False)}; {needed} for a {margin} margin"

@@ -20,10 +20,10 @@ from harness.report.local_note import closing_note
 from harness.report.render import pct, render_run
 from harness.score.decide import CaseCounts
 from harness.score.intervals import tango_ci
-from harness.score.stats import binomial_two_sided_half
-from harness.score.wording import pp_text as pp
 from harness.score.registry import Direction, Format, Frames, MetricSpec, Value, registered
 from harness.score.scoring import GateSettings, score_run
+from harness.score.stats import binomial_two_sided_half
+from harness.score.wording import pp_text as pp
 
 PRE_REGISTRY_RUN = Path(__file__).resolve().parents[1] / "score" / "data" / "pre_registry_run.tar.gz"
 """A reference run (2 epochs, two variants' worth of tags and scenarios) scored before the registry."""

@@ -88,7 +88,9 @@ def test_a_worse_prompt_is_blocked_with_hand_computed_figures(
     assert [n for n in failing if n.startswith("q")] == [f"{cid} [{MODEL}@lenient vs {CONTROL}]" for cid in WRONG]
 
 
-def test_an_equivalent_prompt_ships_within_a_margin_its_cases_can_show(tmp_path: Path, server: LocalOpenAIServer) -> None:
+def test_an_equivalent_prompt_ships_within_a_margin_its_cases_can_show(
+    tmp_path: Path, server: LocalOpenAIServer
+) -> None:
     """No discordant pair: Tango's bounds are ±z²/(n + z²), 15.5 pp over the 21 cases and 24.2 pp over the 12
     whose gold forbids PASS; a 25-point margin holds both."""
     corpus = write_copies(tmp_path / "cases")

@@ -7,8 +7,8 @@ import pytest
 
 from harness.score.compare import adjust_comparisons, compare_outcomes, conclusion
 from harness.score.decide import decide, decision_line
-from harness.score.wording import p_text
 from harness.score.stats import cases_needed, holm, mde_paired_binary
+from harness.score.wording import p_text
 
 
 def test_holm_against_a_hand_computed_example() -> None:
@@ -72,7 +72,9 @@ def test_a_comparison_is_the_decision_of_b_against_a() -> None:
 def test_conclusion_of_a_summary_from_before_decided_comparisons_states_figures_only() -> None:
     row = {"a": "x", "b": "y", "cases": 40, "verdict_accuracy_diff": 0.25, "p_adjusted": 0.0004, "mde": 0.1}
     text = conclusion(row)
-    assert text == "x vs y: +25.0 pp verdict accuracy (A − B) on 40 paired cases, p < 0.001; " \
+    assert (
+        text == "x vs y: +25.0 pp verdict accuracy (A − B) on 40 paired cases, p < 0.001; "
         "this summary predates decided comparisons."
+    )
     assert "no case could be paired" in conclusion({"a": "x", "b": "y", "cases": 0, "verdict_accuracy_diff": None})
     assert p_text(0.0) == "< 0.001" and p_text(0.0421) == "0.042" and p_text(None) == "n/a"

@@ -70,8 +70,10 @@ def test_identical_answers_ship_on_the_full_corpus_and_cannot_tell_on_twenty_cas
     small = run_decide(units("cand", [True, False] * 10), units("ctl", [True, False] * 10))
     assert small.decision == "inconclusive" and small.cases_needed == 73
     assert small.metrics["verdict_accuracy"].diff_ci == pytest.approx([-Z2 / (20 + Z2), Z2 / (20 + Z2)])
-    assert "verdict_accuracy: +0.0 pp, 95% CI [-16.1, +16.1] pp: 20 paired cases cannot rule out a loss of 16.1 pp; " \
+    assert (
+        "verdict_accuracy: +0.0 pp, 95% CI [-16.1, +16.1] pp: 20 paired cases cannot rule out a loss of 16.1 pp; "
         "about 73 are needed for a 5.0 pp margin" in small.reasons
+    )
     assert (small.margin, small.alpha) == (0.05, 0.05) and set(small.tests) >= {"tango_score", "mcnemar_exact"}
     better = run_decide(units("cand", [True] * 10), units("ctl", [False] * 8 + [True] * 2))
     # never a block; 8 of 10 won clears the verdict margin, but ten cases cannot rule out an unsafe-PASS rise
