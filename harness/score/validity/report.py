@@ -47,7 +47,7 @@ def _rate(r: dict[str, Any]) -> str:
 def table(data: dict[str, Any]) -> str:
     """The study's table: one row per condition, every rate with its Clopper–Pearson 95% interval."""
     rows = [
-        "| cases | candidate skill | true Δ verdict acc. | truly worse | ship | block | inconclusive | stop-early ship | stop-early block | median requests saved | coverage verdict / claim / unsafe-PASS (mean width) |",
+        "| cases | candidate skill | true Δ verdict acc. | truly worse | ship | block | inconclusive | stop-early ship | stop-early block | requests saved, median (mean) | coverage verdict / claim / unsafe-PASS (mean width) |",
         "|---:|---:|---:|:--|:--|:--|:--|:--|:--|---:|:--|",
     ]
     for c in [*data["conditions"], data["power_condition"]]:
@@ -58,10 +58,10 @@ def table(data: dict[str, Any]) -> str:
             f"{v['rate'] * 100:.1f}% ({v['mean_width'] * 100:.0f} pp)" for v in c["coverage"].values()
         )
         kind = "yes" if c["truly_worse"] else "equivalent" if c["equivalent"] else "no"
-        saved = c["stop_early"]["median_share_saved"]
+        saved, mean = c["stop_early"]["median_share_saved"], c["stop_early"]["mean_share_saved"]
         rows.append(
             f"| {c['cases']} | {c['candidate_skill']} | {delta:+.1f} pp | {kind} | {_rate(d['ship'])} | {_rate(d['block'])} | "
-            f"{_rate(d['inconclusive'])} | {_rate(e['ship'])} | {_rate(e['block'])} | {saved * 100:.0f}% | {cov} |"
+            f"{_rate(d['inconclusive'])} | {_rate(e['ship'])} | {_rate(e['block'])} | {saved * 100:.0f}% ({mean * 100:.1f}%) | {cov} |"
         )
     return "\n".join(rows)
 
