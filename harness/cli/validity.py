@@ -36,7 +36,9 @@ HTTP_CHECKS = ((20, 0.6, 11, 12), (20, 0.8, 13, 14), (136, 0.7, 15, 16))
 """(cases, candidate skill, control seed, candidate seed) of the conditions also run over HTTP."""
 
 
-def http_check(cases_dir: Path, tables: list, size: int, skill: float, seeds: tuple[int, int], s: StudySettings, work: Path) -> dict[str, Any]:
+def http_check(
+    cases_dir: Path, tables: list, size: int, skill: float, seeds: tuple[int, int], s: StudySettings, work: Path
+) -> dict[str, Any]:
     """Run control and candidate through `vbench run` against the judge server; compare with the model."""
     chosen = subset(tables, size, s.seed)
     ids = work / f"ids-{size}-{skill}.txt"
@@ -52,7 +54,11 @@ def http_check(cases_dir: Path, tables: list, size: int, skill: float, seeds: tu
             "--control", variant_name(f"openai:{control}", "baseline"),
         ]  # fmt: skip
         proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800, check=False)
-    records = [ResultRecord.model_validate_json(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
+    records = [
+        ResultRecord.model_validate_json(line)
+        for line in (out / "results.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     summary = json.loads((out / "summary.json").read_text())
     runs = {control: simulate_run(chosen, s.control_skill, seeds[0]), candidate: simulate_run(chosen, skill, seeds[1])}
     index = {t.judged.case_id: i for i, t in enumerate(chosen)}
@@ -108,14 +114,15 @@ def main(argv: list[str] | None = None) -> int:
         "http_checks": checks,
         "seconds": {"in_process": round(in_process, 1), "total": round(time.monotonic() - started, 1)},
     }
-    data["bands"] = meets_bands(data)
+    bands = meets_bands(data)
+    data["bands"] = bands
     args.out.mkdir(parents=True, exist_ok=True)
     stem = args.out / datetime.now(UTC).strftime("%Y-%m-%d")
     stem.with_suffix(".json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     stem.with_suffix(".md").write_text(markdown(data), encoding="utf-8")
     print(markdown(data))
     print(f"written {stem}.md and {stem}.json")
-    ok = all(b["met"] for b in data["bands"]) and all(c["agrees"] for c in checks)
+    ok = all(b["met"] for b in bands) and all(c["agrees"] for c in checks)
     if args.no_http:
         print("the HTTP check was not run (--no-http): the in-process model of the pipeline is unchecked")
     return 0 if ok and not args.no_http else 1

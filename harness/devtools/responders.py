@@ -69,10 +69,16 @@ def request_claims(text: str) -> list[dict[str, Any]]:
         claims = json.loads(match.group(1)) if match else []
     except ValueError:
         return []
-    return [c for c in claims if isinstance(c, dict) and isinstance(c.get("claim_id"), str)] if isinstance(claims, list) else []
+    return (
+        [c for c in claims if isinstance(c, dict) and isinstance(c.get("claim_id"), str)]
+        if isinstance(claims, list)
+        else []
+    )
 
 
-def skill_judge_responder(cases: Iterable[Case], fallback: Callable[[dict[str, Any]], str] = verifier_responder) -> Callable[[dict[str, Any]], str]:
+def skill_judge_responder(
+    cases: Iterable[Case], fallback: Callable[[dict[str, Any]], str] = verifier_responder
+) -> Callable[[dict[str, Any]], str]:
     """A judge of known skill for the validity study (`harness.score.validity.judge`).
 
     A request whose model is `skill-judge-p<skill>-s<seed>` gets, for each of its claims, the gold label with

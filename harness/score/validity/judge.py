@@ -76,7 +76,9 @@ class JudgedCase:
 def judged_case(case: Case) -> JudgedCase:
     claims = case.executor_claims
     gold = case.expected.acceptable_labels()
-    answers = {c.claim_id: (right_label(gold[c.claim_id]), wrong_label(gold[c.claim_id])) for c in claims if c.claim_id in gold}
+    answers = {
+        c.claim_id: (right_label(gold[c.claim_id]), wrong_label(gold[c.claim_id])) for c in claims if c.claim_id in gold
+    }
     return JudgedCase(case.id, fingerprint((c.claim_id, c.statement) for c in claims), answers)
 
 
@@ -102,7 +104,12 @@ def reply(claims: Sequence[Claim], labels: Mapping[str, Derivability]) -> dict[s
         "groundedness_score": 1.0,
         "critical_fact_count": sum(1 for c in claims if c.critical),
         "claim_checks": [
-            {"claim_id": k.claim_id, "verification": k.verification.value, "detail": "simulated judge", "evidence_refs": []}
+            {
+                "claim_id": k.claim_id,
+                "verification": k.verification.value,
+                "detail": "simulated judge",
+                "evidence_refs": [],
+            }
             for k in checks
         ],
         "facts_checked": [],

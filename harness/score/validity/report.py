@@ -12,6 +12,7 @@ COVERAGE_MIN, COVERAGE_FROM = 0.93, 10
 
 def bands_of(conditions: list[dict[str, Any]], power: dict[str, Any], early: bool) -> list[dict[str, Any]]:
     """Every band of the study, met or not, read from the conditions' figures (early: the early-stopping ones)."""
+
     def decisions(c: dict[str, Any]) -> dict[str, Any]:
         return c["stop_early"]["decisions"] if early else c["decisions"]
 
@@ -25,10 +26,24 @@ def bands_of(conditions: list[dict[str, Any]], power: dict[str, Any], early: boo
             out.append({"band": f"{tag}false ship <= 2.5%, CP upper <= 5%", "where": where, "value": ship, "met": met})
         if c["equivalent"]:
             block = decisions(c)["block"]
-            out.append({"band": f"{tag}false block <= 6%", "where": where, "value": block, "met": block["rate"] <= FALSE_BLOCK_MAX})
+            out.append(
+                {
+                    "band": f"{tag}false block <= 6%",
+                    "where": where,
+                    "value": block,
+                    "met": block["rate"] <= FALSE_BLOCK_MAX,
+                }
+            )
         if not early and c["cases"] >= COVERAGE_FROM:
             for name, cov in c["coverage"].items():
-                out.append({"band": f"coverage {name} >= 93%", "where": where, "value": cov, "met": cov["rate"] >= COVERAGE_MIN})
+                out.append(
+                    {
+                        "band": f"coverage {name} >= 93%",
+                        "where": where,
+                        "value": cov,
+                        "met": cov["rate"] >= COVERAGE_MIN,
+                    }
+                )
     block = decisions(power)["block"]
     where = f"{power['cases']} cases, candidate {power['candidate_skill']} (16 pp worse in verdict accuracy)"
     out.append({"band": f"{tag}power >= 80%", "where": where, "value": block, "met": block["rate"] >= POWER_MIN})
@@ -54,9 +69,7 @@ def table(data: dict[str, Any]) -> str:
         t = c["truth"]
         delta = (t["candidate"]["verdict_accuracy"] - t["control"]["verdict_accuracy"]) * 100
         d, e = c["decisions"], c["stop_early"]["decisions"]
-        cov = " / ".join(
-            f"{v['rate'] * 100:.1f}% ({v['mean_width'] * 100:.0f} pp)" for v in c["coverage"].values()
-        )
+        cov = " / ".join(f"{v['rate'] * 100:.1f}% ({v['mean_width'] * 100:.0f} pp)" for v in c["coverage"].values())
         kind = "yes" if c["truly_worse"] else "equivalent" if c["equivalent"] else "no"
         saved, mean = c["stop_early"]["median_share_saved"], c["stop_early"]["mean_share_saved"]
         rows.append(

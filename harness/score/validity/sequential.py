@@ -75,7 +75,7 @@ def final_alpha(looks: int, alpha: float = 0.05) -> float:
 def curtailed(
     ctl_units: dict[str, np.ndarray],
     cand_units: dict[str, np.ndarray],
-    order: Sequence[int],
+    order: Sequence[int] | np.ndarray,
     look_size: int = DEFAULT_LOOK_SIZE,
     gated: Sequence[str] = DEFAULT_DECIDE_ON,
     margin: float = DEFAULT_MARGIN,

@@ -95,7 +95,9 @@ def decide_pair(
 ) -> Outcome:
     """ship / block / inconclusive for the candidate against the control, by the engine's rule."""
     decisions = {
-        name: decide_binary(*counts(metric_units(tables, control, name), metric_units(tables, candidate, name)), name, margin, alpha)
+        name: decide_binary(
+            *counts(metric_units(tables, control, name), metric_units(tables, candidate, name)), name, margin, alpha
+        )
         for name in gated
     }
     return combine(decisions)

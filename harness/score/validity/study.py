@@ -89,7 +89,9 @@ class Condition:
         }
 
 
-def truly_worse(control: dict[str, float | None], candidate: dict[str, float | None], gated: Sequence[str], margin: float) -> bool:
+def truly_worse(
+    control: dict[str, float | None], candidate: dict[str, float | None], gated: Sequence[str], margin: float
+) -> bool:
     """Worse than the control by at least the margin on a gated metric, in exact expectation."""
     for name in gated:
         a, b = control[name], candidate[name]
@@ -116,8 +118,11 @@ def run_condition(tables: Sequence[CaseTable], size: int, skill: float, s: Study
         truly_worse=truly_worse(truth_ctl, truth_cand, s.gated, s.margin),
         equivalent=skill == s.control_skill,
     )
-    base = s.seed * 1_000_003 + int(round(skill * 10_000)) * 10_007 + size * 101
-    unit_case = {name: np.flatnonzero(eligible(cases)) if name == "unsafe_pass_rate" else np.arange(len(cases)) for name in s.gated}
+    base = s.seed * 1_000_003 + round(skill * 10_000) * 10_007 + size * 101
+    unit_case = {
+        name: np.flatnonzero(eligible(cases)) if name == "unsafe_pass_rate" else np.arange(len(cases))
+        for name in s.gated
+    }
     candidates = []
     for i in range(s.pairs):
         control = simulate_run(cases, s.control_skill, base + 2 * i)

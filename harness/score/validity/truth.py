@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import product
 
 import numpy as np
 
@@ -51,7 +50,9 @@ class CaseTable:
 def case_table(case: Case) -> CaseTable:
     """Run each of the case's draws through the pipeline and score it against the case's gold."""
     judged = judged_case(case)
-    prepared = prepare(case.session.question, case.executor.emission(), case.session.tool_invocations, case.session.tool_trace_summary)
+    prepared = prepare(
+        case.session.question, case.executor.emission(), case.session.tool_invocations, case.session.tool_trace_summary
+    )
     gold = gold_of(case)
     rows = []
     for index in range(1 << len(judged.answers)):
@@ -67,7 +68,15 @@ def case_table(case: Case) -> CaseTable:
             gold_verdicts=gold.verdict,
             gold_claims=gold.claims,
         )
-        rows.append((result.verdict_correct, result.unsafe_pass, result.claims_right, result.claims_total, result.unsafe_eligible))
+        rows.append(
+            (
+                result.verdict_correct,
+                result.unsafe_pass,
+                result.claims_right,
+                result.claims_total,
+                result.unsafe_eligible,
+            )
+        )
     arr = np.array([r[:3] for r in rows], dtype=float)
     return CaseTable(judged, arr[:, 0], arr[:, 1], arr[:, 2], int(rows[0][3]), bool(rows[0][4]))
 

@@ -43,9 +43,12 @@ def test_exact_truth_matches_the_mean_of_many_simulated_runs() -> None:
     verdict = np.mean([r.verdict_correct.mean() for r in runs])
     eligible = np.array([t.unsafe_eligible for t in tables])
     unsafe = np.mean([r.unsafe_pass[eligible].mean() for r in runs])
-    assert abs(verdict - truth["verdict_accuracy"]) < 0.02
-    assert abs(unsafe - truth["unsafe_pass_rate"]) < 0.03
-    assert truth["verdict_accuracy"] < expected_metrics(tables, 0.8)["verdict_accuracy"]
+    exact_verdict, exact_unsafe = truth["verdict_accuracy"], truth["unsafe_pass_rate"]
+    better = expected_metrics(tables, 0.8)["verdict_accuracy"]
+    assert exact_verdict is not None and exact_unsafe is not None and better is not None
+    assert abs(verdict - exact_verdict) < 0.02
+    assert abs(unsafe - exact_unsafe) < 0.03
+    assert exact_verdict < better
 
 
 def test_clopper_pearson_is_exact_at_the_edges() -> None:
