@@ -87,3 +87,10 @@ def ablation(session: nox.Session) -> None:
     """The reference baseline with each signal removed: dev/held-out splits and HaluEval part 1 (issue 18)."""
     session.install("-e", ".")
     session.run("python", "-m", "harness.cli.ablation", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def validity(session: nox.Session) -> None:
+    """The validity study: decisions and CIs against a judge of known skill; writes reports/validity/<date>.md."""
+    session.install("-e", ".")
+    session.run("python", "-m", "harness.cli.validity", *session.posargs)
