@@ -1,4 +1,5 @@
-"""Classification figures from a confusion matrix: per-class precision, recall, F1, macro-F1, Cohen's kappa.
+"""Classification figures from a confusion matrix: per-class precision, recall, F1, macro-F1, Cohen's kappa;
+Krippendorff's alpha (nominal) from a coincidence matrix, checked against the `krippendorff` package in tests.
 
 The same definitions as scikit-learn's `confusion_matrix`, `precision_recall_fscore_support(zero_division=0)`,
 `f1_score(average="macro")` and `cohen_kappa_score` (tests check them against it), in numpy: importing
@@ -71,6 +72,37 @@ def cohen_kappa(matrix: np.ndarray) -> float:
     if denominator == 0:
         return float("nan")
     return 1.0 - float((off * matrix).sum()) / denominator
+
+
+def coincidence(units: Sequence[Sequence[str]], labels: Sequence[str]) -> np.ndarray:
+    """Krippendorff's coincidence matrix of the units (each the values its coders gave; a unit with fewer than
+    two values is not pairable and adds nothing): every ordered pair of values from two coders of a unit adds
+    1 / (m_u - 1), m_u the unit's number of values."""
+    k = len(labels)
+    out = np.zeros((k, k), dtype=float)
+    for values in units:
+        idx = _indices(values, labels)
+        idx = idx[idx >= 0]
+        m = len(idx)
+        if m < 2:
+            continue
+        counts = np.bincount(idx, minlength=k).astype(float)
+        out += (np.outer(counts, counts) - np.diag(counts)) / (m - 1)
+    return out
+
+
+def krippendorff_alpha(matrix: np.ndarray) -> float:
+    """Krippendorff's alpha for nominal data from a coincidence matrix (`coincidence`): 1 - D_o / D_e, with
+    D_o the share of disagreeing pairs and D_e the share expected by chance; nan when chance disagreement is 0."""
+    n = float(matrix.sum())
+    if n <= 1:
+        return float("nan")
+    marginals = matrix.sum(axis=1)
+    off = 1 - np.eye(len(matrix))
+    expected = float((off * np.outer(marginals, marginals)).sum())
+    if expected == 0:
+        return float("nan")
+    return 1.0 - (n - 1) * float((off * matrix).sum()) / expected
 
 
 def auroc(positive: np.ndarray, score: np.ndarray) -> float:
