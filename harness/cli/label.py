@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+from harness.report.labelling import DEFAULT_PORT
+
 EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
 
 
@@ -19,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     serve = label_sub.add_parser("serve", help="a local labelling page on 127.0.0.1")
     serve.add_argument("folder", type=Path, help="the folder `vbench import sessions` wrote")
     serve.add_argument("--annotator", required=True, help="your name: answers go to FOLDER/labels/<name>.jsonl")
-    serve.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"the port (default {DEFAULT_PORT}; 0: a free one)")
     serve.add_argument("--port-file", type=Path, help="write the bare port number here once requests are accepted")
     serve.set_defaults(handler=cmd_serve)
     export = label_sub.add_parser("export", help="write the labelled sessions as case files")

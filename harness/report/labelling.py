@@ -25,6 +25,8 @@ from harness.corpus.sessions import Imported, load_imported
 from harness.report.label_view import case_view, claim_ids, current_claim
 
 HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+"""The port `vbench label serve` takes unless told (the report's agreement section links to it)."""
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'none'"
