@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ from harness.system.store import public_store_url
 
 Sample = Literal["random", "disagreement"]
 ROW_COLUMNS = ("id", "session", "executor")
+ID_NEAR_START = re.compile(rb'^\s*\{\s*"id"\s*:\s*"([a-z0-9._-]{1,185})"')
+"""A too-large line's id, when the row starts with it: the report names the row, not only its line."""
 
 
 class SourceError(Exception):
@@ -61,8 +64,10 @@ def jsonl_rows(path: Path, max_bytes: int) -> Iterator[tuple[str, Any, Any, Any]
     with path.open("rb") as fh:
         for number, line in enumerate(_bounded_lines(fh, max_bytes), start=1):
             where = f"{path.name}:{number}"
-            if line is None:
-                yield RowError(row=where, reason="too large", message=f"the line is over {max_bytes:,} bytes")
+            if isinstance(line, tuple):
+                found = ID_NEAR_START.search(line[0])
+                name = found.group(1).decode("utf-8", "replace") if found else where
+                yield RowError(row=name, reason="too large", message=f"{where} is over {max_bytes:,} bytes")
                 continue
             if not line.strip():
                 continue
@@ -77,8 +82,8 @@ def jsonl_rows(path: Path, max_bytes: int) -> Iterator[tuple[str, Any, Any, Any]
             yield where, row.get("id"), row.get("session"), row.get("executor")
 
 
-def _bounded_lines(fh: Any, max_bytes: int) -> Iterator[bytes | None]:
-    """Each line, or None for one over `max_bytes` (read through, never held whole)."""
+def _bounded_lines(fh: Any, max_bytes: int) -> Iterator[bytes | tuple[bytes]]:
+    """Each line, or (its first KiB,) for one over `max_bytes` (read through, never held whole)."""
     while True:
         line = fh.readline(max_bytes + 1)
         if not line:
@@ -86,7 +91,7 @@ def _bounded_lines(fh: Any, max_bytes: int) -> Iterator[bytes | None]:
         if len(line) > max_bytes and not line.endswith(b"\n"):
             while (rest := fh.readline(1 << 20)) and not rest.endswith(b"\n"):
                 pass
-            yield None
+            yield (line[:1024],)
             continue
         yield line
 
@@ -104,7 +109,12 @@ def sql_rows(url: str, query: str) -> Iterator[tuple[str, Any, Any, Any]]:
     except Exception as exc:  # an unknown dialect or a malformed URL: say which, never the password
         raise SourceError(f"cannot use {public}: {type(exc).__name__}") from None
     try:
-        with engine.connect() as conn:
+        try:
+            conn = engine.connect()
+        except SQLAlchemyError as exc:
+            reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            raise SourceError(f"cannot connect to {public}: {reason}") from None
+        with conn:
             try:
                 result = conn.execution_options(stream_results=True).execute(text(query))
             except SQLAlchemyError as exc:

@@ -178,7 +178,8 @@ def to_imported(row_id: Any, session: Any, executor: Any, source: str, max_bytes
 def _redacted(session: dict[str, Any], executor: dict[str, Any]) -> tuple[tuple[Any, Any], list[Redaction]]:
     clean_session, found = redact(session, "session")
     clean_executor, more = redact(executor, "executor")
-    return (clean_session, clean_executor), found + more
+    # sorted: a database that reorders keys (PostgreSQL's jsonb) lists them in the same order as a file
+    return (clean_session, clean_executor), sorted(found + more, key=lambda r: (r.path, r.kind))
 
 
 def _first_problem(exc: ValidationError, session: dict[str, Any], evaluation: Any) -> str:
