@@ -91,7 +91,7 @@ def kappa_with_ci(by_case: Mapping[str, list[tuple[str, str]]], labels: Sequence
     table = np.array(rows, dtype=float)
     matrix = table.sum(axis=0).reshape(k, k)
     boots = resampled_sums(table)
-    kappas = np.array([classification.cohen_kappa(b.reshape(k, k)) for b in boots])
+    kappas = classification.cohen_kappas(boots.reshape(-1, k, k))
     n = int(matrix.sum())
     return {
         "n": n,
@@ -113,7 +113,7 @@ def alpha_with_ci(by_case: Mapping[str, list[list[str]]], labels: Sequence[str])
     boots = resampled_sums(table)
     return {
         "value": _finite(classification.krippendorff_alpha(table.sum(axis=0).reshape(k, k))),
-        "ci": _ci(np.array([classification.krippendorff_alpha(b.reshape(k, k)) for b in boots])),
+        "ci": _ci(classification.krippendorff_alphas(boots.reshape(-1, k, k))),
         "claims": pairable,
     }
 
