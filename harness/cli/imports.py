@@ -27,7 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ses.add_argument("--out", type=Path, required=True, help="folder for the unlabelled cases (DIR/<id>.yaml)")
     ses.add_argument("--query", help="SQL whose rows have the columns id, session, executor (database sources)")
     ses.add_argument("--limit", type=_positive, default=None, help="import at most N sessions")
-    ses.add_argument("--sample", choices=("random", "disagreement"), default=None, help="the order sessions are taken in")
+    ses.add_argument(
+        "--sample", choices=("random", "disagreement"), default=None, help="the order sessions are taken in"
+    )
     ses.add_argument("--seed", type=int, default=0, help="the seed of --sample random")
     ses.set_defaults(handler=cmd_import_sessions)
     imp.set_defaults(handler=lambda _args: (imp.print_help(), EXIT_USAGE)[1])

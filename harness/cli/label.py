@@ -8,11 +8,14 @@ import asyncio
 import contextlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from harness.report.labelling import DEFAULT_PORT
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
+T = TypeVar("T")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -21,7 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     serve = label_sub.add_parser("serve", help="a local labelling page on 127.0.0.1")
     serve.add_argument("folder", type=Path, help="the folder `vbench import sessions` wrote")
     serve.add_argument("--annotator", required=True, help="your name: answers go to FOLDER/labels/<name>.jsonl")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"the port (default {DEFAULT_PORT}; 0: a free one)")
+    serve.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"the port (default {DEFAULT_PORT}; 0: a free one)"
+    )
     serve.add_argument("--port-file", type=Path, help="write the bare port number here once requests are accepted")
     serve.set_defaults(handler=cmd_serve)
     export = label_sub.add_parser("export", help="write the labelled sessions as case files")
@@ -30,7 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     export.set_defaults(handler=cmd_export)
     label.set_defaults(handler=lambda _args: (label.print_help(), EXIT_USAGE)[1])
 
-    agree = sub.add_parser("agreement", help="annotator-annotator and annotator-verifier agreement on labelled sessions")
+    agree = sub.add_parser(
+        "agreement", help="annotator-annotator and annotator-verifier agreement on labelled sessions"
+    )
     agree.add_argument("folder", type=Path, help="the folder `vbench import sessions` wrote")
     agree.add_argument("--out", type=Path, default=None, help="where to write (default FOLDER/agreement.json)")
     agree.set_defaults(handler=cmd_agreement)
@@ -42,6 +49,18 @@ def _folder_problem(folder: Path) -> str | None:
     if not any(folder.glob("*.yaml")):
         return f"{folder} holds no imported session (*.yaml); run `vbench import sessions` first"
     return None
+
+
+def _read_folder(folder: Path, action: Callable[[Path], T]) -> T | int:
+    """`action(folder)`, or the usage exit code after saying why the folder or a file in it cannot be read."""
+    problem = _folder_problem(folder)
+    if problem is None:
+        try:
+            return action(folder)
+        except ValueError as exc:
+            problem = str(exc)
+    print(f"error: {problem}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -72,14 +91,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_agreement(args: argparse.Namespace) -> int:
     from harness.score.agreement import agreement_report, write_agreement
 
-    if problem := _folder_problem(args.folder):
-        print(f"error: {problem}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        report = agreement_report(args.folder)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    report = _read_folder(args.folder, agreement_report)
+    if isinstance(report, int):
+        return report
     out = write_agreement(report, args.out or args.folder / "agreement.json")
     for line in report.lines():
         print(line)
@@ -93,14 +107,9 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from harness.score.label_export import export_cases
 
-    if problem := _folder_problem(args.folder):
-        print(f"error: {problem}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        result = export_cases(args.folder, args.out)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    result = _read_folder(args.folder, lambda folder: export_cases(folder, args.out))
+    if isinstance(result, int):
+        return result
     for case_id, why in result.left_out.items():
         print(f"left out {case_id}: {why}", file=sys.stderr)
     print(json.dumps({"written": len(result.written), "left_out": len(result.left_out)}))

@@ -118,7 +118,9 @@ def sql_rows(url: str, query: str) -> Iterator[tuple[str, Any, Any, Any]]:
             try:
                 result = conn.execution_options(stream_results=True).execute(text(query))
             except SQLAlchemyError as exc:
-                raise SourceError(f"the query failed on {public}: {str(exc.orig or exc).splitlines()[0]}") from None
+                raise SourceError(
+                    f"the query failed on {public}: {str(getattr(exc, 'orig', None) or exc).splitlines()[0]}"
+                ) from None
             missing = [c for c in ROW_COLUMNS if c not in result.keys()]
             if missing:
                 raise SourceError(f"the query's rows lack column(s) {missing}; they need {list(ROW_COLUMNS)}")

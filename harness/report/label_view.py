@@ -92,7 +92,9 @@ def _binding_text(b: EvidenceBinding) -> str:
 def _cited(entry: TraceEntry, rows: dict[str, ToolInvocation]) -> Cited:
     row = next((rows[i] for i in entry.source_invocation_ids if i in rows), None)
     before, excerpt, after = split_excerpt(row.result if row else entry.result_excerpt, entry.result_excerpt)
-    return Cited(entry.trace_ref, entry.tool_name, list(entry.source_invocation_ids), entry.status, before, excerpt, after)
+    return Cited(
+        entry.trace_ref, entry.tool_name, list(entry.source_invocation_ids), entry.status, before, excerpt, after
+    )
 
 
 def case_view(case: Imported, labels: dict[ClaimKey, Derivability]) -> CaseView:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from harness.corpus.labels import CLASSES, LabelLine, append_label, label_file, now, read_label_file
 from harness.corpus.sessions import Imported, load_imported
 from harness.report.label_view import case_view, claim_ids, current_claim
+from harness.system.models import Derivability
+from harness.system.serve import serve_app
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -82,7 +83,7 @@ class LabelApp:
 
     async def index(self, request: web.Request) -> web.Response:
         labels = self.labels()
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "id": cid,
                 "title": self.cases[cid].title,
@@ -127,7 +128,9 @@ class LabelApp:
             raise web.HTTPNotFound(text="no such case or claim")
         if label not in {c.value for c in CLASSES}:
             raise web.HTTPBadRequest(text=f"label must be one of {[c.value for c in CLASSES]}")
-        line = LabelLine(case_id=case_id, claim_id=claim_id, label=label, annotator=self.annotator, at=now())
+        line = LabelLine(
+            case_id=case_id, claim_id=claim_id, label=Derivability(label), annotator=self.annotator, at=now()
+        )
         await asyncio.to_thread(append_label, self.folder, line)
         query = {"after": claim_id} | ({"show": "production"} if form.get("show") == "production" else {})
         raise web.HTTPSeeOther(f"/case/{quote(case_id)}?{urlencode(query)}")
@@ -168,18 +171,5 @@ async def _headers(request: web.Request, handler: Any) -> web.StreamResponse:
 
 async def serve(folder: Path, annotator: str, port: int = 0, port_file: Path | None = None) -> None:
     """Serve on 127.0.0.1 until cancelled; the bound port goes to `port_file` (the number alone) once accepting."""
-    runner = web.AppRunner(LabelApp(folder, annotator).app(), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, HOST, port)
-    await site.start()
-    bound = runner.addresses[0][1]
-    print(f"labelling {folder} as {annotator} on http://{HOST}:{bound}/", flush=True)
-    if port_file is not None:
-        tmp = port_file.with_name(port_file.name + ".tmp")
-        tmp.write_text(str(bound), encoding="utf-8")
-        tmp.replace(port_file)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await runner.cleanup()
-        print("stopped", file=sys.stderr)
+    app = LabelApp(folder, annotator).app()
+    await serve_app(app, HOST, port, port_file, f"labelling {folder} as {annotator} on http://{{host}}:{{port}}/")

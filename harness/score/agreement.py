@@ -63,9 +63,13 @@ class Agreement(BaseModel):
                        f"agreement {fig(p['percent_agreement'])}")  # fmt: skip
         out.append(f"  Krippendorff's alpha {fig(self.krippendorff_alpha['value'])} {self.krippendorff_alpha['ci']}")
         for v in self.vs_verifier:
-            out.append(f"  {v['annotator']} vs verifier: {v['claims']} claims, kappa {fig(v['cohen_kappa'])} {v['cohen_kappa_ci']}")
+            out.append(
+                f"  {v['annotator']} vs verifier: {v['claims']} claims, kappa {fig(v['cohen_kappa'])} {v['cohen_kappa_ci']}"
+            )
         for v in self.verdicts["vs_verifier"]:
-            out.append(f"  verdicts, {v['annotator']} vs verifier: {v['cases']} sessions, kappa {fig(v['cohen_kappa'])}")
+            out.append(
+                f"  verdicts, {v['annotator']} vs verifier: {v['cases']} sessions, kappa {fig(v['cohen_kappa'])}"
+            )
         return out
 
 
@@ -195,12 +199,16 @@ def agreement_report(folder: Path) -> Agreement:
     cases = load_imported(folder)
     labels = {name: {k: v.value for k, v in given.items()} for name, given in read_labels(folder).items()}
     if VERIFIER in labels:
-        raise ValueError(f"{folder}/labels/{VERIFIER}.jsonl: {VERIFIER!r} names the production verifier; rename the annotator")
+        raise ValueError(
+            f"{folder}/labels/{VERIFIER}.jsonl: {VERIFIER!r} names the production verifier; rename the annotator"
+        )
     claim_ids = {c.id: [x.claim_id for x in c.prepared().claims] for c in cases}
     units = [(cid, claim) for cid, ids in claim_ids.items() for claim in ids]
     production = {(c.id, ch.claim_id): ch.verification.value for c in cases for ch in c.production.claim_checks}
     claims = compare({**labels, VERIFIER: production}, units, CLASSES, "claims")
-    verdict_answers: dict[str, dict[ClaimKey, str]] = {n: annotator_verdicts(cases, claim_ids, given) for n, given in labels.items()}
+    verdict_answers: dict[str, dict[ClaimKey, str]] = {
+        n: annotator_verdicts(cases, claim_ids, given) for n, given in labels.items()
+    }
     verdict_answers[VERIFIER] = {(c.id, "verdict"): c.production.verdict.value for c in cases if c.production.verdict}
     verdicts = compare(verdict_answers, [(c.id, "verdict") for c in cases], VERDICTS, "cases")
     return Agreement(
@@ -222,4 +230,3 @@ def write_agreement(report: Agreement, path: Path) -> Path:
 
 def read_agreement(path: Path) -> Agreement:
     return Agreement.model_validate_json(path.read_bytes())
-

@@ -25,7 +25,7 @@ PLACEHOLDER_VERDICT = Verdict.LOW_CONFID
 """Held by the expected verdict only while the policy derives the real one (never written)."""
 
 
-def labelled_case(imported: Imported, labels: Mapping[str, Iterable[Derivability]]) -> Case:
+def labelled_case(imported: Imported, labels: Mapping[str, Iterable[Derivability | str]]) -> Case:
     """The session as a quality case whose gold labels are `labels` (claim id -> acceptable classes) and whose
     expected verdict the policy derives from them (a list when the labels allow several)."""
     prepared = imported.prepared()
@@ -100,7 +100,9 @@ def export_cases(folder: Path, out: Path) -> ExportResult:
             result.left_out[imported.id] = problem
             continue
         case = labelled_case(imported, labels)
-        _write_atomically(out / f"{case.id}.yaml", case_yaml(case.model_dump(mode="json", by_alias=True, exclude_none=True)))
+        _write_atomically(
+            out / f"{case.id}.yaml", case_yaml(case.model_dump(mode="json", by_alias=True, exclude_none=True))
+        )
         result.written.append(case.id)
     return result
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import JSON, Column, MetaData, String, Table, create_engine, insert
+from sqlalchemy import JSON
 from sqlalchemy.dialects.postgresql import JSONB
 
 from harness.cli import main
@@ -21,25 +21,13 @@ from harness.corpus.sessions import load_imported
 from harness.devtools.production_sessions import session_id_for
 from harness.report.browser import find_chromium
 from harness.system.models import Derivability
-from tests.corpus.production import QUALITY, jsonl, rows
+from tests.corpus.production import QUALITY, jsonl, rows, session_table
+from tests.report.cdp import open_page
 from tests.report.label_server import label_server
 from tests.report.test_label_browser import LABELS_SHOWN, press, settled
-from tests.report.cdp import open_page
 
 QUERY = "SELECT id, session, executor FROM diagnosis_export ORDER BY id"
 OTHER = {d.value: list(Derivability)[(i + 3) % 6].value for i, d in enumerate(Derivability)}
-
-
-def _table(url: str, json_type: object, part: list[dict[str, object]]) -> None:
-    engine = create_engine(url)
-    meta = MetaData()
-    table = Table("diagnosis_export", meta, Column("id", String(200), primary_key=True),
-                  Column("session", json_type), Column("executor", json_type))  # fmt: skip
-    meta.drop_all(engine)
-    meta.create_all(engine)
-    with engine.begin() as conn:
-        conn.execute(insert(table), [{"id": r["id"], "session": r["session"], "executor": r["executor"]} for r in part])
-    engine.dispose()
 
 
 def http_label(url: str, case_id: str, answers: dict[str, str]) -> None:
@@ -56,7 +44,9 @@ async def keyboard_label(url: str, keys: list[str]) -> list[str]:
         for i, key in enumerate(keys):
             await press(page, key)
             value = list(Derivability)[int(key) - 1].value
-            await settled(page, f"document.querySelectorAll('section.claim')[{i}].dataset.label === {json.dumps(value)}")
+            await settled(
+                page, f"document.querySelectorAll('section.claim')[{i}].dataset.label === {json.dumps(value)}"
+            )
         await page.send("Page.reload")
         await settled(page, "document.querySelectorAll('section.claim').length > 0")
         return list(json.loads(await page.evaluate(LABELS_SHOWN)))
@@ -71,9 +61,9 @@ def test_production_to_corpus(postgres_url: str, tmp_path: Path, capsys: pytest.
     # 1. import: a third from each source, into one folder
     assert main(["import", "sessions", str(jsonl(tmp_path / "a.jsonl", source[:third])), "--out", str(folder)]) == 0
     sqlite = f"sqlite:///{tmp_path / 'prod.db'}"
-    _table(sqlite, JSON, source[third : 2 * third])
+    session_table(sqlite, "diagnosis_export", JSON, source[third : 2 * third])
     assert main(["import", "sessions", sqlite, "--query", QUERY, "--out", str(folder)]) == 0
-    _table(postgres_url, JSONB, source[2 * third :])
+    session_table(postgres_url, "diagnosis_export", JSONB, source[2 * third :])
     assert main(["import", "sessions", postgres_url, "--query", QUERY, "--out", str(folder)]) == 0
     imported = load_imported(folder)
     assert sorted(c.id for c in imported) == sorted(r["id"] for r in source)

@@ -21,7 +21,13 @@ def test_last_answer_per_claim_wins_and_adjudication_is_apart(tmp_path: Path) ->
     assert read_labels(tmp_path) == {"ann": {("c1", "C1"): "contradicted", ("c1", "C2"): "unsupported"}}
     assert read_adjudicated(tmp_path) == {("c1", "C1"): "direct_observation"}
     lines = (tmp_path / "labels" / "ann.jsonl").read_text().splitlines()
-    assert len(lines) == 3 and set(__import__("json").loads(lines[0])) == {"case_id", "claim_id", "label", "annotator", "at"}
+    assert len(lines) == 3 and set(__import__("json").loads(lines[0])) == {
+        "case_id",
+        "claim_id",
+        "label",
+        "annotator",
+        "at",
+    }
 
 
 def test_a_torn_last_line_is_ignored_a_bad_line_elsewhere_is_an_error(tmp_path: Path) -> None:

@@ -16,7 +16,11 @@ from harness.corpus.redact import redact, redact_text
         ('{"api_key": "abcdef123456"}', "api_key", '{"api_key": "[REDACTED:api_key]"}'),
         ("password=hunter2hunter2 retry", "api_key", "password=[REDACTED:api_key] retry"),
         ("Authorization: Bearer abc.def-ghi_jkl", "bearer_token", "Authorization: [REDACTED:bearer_token]"),
-        ("redis://default:pa55word@cache:6379/0", "url_password", "redis://default:[REDACTED:url_password]@cache:6379/0"),
+        (
+            "redis://default:pa55word@cache:6379/0",
+            "url_password",
+            "redis://default:[REDACTED:url_password]@cache:6379/0",
+        ),
         ("mail ops-team+alerts@corp.example.org now", "email", "mail [REDACTED:email] now"),
     ],
 )

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 import yaml
-from sqlalchemy import JSON, Column, MetaData, String, Table, Text, create_engine, insert
+from sqlalchemy import JSON, Text
 from sqlalchemy.dialects.postgresql import JSONB
 
 from harness.cli import main
 from harness.system.models import Derivability
-from tests.corpus.production import SECRETS, case_data, folder_data, jsonl, rows
+from tests.corpus.production import SECRETS, case_data, folder_data, jsonl, rows, session_table
 
 QUERY = "SELECT id, session, executor FROM prod_sessions ORDER BY id"
 
@@ -25,7 +25,9 @@ def imported(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
     return code, out.out + out.err
 
 
-def test_jsonl_rows_become_unlabelled_cases_that_validate_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_jsonl_rows_become_unlabelled_cases_that_validate_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = rows()
     code, out = imported([str(jsonl(tmp_path / "s.jsonl", source)), "--out", str(tmp_path / "imp")], capsys)
     assert code == 0, out
@@ -43,7 +45,10 @@ def test_jsonl_rows_become_unlabelled_cases_that_validate_refuses(tmp_path: Path
         assert [c["claim_id"] for c in data["meta"]["production"]["claim_checks"]] == [
             c["claim_id"] for c in production["claim_checks"]
         ]
-        assert data["tags"][0] == "production" and f"production-{production['verdict'].lower().replace('_', '-')}" in data["tags"]
+        assert (
+            data["tags"][0] == "production"
+            and f"production-{production['verdict'].lower().replace('_', '-')}" in data["tags"]
+        )
     code = main(["cases", "validate", str(tmp_path / "imp")])
     out = capsys.readouterr()
     assert code == 2
@@ -108,9 +113,14 @@ def test_bad_rows_are_named_and_skipped_good_rows_kept(
     assert sorted(p.stem for p in (tmp_path / "imp").glob("*.yaml")) == sorted([good[0]["id"], good[4]["id"]])
     assert "skipped s.jsonl:2: not JSON" in out
     assert "skipped bad-shape: wrong shape: session: an object, not list" in out
-    assert "skipped no-evaluation: wrong shape: session.self_evaluation.verifier_evaluation: the production evaluation is missing" in out
+    assert (
+        "skipped no-evaluation: wrong shape: session.self_evaluation.verifier_evaluation: the production evaluation is missing"
+        in out
+    )
     assert "skipped huge: too large" in out
-    assert "skipped bad-class: wrong shape: session.self_evaluation.verifier_evaluation.claim_checks.0.verification" in out
+    assert (
+        "skipped bad-class: wrong shape: session.self_evaluation.verifier_evaluation.claim_checks.0.verification" in out
+    )
     assert "skipped Upper Case!: bad id" in out
     assert "2 written, 0 unchanged, 0 kept as they were, 6 bad row(s) skipped" in out
 
@@ -119,7 +129,9 @@ def test_a_row_without_optional_fields_is_imported(tmp_path: Path, capsys: pytes
     row = rows()[1]
     evaluation = row["session"]["self_evaluation"]["verifier_evaluation"]
     row["session"]["self_evaluation"]["verifier_evaluation"] = {
-        "claim_checks": [{"claim_id": c["claim_id"], "verification": c["verification"]} for c in evaluation["claim_checks"]]
+        "claim_checks": [
+            {"claim_id": c["claim_id"], "verification": c["verification"]} for c in evaluation["claim_checks"]
+        ]
     }
     code, out = imported([str(jsonl(tmp_path / "s.jsonl", [row])), "--out", str(tmp_path / "imp")], capsys)
     assert code == 0, out
@@ -128,20 +140,7 @@ def test_a_row_without_optional_fields_is_imported(tmp_path: Path, capsys: pytes
 
 
 def _table(url: str, json_type: Any) -> None:
-    engine = create_engine(url)
-    meta = MetaData()
-    table = Table("prod_sessions", meta, Column("id", String(200), primary_key=True),
-                  Column("session", json_type), Column("executor", json_type))  # fmt: skip
-    meta.drop_all(engine)
-    meta.create_all(engine)
-    text_columns = json_type is Text
-    with engine.begin() as conn:
-        conn.execute(insert(table), [
-            {"id": r["id"], "session": json.dumps(r["session"]) if text_columns else r["session"],
-             "executor": json.dumps(r["executor"]) if text_columns else r["executor"]}
-            for r in rows()
-        ])  # fmt: skip
-    engine.dispose()
+    session_table(url, "prod_sessions", json_type, rows())
 
 
 def _same_as_jsonl(url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
@@ -169,10 +168,14 @@ def test_postgres_source(postgres_url: str, tmp_path: Path, capsys: pytest.Captu
     _same_as_jsonl(postgres_url, tmp_path, capsys, "from-postgres")
 
 
-def test_database_problems_stop_before_any_row_and_hide_the_password(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_database_problems_stop_before_any_row_and_hide_the_password(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     url = f"sqlite:///{tmp_path / 'prod.db'}"
     _table(url, Text)
-    code, out = imported([url, "--query", "SELECT id, session FROM prod_sessions", "--out", str(tmp_path / "a")], capsys)
+    code, out = imported(
+        [url, "--query", "SELECT id, session FROM prod_sessions", "--out", str(tmp_path / "a")], capsys
+    )
     assert code == 2 and "lack column(s) ['executor']" in out
     assert not list((tmp_path / "a").glob("*.yaml"))
     code, out = imported([url, "--out", str(tmp_path / "b")], capsys)
@@ -190,7 +193,9 @@ def _flip(row: dict[str, Any]) -> None:
     evaluation["verdict"] = "PASS" if evaluation["verdict"] != "PASS" else "REJECT"
 
 
-def test_sample_disagreement_puts_the_most_disagreeing_session_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sample_disagreement_puts_the_most_disagreeing_session_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = rows()
     _flip(source[5])  # the production verifier now disagrees with the reference on every claim and the verdict
     path = jsonl(tmp_path / "s.jsonl", source)

@@ -29,7 +29,9 @@ class LabelServer:
         deadline = time.monotonic() + 60
         while not self.port_file.exists():
             if self.proc.poll() is not None:
-                raise RuntimeError(f"label serve exited: {self.proc.stderr.read().decode() if self.proc.stderr else ''}")
+                raise RuntimeError(
+                    f"label serve exited: {self.proc.stderr.read().decode() if self.proc.stderr else ''}"
+                )
             if time.monotonic() > deadline:
                 raise RuntimeError("label serve wrote no port file")
             time.sleep(0.05)

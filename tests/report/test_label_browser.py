@@ -6,30 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from harness.corpus.labels import CLASSES
 from harness.corpus.session_import import import_sessions
-from harness.report.browser import APT_HINT, find_chromium
 from tests.corpus.production import jsonl, rows
 from tests.report.cdp import CDPError, Page, open_page
 from tests.report.label_server import REPO, label_server
+from tests.report.test_browser import chromium  # noqa: F401 - the shared fixture
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("chromium")]
 SCREENSHOT = REPO / "reports" / "screenshots" / "label-case.png"
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    binary = find_chromium()
-    if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the browser tests: no chromium binary on PATH ({APT_HINT} in .ci/run)")
-        pytest.skip(f"no chromium binary on PATH; install Debian's with `{APT_HINT}`")
-    return binary
 
 
 async def settled(page: Page, expression: str, timeout: float = 30) -> object:
@@ -63,7 +52,9 @@ async def label_with_keys(url: str, keys: list[str], restart: object) -> tuple[l
         for i, key in enumerate(keys):
             await press(page, key)
             value = CLASSES[int(key) - 1].value
-            await settled(page, f"document.querySelectorAll('section.claim')[{i}].dataset.label === {json.dumps(value)}")
+            await settled(
+                page, f"document.querySelectorAll('section.claim')[{i}].dataset.label === {json.dumps(value)}"
+            )
         await page.send("Page.reload")
         await settled(page, "document.querySelectorAll('section.claim').length > 0")
         after_reload = json.loads(await page.evaluate(LABELS_SHOWN))
@@ -75,7 +66,10 @@ async def label_with_keys(url: str, keys: list[str], restart: object) -> tuple[l
         await page.screenshot(SCREENSHOT, width=1280, height=1000)
         new_url = restart()  # SIGKILL the server, start it again
         await page.send("Page.navigate", url=f"{new_url}/case/{url.rsplit('/', 1)[1]}")
-        await settled(page, f"location.href.startsWith({json.dumps(new_url)}) && document.querySelectorAll('section.claim').length > 0")
+        await settled(
+            page,
+            f"location.href.startsWith({json.dumps(new_url)}) && document.querySelectorAll('section.claim').length > 0",
+        )
         after_kill = json.loads(await page.evaluate(LABELS_SHOWN))
         await press(page, "n")
         await settled(page, "!location.href.endsWith(" + json.dumps(url.rsplit("/", 1)[1]) + ")")
@@ -83,7 +77,7 @@ async def label_with_keys(url: str, keys: list[str], restart: object) -> tuple[l
         return after_reload, after_kill, moved
 
 
-def test_label_with_the_keyboard_reload_and_survive_a_kill(chromium: str, tmp_path: Path) -> None:
+def test_label_with_the_keyboard_reload_and_survive_a_kill(tmp_path: Path) -> None:
     report = import_sessions(str(jsonl(tmp_path / "s.jsonl", rows()[:2])), tmp_path / "imp")
     folder = tmp_path / "imp"
     case_id = sorted(report.written)[0]

@@ -18,4 +18,6 @@ def import_folder(tmp_path: Path) -> list[Imported]:
 
 
 def label(folder: Path, who: str, case_id: str, claim_id: str, value: str) -> None:
-    append_label(folder, LabelLine(case_id=case_id, claim_id=claim_id, label=value, annotator=who, at="2026-12-04T10:00:00Z"))
+    append_label(
+        folder, LabelLine(case_id=case_id, claim_id=claim_id, label=value, annotator=who, at="2026-12-04T10:00:00Z")
+    )

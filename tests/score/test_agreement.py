@@ -25,7 +25,9 @@ def test_kappa_and_alpha_by_hand() -> None:
     got = kappa_with_ci({"c1": pairs[:2], "c2": pairs[2:]}, CLASSES)
     assert got["cohen_kappa"] == pytest.approx(0.32 / 0.52, abs=1e-6)
     assert got["percent_agreement"] == pytest.approx(0.8)
-    assert cohen_kappa_score([p[0] for p in pairs], [p[1] for p in pairs]) == pytest.approx(got["cohen_kappa"], abs=1e-6)
+    assert cohen_kappa_score([p[0] for p in pairs], [p[1] for p in pairs]) == pytest.approx(
+        got["cohen_kappa"], abs=1e-6
+    )
     # coincidences: o_AA = 4, o_BB = 4, o_AB = o_BA = 1; n = 10, n_A = n_B = 5; alpha = 1 - 9 * 2 / 50 = 0.64
     units = [list(p) for p in pairs]
     alpha = alpha_with_ci({"c1": units[:2], "c2": units[2:]}, CLASSES)
@@ -48,7 +50,9 @@ def test_alpha_on_krippendorffs_published_example() -> None:
     units = [[str(int(v)) for v in data[:, j] if not np.isnan(v)] for j in range(data.shape[1])]
     got = alpha_with_ci({f"u{i}": [u] for i, u in enumerate(units)}, labels)
     assert got["value"] == pytest.approx(0.743, abs=5e-4)
-    assert got["value"] == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"), abs=1e-6)
+    assert got["value"] == pytest.approx(
+        krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"), abs=1e-6
+    )
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -71,7 +75,9 @@ def test_kappa_and_alpha_match_the_libraries_on_random_labels(seed: int) -> None
     for j, unit in enumerate(units):
         units_by_case.setdefault(f"c{j // 4}", []).append(unit)
     alpha = alpha_with_ci(units_by_case, CLASSES)
-    assert alpha["value"] == pytest.approx(krippendorff.alpha(reliability_data=answers, level_of_measurement="nominal"), abs=1e-6)
+    assert alpha["value"] == pytest.approx(
+        krippendorff.alpha(reliability_data=answers, level_of_measurement="nominal"), abs=1e-6
+    )
 
 
 def _true_kappa(p: np.ndarray, skill: float) -> float:
@@ -96,7 +102,9 @@ def test_kappa_ci_covers_a_judge_of_known_skill(cases: int, min_coverage: float)
         truth = rng.choice(6, size=(cases, 4), p=p)
         other = (truth + rng.integers(1, 6, truth.shape)) % 6
         judge = np.where(rng.random(truth.shape) < skill, truth, other)
-        by_case = {f"c{i}": [(CLASSES[t], CLASSES[j]) for t, j in zip(truth[i], judge[i], strict=True)] for i in range(cases)}
+        by_case = {
+            f"c{i}": [(CLASSES[t], CLASSES[j]) for t, j in zip(truth[i], judge[i], strict=True)] for i in range(cases)
+        }
         ci = kappa_with_ci(by_case, CLASSES)["cohen_kappa_ci"]
         covered += ci is not None and ci[0] <= target <= ci[1]
     assert covered / reps >= min_coverage
@@ -105,7 +113,9 @@ def test_kappa_ci_covers_a_judge_of_known_skill(cases: int, min_coverage: float)
 def test_agreement_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cases = import_folder(tmp_path)
     folder = tmp_path / "imp"
-    for case in cases:  # ann1 answers as the production verifier did; ann2 too, except "contradicted" everywhere on one case
+    for (
+        case
+    ) in cases:  # ann1 answers as the production verifier did; ann2 too, except "contradicted" everywhere on one case
         for check in case.production.claim_checks:
             label(folder, "ann1", case.id, check.claim_id, check.verification.value)
             value = "contradicted" if case.id == cases[0].id else check.verification.value
@@ -129,12 +139,18 @@ def test_agreement_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 def test_an_annotators_verdict_comes_from_the_policy(tmp_path: Path) -> None:
     cases = import_folder(tmp_path)
-    case = next(c for c in cases if c.prepared().gatekeeper.status == "pass" and any(x.critical for x in c.prepared().claims))
+    case = next(
+        c for c in cases if c.prepared().gatekeeper.status == "pass" and any(x.critical for x in c.prepared().claims)
+    )
     ids = {case.id: [c.claim_id for c in case.prepared().claims]}
     critical = next(c.claim_id for c in case.prepared().claims if c.critical)
     direct = {(case.id, cid): "direct_observation" for cid in ids[case.id]}
     assert annotator_verdicts([case], ids, direct) == {(case.id, "verdict"): "PASS"}
-    assert annotator_verdicts([case], ids, direct | {(case.id, critical): "contradicted"}) == {(case.id, "verdict"): "REJECT"}
-    assert annotator_verdicts([case], ids, direct | {(case.id, critical): "overstated"}) == {(case.id, "verdict"): "LOW_CONFID"}
+    assert annotator_verdicts([case], ids, direct | {(case.id, critical): "contradicted"}) == {
+        (case.id, "verdict"): "REJECT"
+    }
+    assert annotator_verdicts([case], ids, direct | {(case.id, critical): "overstated"}) == {
+        (case.id, "verdict"): "LOW_CONFID"
+    }
     partial = dict(list(direct.items())[1:])
     assert annotator_verdicts([case], ids, partial) == {}  # not every claim labelled: no verdict

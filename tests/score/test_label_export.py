@@ -14,7 +14,11 @@ from tests.score.labelled_folder import import_folder, label
 
 
 def critical_case(cases: list[Imported]) -> Imported:
-    return next(c for c in cases if c.prepared().gatekeeper.status == "pass" and sum(x.critical for x in c.prepared().claims) >= 1)
+    return next(
+        c
+        for c in cases
+        if c.prepared().gatekeeper.status == "pass" and sum(x.critical for x in c.prepared().claims) >= 1
+    )
 
 
 def test_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
