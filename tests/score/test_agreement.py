@@ -154,3 +154,32 @@ def test_an_annotators_verdict_comes_from_the_policy(tmp_path: Path) -> None:
     }
     partial = dict(list(direct.items())[1:])
     assert annotator_verdicts([case], ids, partial) == {}  # not every claim labelled: no verdict
+
+
+def test_the_case_authors_labels_give_the_committed_verdicts(tmp_path: Path) -> None:
+    """Cross-check of the verdict derivation: the disk cases' own gold labels (the first where two are listed),
+    put through the policy as an annotator's, give each case's committed expected verdict."""
+    from harness.corpus.loader import load_cases
+    from harness.devtools.production_sessions import session_id_for
+    from tests.corpus.production import QUALITY
+
+    cases = import_folder(tmp_path)
+    committed = {session_id_for(c.id): c for c in load_cases([QUALITY])}
+    labels = {}
+    for case in cases:
+        for cid, value in (committed[case.id].expected.claims or {}).items():
+            labels[(case.id, cid)] = value[0] if isinstance(value, list) else value
+    ids = {c.id: [x.claim_id for x in c.prepared().claims] for c in cases}
+    got = annotator_verdicts(cases, ids, labels)
+    assert len(got) == len(cases)
+    for case in cases:
+        assert got[(case.id, "verdict")] in {v.value for v in committed[case.id].expected.acceptable_verdicts()}
+
+
+def test_the_committed_sample_figures_are_what_the_command_computes() -> None:
+    """docs/guides/production-corpus.md quotes docs/guides/production-sample/agreement.json: it must stay what
+    `vbench agreement` computes from the committed sessions and label files."""
+    from harness.score.agreement import agreement_report, read_agreement
+
+    sample = Path(__file__).resolve().parents[2] / "docs" / "guides" / "production-sample"
+    assert read_agreement(sample / "agreement.json") == agreement_report(sample)
