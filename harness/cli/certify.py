@@ -30,19 +30,36 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     sut.set_defaults(handler=lambda _args: _usage(sut))
 
     cert = sub.add_parser("certify", help="certify a SUT on every policy case, over the SUT protocol")
-    cert.add_argument("--sut", required=True, help="the SUT's base URL, e.g. http://127.0.0.1:8080")
+    cert.add_argument("--sut", help="the SUT's base URL, e.g. http://127.0.0.1:8080 (with --replay: the certified one)")
     cert.add_argument("--cases", type=Path, action="append", help="case folder (repeatable; default: cases)")
-    cert.add_argument("--out", type=Path, required=True, help="folder for summary.json, certificate.json/.html, logs")
+    cert.add_argument(
+        "--out", type=Path, required=True, help="folder for summary.json, certificate.json/.html, logs (--replay: read)"
+    )
     cert.add_argument(
         "--filter", action="append", default=[], metavar="F", help="as vbench run: tag:T, scenario:S, id:GLOB, ..."
     )
-    cert.add_argument("--timeout", type=float, default=30.0, help="seconds the SUT may take per case")
+    cert.add_argument("--timeout", type=float, default=30.0, help="seconds the SUT may wait for its model per case")
     cert.add_argument("--concurrency", type=int, default=4, help="cases in flight at once")
     cert.add_argument(
         "--model-base-url",
         help="a real OpenAI-compatible endpoint: quality cases go through the SUT with it (else they are skipped)",
     )
     cert.add_argument("--model", help="the model name at --model-base-url")
+    cert.add_argument(
+        "--mode",
+        choices=["default", "certification"],
+        default="default",
+        help="certification: refuse --filter and any skipped case, so only a whole-corpus certificate can result",
+    )
+    cert.add_argument("--force", action="store_true", help="replace an earlier certify run in --out")
+    cert.add_argument(
+        "--replay", metavar="CASE", help="send CASE's recorded exchange from the run in --out to the SUT again"
+    )
+    cert.add_argument("--sign-key", type=Path, help="an Ed25519 private key (PEM): sign certificate.json")
+    cert.add_argument(
+        "action", nargs="?", choices=["verify"], help="verify: check --out's certificate.json.sig with --public-key"
+    )
+    cert.add_argument("--public-key", type=Path, help="with verify: the Ed25519 public key (PEM)")
     cert.set_defaults(handler=certify_command)
 
 
@@ -76,37 +93,92 @@ def serve_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+CERTIFY_FILES = (
+    "results.jsonl",
+    "cases.jsonl",
+    "sut-log.jsonl",
+    "summary.json",
+    "certificate.json",
+    "certificate.html",
+)
+"""What a certify run writes into --out (what --force replaces)."""
+
+
+def _usage_error(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def url_problem(flag: str, url: str) -> str | None:
+    """Why `url` cannot be a SUT's base URL (None: it can)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return f"{flag} {url!r} is not an http:// or https:// URL (e.g. http://127.0.0.1:8080)"
+    return None
+
+
+def out_problem(out: Path, force: bool) -> str | None:
+    """Why a certify run cannot write into `out` (None: it can; with `force` an earlier run's files are removed)."""
+    if out.exists() and not out.is_dir():
+        return f"--out {out} is a file, not a folder"
+    held = [name for name in CERTIFY_FILES if (out / name).exists()]
+    if not held:
+        return None
+    if force:
+        for name in held:
+            (out / name).unlink()
+        return None
+    finished = "certificate.json" in held
+    what = "a finished certify run" if finished else "an unfinished certify run (it stopped before its certificate)"
+    return f"{out} already holds {what}; pass --force to replace it, or choose another --out"
+
+
 def certify_command(args: argparse.Namespace) -> int:
+    if args.action == "verify":
+        return verify_command(args)
+    if args.replay:
+        return replay_command(args)
     from harness.corpus.loader import CorpusError, load_cases
     from harness.kit.certify import CertifySettings, certify
     from harness.kit.sut import SutUnreachable
-    from harness.run.folder import RESULTS_FILE
     from harness.run.select import FilterError, select_cases
 
     dirs = args.cases or [DEFAULT_CASES]
-    if args.timeout <= 0 or args.concurrency < 1:
-        print("error: --timeout must be > 0 and --concurrency >= 1", file=sys.stderr)
-        return EXIT_USAGE
-    if bool(args.model_base_url) != bool(args.model):
-        print("error: --model-base-url and --model go together", file=sys.stderr)
-        return EXIT_USAGE
-    if (args.out / RESULTS_FILE).exists():
-        print(f"error: {args.out} already holds a run; choose another --out", file=sys.stderr)
-        return EXIT_USAGE
+    if not args.sut:
+        return _usage_error("--sut URL is required (the base URL of the system under test)")
+    checks = [
+        url_problem("--sut", args.sut),
+        url_problem("--model-base-url", args.model_base_url) if args.model_base_url else None,
+        *(f"--cases {d}: no such folder" for d in dirs if not d.is_dir()),
+        "--timeout must be > 0 and --concurrency >= 1" if args.timeout <= 0 or args.concurrency < 1 else None,
+        "--model-base-url and --model go together" if bool(args.model_base_url) != bool(args.model) else None,
+        "--mode certification refuses --filter: it certifies the whole corpus given"
+        if args.mode == "certification" and args.filter
+        else None,
+    ]
+    if problem := next((c for c in checks if c), None):
+        return _usage_error(problem)
     try:
         corpus = load_cases(dirs)
         cases = select_cases(corpus, args.filter)
     except FilterError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _usage_error(str(exc))
     except CorpusError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_USAGE
     policy = [c for c in cases if c.kind == "policy"]
     quality = [c for c in cases if c.kind == "quality"]
     if not policy:
-        print("error: no policy case matches the given folders and filters: nothing to certify", file=sys.stderr)
-        return EXIT_USAGE
+        return _usage_error("no policy case matches the given folders and filters: nothing to certify")
+    if args.mode == "certification" and quality and not args.model:
+        return _usage_error(
+            f"--mode certification refuses to skip the {len(quality)} quality cases in the folders given: name a "
+            "model with --model-base-url and --model, or give only policy case folders (e.g. --cases cases/policy)"
+        )
+    if problem := out_problem(args.out, args.force):
+        return _usage_error(problem)
     settings = CertifySettings(
         sut_url=args.sut,
         out=args.out,
@@ -117,12 +189,12 @@ def certify_command(args: argparse.Namespace) -> int:
         model_base_url=args.model_base_url,
         model=args.model,
         corpus_policy_cases=sum(1 for c in corpus if c.kind == "policy"),
+        mode=args.mode,
     )
     try:
         result = certify(policy, quality, settings)
     except SutUnreachable as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _usage_error(f"{exc} (nothing was written to {args.out})")
     cert, conf = result.certificate, result.summary["conformance"]
     print(cert.headline)
     print(
@@ -135,10 +207,57 @@ def certify_command(args: argparse.Namespace) -> int:
             f"quality through the SUT ({variant['name']}): {variant['quality_cases']} cases, {variant['errors']} errors, "
             f"verdict accuracy {variant.get('verdict_accuracy')}, claim accuracy {variant.get('claim_accuracy')}"
         )
-    print(f"kit {cert.kit.version} at {cert.kit.git_sha}")
+    print(f"kit {cert.kit.version} at {cert.kit.git_sha}, source sha256 {cert.kit.source_sha256}")
+    for problem in cert.protocol_problems:
+        print(f"  PROTOCOL {problem}")
     for failure in conf["failures"][:20]:
         print(
             f"  FAIL {failure['case_id']}: {'; '.join(failure['mismatches'] + failure['invariant_violations'])[:300]}"
         )
+    if args.sign_key:
+        from harness.kit.signing import SigningError, sign_certificate
+
+        try:
+            print(f"signed: {sign_certificate(args.out, args.sign_key)}")
+        except SigningError as exc:
+            return _usage_error(f"{exc} (the certificate was written unsigned)")
     print(f"certificate: {args.out / 'certificate.html'}")
+    return EXIT_OK if cert.status == "certified" else EXIT_GATE
+
+
+def verify_command(args: argparse.Namespace) -> int:
+    """Exit 0 when --out's certificate.json carries a valid signature by --public-key, 1 when it does not."""
+    from harness.kit.signing import SigningError, verify_certificate
+
+    if args.public_key is None:
+        return _usage_error("vbench certify verify needs --public-key PEM")
+    try:
+        good = verify_certificate(args.out, args.public_key)
+    except (SigningError, FileNotFoundError) as exc:
+        return _usage_error(str(exc))
+    print(
+        f"{args.out / 'certificate.json'}: "
+        + ("signature valid" if good else "signature INVALID (changed or another key)")
+    )
+    return EXIT_OK if good else EXIT_GATE
+
+
+def replay_command(args: argparse.Namespace) -> int:
+    """Send one case's recorded exchange again; exit 0 when it passes now, 1 when it still fails."""
+    from harness.corpus.loader import CorpusError
+    from harness.kit.replay import ReplayError, replay
+    from harness.run.folder import RunFileError
+
+    if args.sut and (problem := url_problem("--sut", args.sut)):
+        return _usage_error(problem)
+    try:
+        result = replay(args.out, args.replay, args.sut)
+    except (ReplayError, RunFileError, FileNotFoundError, CorpusError) as exc:
+        return _usage_error(str(exc))
+    print(f"replayed {result.case_id} against {result.sut_url}: HTTP {result.reply.status}")
+    if result.reply.error:
+        print(f"  ERROR {result.reply.error}")
+    for problem in result.problems:
+        print(f"  FAIL {problem}")
+    print("passes" if result.passed else "fails")
     return EXIT_OK if result.passed else EXIT_GATE

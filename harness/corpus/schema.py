@@ -148,6 +148,24 @@ class Expected(Contract):
         return None if self.model_verdict is None else set(_as_list(self.model_verdict))
 
 
+class CaseSettings(Contract):
+    """`meta.kit.settings`: protocol settings this case pins (INTERPRETATION §5 step 5 and §7 make them settings).
+
+    Unset keys take the run's or the kit's value. A case that pins a setting is judged at it by every layer:
+    the kit sends it, a run applies it, and the spec trace is built at its excerpt limit."""
+
+    claim_guard: bool | None = None
+    excerpt_chars: int | None = Field(default=None, ge=1)
+
+
+def kit_section(meta: dict[str, Any]) -> dict[str, Any]:
+    """`meta.kit` (empty when absent); a `meta.kit` that is not a mapping is an error."""
+    kit = meta.get("kit", {})
+    if not isinstance(kit, dict):
+        raise ValueError(f"meta.kit must be a mapping, not {type(kit).__name__}")
+    return kit
+
+
 class Case(Contract):
     id: str = Field(pattern=r"^[a-z0-9._-]+$")
     title: str = Field(min_length=1)
@@ -166,7 +184,24 @@ class Case(Contract):
         a Python call per read, and scoring restores every result's trace through `_traced`."""
         return (self.__pydantic_private__ or {}).get(name)
 
+    @field_validator("meta")
+    @classmethod
+    def _kit_settings_valid(cls, meta: dict[str, Any]) -> dict[str, Any]:
+        """`meta` is free, but its `kit.settings` is read by the kit: a wrong key or value is named at load."""
+        CaseSettings.model_validate(kit_section(meta).get("settings") or {})
+        return meta
+
+    @property
+    def settings(self) -> CaseSettings:
+        """The protocol settings the case pins (`meta.kit.settings`); unset ones are None."""
+        return CaseSettings.model_validate(kit_section(self.meta).get("settings") or {})
+
+    def excerpt_limit(self, default: int) -> int:
+        """The excerpt limit this case runs at: its own `meta.kit.settings.excerpt_chars`, else `default`."""
+        return self.settings.excerpt_chars or default
+
     def _traced(self, excerpt_chars: int, keep: bool = True) -> tuple[list[TraceEntry], list[dict[str, Any]]]:
+        excerpt_chars = self.excerpt_limit(excerpt_chars)
         kept = self._kept("_trace")
         if kept is not None and kept[0] is self.session and kept[1] == excerpt_chars:
             return kept[2], kept[3]

@@ -17,7 +17,7 @@ import pandas as pd
 from harness.corpus.catalogue import Scenario
 from harness.report.select import OutcomeRow
 from harness.run.log import Manifest
-from harness.score.certificate import certificate_status
+from harness.score.certificate import certificate_status, corpus_label
 
 FailureKey = tuple[str, str, int]
 SHOW_FAILURES = 50
@@ -211,7 +211,13 @@ def certification(
     if not conf.get("policy_cases"):
         caveats.insert(0, "No policy case ran, so nothing about the implementation is certified.")
     status, headline = (
-        certificate_status(conf, 0, manifest.filters, corpus_policy_cases)
+        certificate_status(
+            conf,
+            0,
+            manifest.filters,
+            corpus_policy_cases,
+            corpus=corpus_label(manifest.case_dirs, manifest.corpus_hash),
+        )
         if "scenarios" in conf
         else ("failed", "Not certified")
     )

@@ -67,6 +67,9 @@ async def execute_case(
     try:
         emission = case.executor.emission()  # built once: it serialises the structured output
         load_case_into_store(case, store, namespace, emission)
+        pinned = case.settings  # a case that pins a setting runs at it (`meta.kit.settings`)
+        if pinned.claim_guard is not None and pinned.claim_guard != settings.claim_guard:
+            settings = settings.model_copy(update={"claim_guard": pinned.claim_guard})
         return await run_pipeline(
             store,
             namespace + case.session_id,
@@ -75,7 +78,7 @@ async def execute_case(
             verifier,
             settings,
             trace=case.session.tool_trace_summary,
-            excerpt_chars=excerpt_chars,
+            excerpt_chars=case.excerpt_limit(excerpt_chars),
         )
     finally:
         if own:

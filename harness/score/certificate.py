@@ -19,6 +19,7 @@ from harness.score.certificate_model import (
     CertificateFailure,
     CertifiedSystem,
     KitInfo,
+    Mode,
     ScenarioTally,
     SkippedCases,
     Status,
@@ -49,6 +50,8 @@ def certificate_status(
     errors: int,
     filters: Sequence[str] = (),
     corpus_policy_cases: int | None = None,
+    protocol_problems: Sequence[str] = (),
+    corpus: str = "",
 ) -> tuple[Status, str]:
     """(status, headline) from a conformance block; a headline never claims more than was covered.
 
@@ -61,22 +64,25 @@ def certificate_status(
     cases, passed = conformance["policy_cases"], conformance["policy_passed"]
     violations = conformance["invariant_violations"]
     quality = conformance.get("quality_expectation_mismatches") or 0
-    if cases == 0 or passed < cases or violations or errors or quality:
+    on = f" on {corpus}" if corpus else ""
+    if cases == 0 or passed < cases or violations or errors or quality or protocol_problems:
         parts = [f"{cases - passed} of {cases} policy cases failed"]
+        if protocol_problems:
+            parts.append(f"{len(protocol_problems)} protocol problems")
         if violations:
             parts.append(f"{violations} invariant violations")
         if quality:
             parts.append(f"{quality} quality results off their deterministic expectations")
         if errors:
             parts.append(f"{errors} SUT errors")
-        return "failed", "Not certified: " + ", ".join(parts)
+        return "failed", "Not certified: " + ", ".join(parts) + on
     corpus = f"{cases}/{corpus_policy_cases}" if corpus_policy_cases is not None else f"{cases}"
     counts = f"{covered}/{total} scenarios, {corpus} policy cases" + (
         ", filtered" if filters and corpus_policy_cases is None else ""
     )
     if partial_reasons(conformance, filters, corpus_policy_cases):
-        return "partial", f"Partially certified ({counts})"
-    return "certified", f"Certified ({counts})"
+        return "partial", f"Partially certified ({counts}){on}"
+    return "certified", f"Certified ({counts}){on}"
 
 
 def build_certificate(
@@ -91,11 +97,14 @@ def build_certificate(
     errors: int,
     skipped: Mapping[str, Any],
     corpus_policy_cases: int | None = None,
+    protocol_problems: Sequence[str] = (),
+    mode: Mode = "default",
 ) -> Certificate:
     """The certificate of a conformance block: its status and headline, provenance and per-scenario coverage.
 
     `sut` (its URL and `GET /info` answer) and `kit` (name, version, git_sha) keep any extra keys given."""
-    status, headline = certificate_status(conformance, errors, filters, corpus_policy_cases)
+    corpus = corpus_label(case_dirs, corpus_hash)
+    status, headline = certificate_status(conformance, errors, filters, corpus_policy_cases, protocol_problems, corpus)
     scenarios = {sid: ScenarioTally.model_validate(dict(v)) for sid, v in sorted(conformance["scenarios"].items())}
     failures = conformance.get("failures", [])
     git_sha = kit.get("git_sha")
@@ -128,4 +137,13 @@ def build_certificate(
             for f in failures[:SHOW_FAILURES]
         ],
         skipped=SkippedCases.model_validate(dict(skipped)),
+        mode=mode,
+        corpus=corpus,
+        protocol_problems=list(protocol_problems),
     )
+
+
+def corpus_label(case_dirs: Sequence[str], corpus_hash: str) -> str:
+    """The corpus as a headline names it: its folders and the first 12 hex digits of its hash."""
+    dirs = " + ".join(str(d) for d in case_dirs) or "(no folder)"
+    return f"{dirs} (corpus {corpus_hash[:12]})" if corpus_hash else dirs

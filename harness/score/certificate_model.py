@@ -5,7 +5,8 @@ certificate has is required (a certificate missing one, or with a status outside
 guessed at), and every model allows extra keys, so a certificate written by a later version that added one
 still reads and writes back as it came. A certificate written before `corpus_policy_cases` and
 `partial_reasons` existed lacks them and is refused; the one reader (the report's sign-off) then does
-without, as it did when those keys were absent.
+without, as it did when those keys were absent. Keys added later (`mode`, `corpus`, `protocol_problems`,
+`kit.source_sha256`) have defaults, so the certificates written before them still read.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from harness.run.folder import CERTIFICATE_JSON, RunFileError, first_problem, re
 CERTIFICATE_SCHEMA: Literal["certificate_v1"] = "certificate_v1"
 """Unchanged since keys are only ever added."""
 Status = Literal["certified", "partial", "failed"]
+Mode = Literal["default", "certification"]
 
 
 class CertificatePart(BaseModel):
@@ -43,6 +45,9 @@ class KitInfo(CertificatePart):
     git_sha: str | None
     """None when the package is not tracked in a git work tree (an installed copy)."""
     dirty: bool
+    source_sha256: str | None = None
+    """The sha256 of the kit's own source files (`harness/`), whether or not git tracks them; None: not recorded
+    (a certificate from before it was)."""
 
 
 class ScenarioTally(CertificatePart):
@@ -98,6 +103,12 @@ class Certificate(CertificatePart):
     failures: list[CertificateFailure]
     """The first failures (`SHOW_FAILURES`), each with its first problems (`SHOW_PROBLEMS`)."""
     skipped: SkippedCases
+    mode: Mode = "default"
+    """`certification`: no filter and no skip was allowed (`vbench certify --mode certification`)."""
+    corpus: str = ""
+    """The corpus certified on, as the headline names it (its folders); empty in certificates before it was kept."""
+    protocol_problems: list[str] = []
+    """What the SUT's `GET /info` got wrong (any one fails the certificate)."""
 
 
 def certificate_text(certificate: Certificate) -> str:

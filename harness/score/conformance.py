@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.corpus.schema import Case
+from harness.score.meaning import same_unordered
 from harness.score.outcome import Outcome, outcome
 from harness.system import policy
 from harness.system.models import (
@@ -227,9 +228,10 @@ def _fact_violations(evaluation: ReportedEvaluation, statements: Mapping[str, st
     """INTERPRETATION §6: "One item per claim: {claim_id, fact (the statement), verification, detail}",
     derived from the sanitised claim checks by the fixed mapping (`statements`: the executor's, by claim id)."""
     out: list[str] = []
+    # "One item per claim" sets no order: compared as a multiset of (claim id, class).
     expected_facts = [(c.claim_id, _legacy(c.verification)) for c in evaluation.claim_checks]
     got_facts = [(f.claim_id, f.verification) for f in evaluation.facts_checked]
-    if expected_facts != got_facts:
+    if not same_unordered(got_facts, expected_facts, key=lambda fact: fact):
         out.append("facts_checked is not the fixed mapping of the claim checks")
     out.extend(
         f"facts_checked.{f.claim_id}: fact is {f.fact!r}, not the claim's statement"
