@@ -107,6 +107,9 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from harness.score.label_export import export_cases
 
+    if args.out.resolve() == args.folder.resolve():
+        print("error: --out must be another folder than the imported sessions", file=sys.stderr)
+        return EXIT_USAGE
     result = _read_folder(args.folder, lambda folder: export_cases(folder, args.out))
     if isinstance(result, int):
         return result

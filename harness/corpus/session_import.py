@@ -168,8 +168,11 @@ def ordered(cases: list[Imported], sample: Sample, seed: int) -> list[Imported]:
     return [c for _, c in sorted(scored, key=lambda sc: (-sc[0], sc[1].id))]
 
 
-def write_case(folder: Path, case: Imported) -> Literal["written", "unchanged", "conflict"]:
-    """Write `DIR/<id>.yaml` atomically and durably, unless a file for the id is already there."""
+def write_case(
+    folder: Path, case: Imported, max_bytes: int
+) -> Literal["written", "unchanged", "conflict", "too large"]:
+    """Write `DIR/<id>.yaml` atomically and durably, unless a file for the id is already there (or the case
+    file would be over the size limit every reader applies)."""
     path = folder / f"{case.id}.yaml"
     if path.exists():
         try:
@@ -177,10 +180,13 @@ def write_case(folder: Path, case: Imported) -> Literal["written", "unchanged", 
         except ValueError:
             same = False
         return "unchanged" if same else "conflict"
+    text = case_yaml(case.case_data())
+    if len(text.encode()) > max_bytes:
+        return "too large"
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{case.id}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(case_yaml(case.case_data()))
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -215,19 +221,23 @@ def import_sessions(
             report.bad.append(case.model_copy(update={"row": case.row if row_id is not None else where}))
             continue
         if sample is None:
-            _write(out, case, report)
+            _write(out, case, report, max_bytes)
             if limit is not None and len(report.written) + len(report.unchanged) >= limit:
                 break
         else:
             kept.append(case)
     if sample is not None:
         for case in ordered(kept, sample, seed)[:limit]:
-            _write(out, case, report)
+            _write(out, case, report, max_bytes)
     return report
 
 
-def _write(out: Path, case: Imported, report: ImportReport) -> None:
-    outcome = write_case(out, case)
+def _write(out: Path, case: Imported, report: ImportReport, max_bytes: int) -> None:
+    outcome = write_case(out, case, max_bytes)
+    if outcome == "too large":
+        message = f"as a case file (with the production evaluation) it is over {max_bytes:,} bytes"
+        report.bad.append(RowError(row=case.id, reason="too large", message=message))
+        return
     {"written": report.written, "unchanged": report.unchanged, "conflict": report.conflicts}[outcome].append(case.id)
     if outcome == "written":
         for r in case.meta["redactions"]:

@@ -13,6 +13,7 @@ from sqlalchemy import JSON, Text
 from sqlalchemy.dialects.postgresql import JSONB
 
 from harness.cli import main
+from harness.corpus.sessions import RowError
 from harness.system.models import Derivability
 from tests.corpus.production import SECRETS, case_data, folder_data, jsonl, rows, session_table
 
@@ -213,3 +214,20 @@ def test_case_data_ignores_the_source_only(tmp_path: Path, capsys: pytest.Captur
     data = case_data(first)
     assert set(data) >= {"id", "title", "spec", "tags", "meta", "session", "executor"}
     assert {c["verification"] for c in data["meta"]["production"]["claim_checks"]} <= {d.value for d in Derivability}
+
+
+def test_a_row_whose_case_file_would_be_too_large_is_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The limit every reader applies holds for the written file too, not only for the row as read."""
+    from harness.corpus.sessions import case_yaml, row_size, to_imported
+
+    row = rows()[1]
+    case = to_imported(row["id"], row["session"], row["executor"], "s.jsonl", 10**7)
+    assert not isinstance(case, RowError)
+    as_row, as_file = row_size(row["session"], row["executor"]), len(case_yaml(case.case_data()).encode())
+    assert as_row < as_file
+    monkeypatch.setenv("VBENCH_MAX_CASE_BYTES", str(as_file - 1))
+    code, out = imported([str(jsonl(tmp_path / "s.jsonl", [row])), "--out", str(tmp_path / "imp")], capsys)
+    assert code == 2 and f"skipped {row['id']}: too large: as a case file" in out
+    assert not list((tmp_path / "imp").glob("*.yaml"))

@@ -65,3 +65,9 @@ def test_three_different_labels_need_adjudication(tmp_path: Path, capsys: pytest
             label(folder, who, target.id, claim.claim_id, value)
     assert main(["label", "export", str(folder), "--out", str(tmp_path / "out")]) == 2
     assert "has 3 different labels; settle it in labels/adjudicated.jsonl" in capsys.readouterr().err
+
+
+def test_export_refuses_to_write_over_the_sessions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import_folder(tmp_path)
+    assert main(["label", "export", str(tmp_path / "imp"), "--out", str(tmp_path / "imp")]) == 2
+    assert "--out must be another folder" in capsys.readouterr().err
