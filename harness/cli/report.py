@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     rep.add_argument(
         "--rescore", action="store_true", help="score again from results.jsonl (rewrites summary.json, outcomes, junit)"
     )
+    rep.add_argument(
+        "--agreement", type=Path, help="an agreement.json (`vbench agreement`) to show in an Agreement section"
+    )
+    rep.add_argument("--label-url", default=None, help="where `vbench label serve` runs, for the section's links")
     rep.add_argument("--screenshot", action="store_true", help=f"also save {SCREENSHOT_FILE} (needs chromium)")
     rep.set_defaults(handler=cmd_report)
 
@@ -54,8 +58,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         prices = load_prices(args.prices)
-        report = render_run(args.run_dirs, out, prices=prices, limit=args.max_embedded, rescore=args.rescore)
-    except (ReportError, PriceError, RunFileError) as exc:
+        agreement = None
+        if args.agreement is not None:
+            from harness.report.agreement_view import DEFAULT_LABEL_URL, agreement_section
+
+            agreement = agreement_section(args.agreement, args.label_url or DEFAULT_LABEL_URL)
+        report = render_run(
+            args.run_dirs, out, prices=prices, limit=args.max_embedded, rescore=args.rescore, agreement=agreement
+        )
+    except (ReportError, PriceError, RunFileError, ValueError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
     print(f"report: {report}")

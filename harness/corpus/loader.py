@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from harness.corpus.catalogue import Scenario, load_catalogue
 from harness.corpus.schema import MAX_LABELS, Case, contract_keys, did_you_mean
+from harness.corpus.sessions import UNLABELLED_KEY, UNLABELLED_MESSAGE, is_unlabelled
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,8 @@ def load_case_file(
         return None, [CaseError(name, "", f"cannot read: {exc}")]
     if not isinstance(data, dict):
         return None, [CaseError(name, "", f"a case file holds a mapping, not {type(data).__name__}")]
+    if is_unlabelled(data):
+        return None, [CaseError(name, f"meta.{UNLABELLED_KEY}", UNLABELLED_MESSAGE)]
     try:
         case = Case.model_validate(data)
     except ValidationError as exc:

@@ -195,10 +195,13 @@ def render_run(
     prices: PriceTable | None = None,
     limit: int = DEFAULT_LIMIT,
     rescore: bool = False,
+    agreement: dict[str, Any] | None = None,
 ) -> Path:
-    """Write report.html and summary.md for the given run folders into `out_dir`; return the report's path."""
+    """Write report.html and summary.md for the given run folders into `out_dir`; return the report's path.
+    `agreement`: the agreement section's data (`agreement_view.agreement_section`), shown when given."""
     runs = load_runs([Path(d) for d in run_dirs], limit=limit, rescore=rescore)
     context = build_context(runs, load_prices(None) if prices is None else prices)
+    context["agreement"] = agreement
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     for cert in context["signoff"]["certifications"]:

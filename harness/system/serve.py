@@ -176,12 +176,18 @@ async def serve(server: SutServer, host: str = "127.0.0.1", port: int = 0, port_
     warning = exposure_warning(host)
     if warning:
         print(warning, file=sys.stderr, flush=True)
-    runner = web.AppRunner(server.app(), access_log=None)
+    await serve_app(server.app(), host, port, port_file, "SUT listening on http://{host}:{port}")
+
+
+async def serve_app(app: web.Application, host: str, port: int, port_file: Path | None, banner: str) -> None:
+    """Serve `app` until cancelled: `banner` (formatted with host and port) is printed and the bound port written
+    to `port_file`, the number alone and whole, once requests are accepted."""
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
     bound = runner.addresses[0][1]
-    print(f"SUT listening on http://{host}:{bound}", flush=True)
+    print(banner.format(host=host, port=bound), flush=True)
     if port_file is not None:
         tmp = port_file.with_name(port_file.name + ".tmp")
         tmp.write_text(str(bound), encoding="utf-8")
