@@ -19,6 +19,7 @@ from harness.cli.console import print_summary
 from harness.corpus.loader import CorpusError
 from harness.corpus.perturb import PERTURBATIONS
 from harness.run.caseref import CaseRef
+from harness.run.endpoints import EndpointDown, check_endpoints
 from harness.run.folder import DROPPED_FILE, RESULTS_FILE, RunFileError
 from harness.run.plan import ResumeError
 from harness.run.providers import grammar, study_factory
@@ -226,8 +227,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         _preflight(study, cases)
-    except (PairingError, StudyError, PromptError) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        check_endpoints(study)  # a missing key or an endpoint that does not answer stops here, before any case
+    except (PairingError, StudyError, PromptError, ModelSpecError) as exc:  # EndpointError is one
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
     run_dir = study.out or Path("reports") / datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     from harness.cli.progress import RichProgress
@@ -256,6 +258,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     except (ResumeError, StudyError, ModelSpecError, PromptError, StoreURLError, RayUnavailable) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        return EXIT_USAGE
+    except EndpointDown as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        err.print(
+            f"  the results so far are in {run_dir}: once the endpoint answers, run the same command with "
+            f"--out {run_dir} --resume to continue",
+            highlight=False,
+            markup=False,
+        )
         return EXIT_USAGE
     except RunFileError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
