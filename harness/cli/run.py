@@ -41,7 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run = sub.add_parser(
         "run", help="run the corpus through the system and score it (offline reference verifier by default)"
     )
-    run.add_argument("--study", type=Path, help="a study file (TOML or YAML); flags override it")
+    run.add_argument(
+        "--study", type=Path, help="a study file (TOML or YAML; default: vbench.toml when present); flags override it"
+    )
     run.add_argument("--cases", type=Path, action="append", help="case folder (repeatable; default: cases)")
     run.add_argument("--model", action="append", help=f"{grammar()} (repeatable; default: reference)")
     run.add_argument("--prompt", action="append", help="prompt variant (repeatable; default: baseline)")
@@ -152,7 +154,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     comp.set_defaults(handler=cmd_compare)
 
 
+DEFAULT_STUDY = Path("vbench.toml")
+"""The study `vbench run` reads when no --study is given and this file is in the current folder (`vbench init`)."""
+
+
 def study_from_args(args: argparse.Namespace) -> Study:
+    if args.study is None and DEFAULT_STUDY.is_file():
+        args.study = DEFAULT_STUDY
     file_data = load_study_file(args.study) if args.study else {}
     gates: dict[str, Any] = {}
     if args.fail_under:
