@@ -31,6 +31,8 @@ COMMANDS: dict[str, str] = {
     "sut": "harness.cli.certify",
     "certify": "harness.cli.certify",
     "power": "harness.cli.power",
+    "init": "harness.cli.init",
+    "ci": "harness.cli.ci",
 }
 """Command name -> the module whose `register` adds it (a module may register several)."""
 
