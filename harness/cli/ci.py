@@ -139,7 +139,7 @@ def comment_body(mode: str, summary: dict[str, Any] | None, certificate: dict[st
         lines += _decisions(summary.get("decisions") or [], code)
     else:
         lines += _certification(certificate, summary, code)
-    gates = [g for g in summary.get("gates") or [] if not g.get("passed")]
+    gates = [g for g in summary.get("gates") or [] if not g.get("passed") and g.get("gate") != "ship_decision"]
     if gates:
         lines += ["", "**Failed gates:** " + "; ".join(md(f"{g['gate']}: {g.get('detail', '')}") for g in gates)]
     lines += ["", f"<sub>verifier-bench · exit code {code} · the run folder is attached to the workflow run</sub>"]
@@ -156,7 +156,7 @@ def _decisions(decisions: list[dict[str, Any]], code: int) -> list[str]:
     lines = [f"## {DECISION_MARK[worst]} verifier-bench prompt gate: {worst.upper()}"]
     for d in decisions:
         why = headline(Decision.model_validate(d))
-        lines += ["", f"**{d['decision'].upper()}** `{md(d['candidate'])}` against `{md(d['control'])}`: {md(why)}", ""]
+        lines += ["", f"**{d['decision'].upper()}** {md(d['candidate'])} against {md(d['control'])}: {md(why)}", ""]
         lines += ["| metric | control | candidate | Δ [95% CI] | gated |", "|---|---|---|---|---|"]
         for name, m in d["metrics"].items():
             ci = m.get("diff_ci")
@@ -168,12 +168,12 @@ def _decisions(decisions: list[dict[str, Any]], code: int) -> list[str]:
         regressed = d.get("regressed_cases") or []
         lines.append("")
         if regressed:
-            shown = ", ".join(f"`{md(c)}`" for c in regressed[:SHOWN_CASES])
+            shown = ", ".join(md(c) for c in regressed[:SHOWN_CASES])
             more = f" and {len(regressed) - SHOWN_CASES} more" if len(regressed) > SHOWN_CASES else ""
             lines.append(f"**Regressed cases** ({len(regressed)}, right under the control and wrong now): {shown}{more}")
         else:
             lines.append("**Regressed cases:** none")
-        lines.append(f"<sub>paired on {d['paired_cases']} cases ({d['unpaired_cases']} unpaired)</sub>")
+        lines += ["", f"<sub>paired on {d['paired_cases']} cases ({d['unpaired_cases']} unpaired)</sub>"]
     return lines
 
 
@@ -190,7 +190,7 @@ def _certification(certificate: dict[str, Any] | None, summary: dict[str, Any], 
     )
     failing = sorted({f["case_id"] for f in (summary.get("conformance") or {}).get("failures", [])})
     if failing:
-        shown = ", ".join(f"`{md(c)}`" for c in failing[:SHOWN_CASES])
+        shown = ", ".join(md(c) for c in failing[:SHOWN_CASES])
         more = f" and {len(failing) - SHOWN_CASES} more" if len(failing) > SHOWN_CASES else ""
         lines += ["", f"**Failing cases** ({len(failing)}): {shown}{more}"]
     return lines

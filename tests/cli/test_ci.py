@@ -60,9 +60,9 @@ def test_a_worse_prompt_is_blocked_and_the_comment_says_so_first(
     comment = Path(out["comment-file"]).read_text()
     lines = comment.splitlines()
     assert lines[0] == COMMENT_MARKER and lines[1] == "## ❌ verifier-bench prompt gate: BLOCK"
-    assert "**BLOCK** `openai:local-model@lenient` against `openai:local-model@baseline`" in comment
+    assert "**BLOCK** openai:local-model@lenient against openai:local-model@baseline" in comment
     regressed = next(line for line in lines if line.startswith("**Regressed cases** (12"))
-    assert [c.strip(" `") for c in regressed.split("): ", 1)[1].split(",")] == WRONG
+    assert [c.strip().replace("\\", "") for c in regressed.split("): ", 1)[1].split(",")] == WRONG
     assert comment.index("BLOCK") < comment.index("| metric |") < comment.index("Regressed cases")
     summary_md = (tmp_path / "run" / "summary.md").read_text()
     assert github["GITHUB_STEP_SUMMARY"].read_text().strip() == summary_md.strip()
