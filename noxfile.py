@@ -87,3 +87,14 @@ def ablation(session: nox.Session) -> None:
     """The reference baseline with each signal removed: dev/held-out splits and HaluEval part 1 (issue 18)."""
     session.install("-e", ".")
     session.run("python", "-m", "harness.cli.ablation", *session.posargs)
+
+
+@nox.session(python=PYTHON, venv_params=["--system-site-packages"])
+def docs(session: nox.Session) -> None:
+    """The documentation site (mkdocs-material), built strictly: a broken link, a missing page or a stale
+    reference page fails. The reference pages are generated from the code at build time. `-- serve` serves it."""
+    session.install("-e", ".[docs]")
+    if session.posargs[:1] == ["serve"]:
+        session.run("mkdocs", "serve", *session.posargs[1:], env={"PYTHONPATH": "."})
+        return
+    session.run("mkdocs", "build", "--strict", *session.posargs, env={"PYTHONPATH": ".", "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"})

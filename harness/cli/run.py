@@ -125,11 +125,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--perturb",
         action="append",
         metavar="NAME[,NAME]",
-        help="also run every quality case under these perturbations (robustness only; see README): "
+        help="also run every quality case under these perturbations (robustness only; see docs/manual/everyday-use.md): "
         + ", ".join(PERTURBATIONS),
     )
     run.add_argument("--perturb-seed", type=int, help="the run seed the perturbations derive from")
-    scale = run.add_argument_group("scale-out (README: Studies beyond one machine)")
+    scale = run.add_argument_group("scale-out (docs/manual/scale-out.md)")
     scale.add_argument(
         "--shard", metavar="I/N", help="run only shard I of N of the work units; `vbench merge` joins them"
     )
