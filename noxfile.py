@@ -97,4 +97,10 @@ def docs(session: nox.Session) -> None:
     if session.posargs[:1] == ["serve"]:
         session.run("mkdocs", "serve", *session.posargs[1:], env={"PYTHONPATH": "."})
         return
-    session.run("mkdocs", "build", "--strict", *session.posargs, env={"PYTHONPATH": ".", "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"})
+    session.run(
+        "mkdocs",
+        "build",
+        "--strict",
+        *session.posargs,
+        env={"PYTHONPATH": ".", "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"},
+    )

@@ -18,8 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.report.render import md
-from harness.score.compare import pp_text as pp
 from harness.score.certificate import policy_tally
 
 EXIT_USAGE = 2
@@ -44,7 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ci.add_argument("--model", help="prompt-gate: the model both prompts run on, e.g. openai:gpt-4o-mini")
     ci.add_argument("--candidate-prompt", help="prompt-gate: the prompt under review (a prompt folder)")
     ci.add_argument(
-        "--control-prompt", default="baseline", help="prompt-gate: the prompt it must not fall behind (default baseline)"
+        "--control-prompt",
+        default="baseline",
+        help="prompt-gate: the prompt it must not fall behind (default baseline)",
     )
     ci.add_argument("--study", help="prompt-gate: a study file (default: vbench.toml when present)")
     ci.add_argument("--sut", help="certify: the SUT's base URL")
@@ -127,6 +127,14 @@ def decision_word(mode: str, summary: dict[str, Any] | None, certificate: dict[s
     return next((k for k in ("block", "inconclusive", "ship") if k in kinds), "none")
 
 
+def md(value: Any) -> str:
+    """The report's Markdown escape (`harness.report.render.md`), imported when a comment is written: the report
+    layer loads matplotlib and pandas, which `vbench --help` should not wait for."""
+    from harness.report.render import md as escape
+
+    return escape(value)
+
+
 def comment_body(mode: str, summary: dict[str, Any] | None, certificate: dict[str, Any] | None, code: int) -> str:
     """The pull-request comment: the decision first, then why, the figures and the regressed cases."""
     title = "prompt gate" if mode == "prompt-gate" else "certification"
@@ -147,6 +155,7 @@ def comment_body(mode: str, summary: dict[str, Any] | None, certificate: dict[st
 
 
 def _decisions(decisions: list[dict[str, Any]], code: int) -> list[str]:
+    from harness.score.compare import pp_text as pp
     from harness.score.decide import Decision
     from harness.score.regression import headline
 
@@ -170,7 +179,9 @@ def _decisions(decisions: list[dict[str, Any]], code: int) -> list[str]:
         if regressed:
             shown = ", ".join(md(c) for c in regressed[:SHOWN_CASES])
             more = f" and {len(regressed) - SHOWN_CASES} more" if len(regressed) > SHOWN_CASES else ""
-            lines.append(f"**Regressed cases** ({len(regressed)}, right under the control and wrong now): {shown}{more}")
+            lines.append(
+                f"**Regressed cases** ({len(regressed)}, right under the control and wrong now): {shown}{more}"
+            )
         else:
             lines.append("**Regressed cases:** none")
         lines += ["", f"<sub>paired on {d['paired_cases']} cases ({d['unpaired_cases']} unpaired)</sub>"]

@@ -28,7 +28,7 @@ def reference_pages() -> dict[str, str]:
     from harness.score.certificate_model import Certificate
     from harness.score.summary_model import Summary
 
-    formats = {
+    formats: dict[str, tuple[str, str, list[type[BaseModel]]]] = {
         "summary-json.md": ("summary.json", "The scored run: conformance, figures per variant, decisions and gates. "
                             "Keys are only ever added.", [Summary]),
         "results-jsonl.md": ("results.jsonl", "One line per case × variant × epoch, appended the moment it finishes "

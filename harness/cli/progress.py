@@ -73,7 +73,7 @@ def progress_line(done: int, total: int, new: int, elapsed: float, errors: int) 
 
 
 def _duration(seconds: float) -> str:
-    whole = int(round(seconds))
+    whole = round(seconds)
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"

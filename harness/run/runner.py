@@ -19,6 +19,7 @@ from typing import Any
 from harness.corpus.schema import Case
 from harness.llm.entries import flush_writes
 from harness.run.caseref import CaseRef
+from harness.run.endpoints import Breaker
 from harness.run.folder import (
     MANIFEST_FILE,
     RESULTS_FILE,
@@ -42,7 +43,6 @@ from harness.run.plan import (
 )
 from harness.run.providers import components, json_safe
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
-from harness.run.endpoints import Breaker
 from harness.run.schedule import Progress, SilentProgress, Task, Watch, run_tasks
 from harness.run.study import Study
 from harness.system.store import MEMORY_URL, Store, StoreURLError, public_store_url

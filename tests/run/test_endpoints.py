@@ -36,7 +36,7 @@ def not_found_server() -> Iterator[str]:
     """An HTTP server on 127.0.0.1 that answers 404 to everything: reachable, though it serves no /models."""
 
     class NotFound(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_GET(self) -> None:
             self.send_error(404)
 
         def log_message(self, *args: object) -> None: ...
@@ -63,7 +63,10 @@ def test_no_key_exits_2_naming_the_variable_before_any_request(
 
 
 def test_no_key_names_the_variable_api_key_env_gives(
-    tmp_path: Path, openai_server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    openai_server: LocalOpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-not-the-one-asked-for")
     corpus = write_corpus(tmp_path / "cases", QUALITY)
@@ -100,7 +103,10 @@ def test_any_http_answer_is_reachable_and_the_probe_sends_no_completion(
 
 
 def test_breaker_stops_the_run_and_resume_finishes_it(
-    tmp_path: Path, openai_server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    openai_server: LocalOpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-breaker")
     corpus = write_corpus(tmp_path / "cases", QUALITY)
