@@ -194,9 +194,10 @@ def _certification(certificate: dict[str, Any] | None, summary: dict[str, Any], 
     status = str(certificate.get("status"))
     lines = [f"## {CERT_MARK.get(status, '❌')} verifier-bench certification: {md(certificate.get('headline'))}", ""]
     sut = certificate.get("sut") or {}
+    passed, cases = int(certificate.get("policy_passed") or 0), int(certificate.get("policy_cases") or 0)
     lines.append(
         f"{md(sut.get('name'))} {md(sut.get('version'))}: "
-        f"{policy_tally(int(certificate.get('policy_passed') or 0), int(certificate.get('policy_cases') or 0))} agreed, "
+        f"{policy_tally(passed, cases)}{' agreed' if cases else ''}, "
         f"{certificate.get('invariant_violations', 0)} invariant violations, {certificate.get('errors', 0)} SUT errors"
     )
     failing = sorted({f["case_id"] for f in (summary.get("conformance") or {}).get("failures", [])})
