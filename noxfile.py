@@ -94,3 +94,20 @@ def validity(session: nox.Session) -> None:
     """The validity study: decisions and CIs against a judge of known skill; writes reports/validity/<date>.md."""
     session.install("-e", ".")
     session.run("python", "-m", "harness.cli.validity", *session.posargs)
+
+
+@nox.session(python=PYTHON, venv_params=["--system-site-packages"])
+def docs(session: nox.Session) -> None:
+    """The documentation site (mkdocs-material), built strictly: a broken link, a missing page or a stale
+    reference page fails. The reference pages are generated from the code at build time. `-- serve` serves it."""
+    session.install("-e", ".[docs]")
+    if session.posargs[:1] == ["serve"]:
+        session.run("mkdocs", "serve", *session.posargs[1:], env={"PYTHONPATH": "."})
+        return
+    session.run(
+        "mkdocs",
+        "build",
+        "--strict",
+        *session.posargs,
+        env={"PYTHONPATH": ".", "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"},
+    )

@@ -20,6 +20,15 @@ from typing import NoReturn
 from harness import __version__
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success: every gate held (`vbench run`), the candidate may ship, the implementation is certified",
+    EXIT_GATE: "a gate or conformance failed: a policy case disagreed, a threshold was missed, a candidate is "
+    "blocked (or inconclusive with --require-ship), a certification failed",
+    EXIT_USAGE: "bad usage or bad input, before or instead of a result: a bad flag, study file or case file (named "
+    "with its key path), a missing API key, an endpoint that cannot be reached, or a run the breaker stopped "
+    "(finish it with --resume)",
+}
+"""What each exit code means, for every command (the documentation's exit-code page is made from it)."""
 
 COMMANDS: dict[str, str] = {
     "cases": "harness.cli.cases",
@@ -33,6 +42,8 @@ COMMANDS: dict[str, str] = {
     "power": "harness.cli.power",
     "label": "harness.cli.label",
     "agreement": "harness.cli.label",
+    "init": "harness.cli.init",
+    "ci": "harness.cli.ci",
 }
 """Command name -> the module whose `register` adds it (a module may register several)."""
 

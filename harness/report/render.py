@@ -33,6 +33,7 @@ from harness.report.load import load_runs
 from harness.report.prices import PriceTable, load_prices
 from harness.report.select import DEFAULT_LIMIT
 from harness.run.folder import CERTIFICATE_HTML, MARKDOWN_FILE, REPORT_FILE, write_lines, write_text
+from harness.score.certificate import policy_tally
 from harness.score.registry import MetricSpec
 from harness.score.wording import p_text
 from harness.score.wording import pp_text as pp
@@ -117,6 +118,7 @@ def environment() -> Environment:
         figure=figure,
         delta=delta,
     )
+    env.globals["policy_tally"] = policy_tally
     return env
 
 

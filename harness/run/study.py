@@ -50,7 +50,7 @@ class Gates(BaseModel):
         default=DEFAULT_MARGIN_PP,
         ge=0.0,
         le=100.0,
-        description="non-inferiority margin of the ship decision, in percentage points (see README: the decision)",
+        description="non-inferiority margin of the ship decision, in percentage points (docs/manual/ship-decision.md)",
     )
     require_ship: bool = Field(default=False, description="an inconclusive decision fails the run too")
     decide_on: list[str] = Field(

@@ -8,11 +8,15 @@ import math
 import time
 from pathlib import Path
 
+import pytest
+
 from harness.cli import main
 from harness.devtools.local_server import Fault, LocalOpenAIServer
 from harness.run.folder import read_manifest, read_results
 from tests.run.corpus_builder import write_corpus
-from tests.run.test_cli_run import llm_args
+from tests.run.test_cli_run import api_key, llm_args  # noqa: F401 - api_key: a fixture
+
+pytestmark = pytest.mark.usefixtures("api_key")  # every run here is an openai: model's, which needs a key
 
 SLACK = 3.0
 """Seconds for start-up, the policy case and scoring on a shared machine, beyond the computed bound."""

@@ -17,7 +17,9 @@ from harness.llm.openai_model import OpenAISettings, worst_case_seconds
 from harness.run.folder import read_results
 from harness.run.log import error_reason
 from tests.run.corpus_builder import write_corpus
-from tests.run.test_cli_run import llm_args
+from tests.run.test_cli_run import api_key, llm_args  # noqa: F401 - api_key: a fixture
+
+pytestmark = pytest.mark.usefixtures("api_key")  # every run here is an openai: model's, which needs a key
 
 QUALITY = ["q1", "q2", "q3", "q4"]
 CONCURRENCY = 2
