@@ -104,11 +104,7 @@ def input_problems(
         out.append(f"input: the gatekeeper status {gk.status!r} is not in the model request")
     out += [f"input: failed rule {r} is not in the model request" for r in gk.failed_rules if not _token(text, r)]
     out += [f"input: warning rule {r} is not in the model request" for r in gk.warnings or [] if not _token(text, r)]
-    parsed = case.parsed_output
-    claims = (parsed.structured or {}).get("claims") if parsed.parse_status.status == "valid" else None
-    for claim in claims if isinstance(claims, list) else []:
-        if not isinstance(claim, dict):
-            continue
+    for claim in case.executor_output.objects:
         cid, statement = claim.get("claim_id"), claim.get("statement")
         if isinstance(cid, str) and cid and not _mentions(text, cid):
             out.append(f"input: structured claim {cid} is not in the model request")

@@ -16,6 +16,7 @@ from jinja2.utils import htmlsafe_json_dumps
 
 from harness.report.analyses import quality_mismatches
 from harness.score.outcome import CATEGORY_NAMES, RIGHT, is_failure, outcome
+from harness.system.models import ExecutorOutput
 
 TOOL_RESULT_LIMIT = 3000
 REPLY_LIMIT = 8000
@@ -31,11 +32,6 @@ def clip(text: Any, limit: int) -> dict[str, Any]:
     return {"text": value[:limit], "more": max(0, len(value) - limit)}
 
 
-def _claims_of(structured: Any) -> list[Mapping[str, Any]]:
-    claims = structured.get("claims") if isinstance(structured, Mapping) else None
-    return [c for c in claims if isinstance(c, Mapping)] if isinstance(claims, list) else []
-
-
 def _binding_text(binding: Any) -> str:
     if not isinstance(binding, Mapping):
         return str(binding)
@@ -46,11 +42,11 @@ def _binding_text(binding: Any) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def case_payload(case: Mapping[str, Any], structured: Any = None) -> dict[str, Any]:
+def case_payload(case: Mapping[str, Any], output: ExecutorOutput | None = None) -> dict[str, Any]:
     """What a person needs to judge a case: question, tool evidence, the executor's answer and claims.
 
-    `structured`: the executor output as the system's strict parser read it (`Case.parsed_output`), whose claims
-    are shown; None when it did not parse. The text shown is what the case gave, either way: its
+    `output`: the executor output as the system's parser read it (`Case.executor_output`), whose claim objects
+    are shown; None when there is no case to read it from (an invalid output shows no claims either). The text shown is what the case gave, either way: its
     `structured_output_raw` as written, or its `structured_output` object serialised.
     """
     session = case.get("session") or {}
@@ -84,7 +80,7 @@ def case_payload(case: Mapping[str, Any], structured: Any = None) -> dict[str, A
                 "critical": c.get("critical"),
                 "bindings": [_binding_text(b) for b in c.get("evidence_bindings") or []] if isinstance(c.get("evidence_bindings"), list) else [],
             }
-            for c in _claims_of(structured)
+            for c in (output.objects if output is not None else [])
         },
         "meta": {k: v for k, v in (case.get("meta") or {}).items() if isinstance(v, str | int | float)},
     }  # fmt: skip

@@ -208,7 +208,7 @@ def load_drill_down(run: LoadedRun) -> None:
             case: Case | None = Case.model_validate(raw)
         except ValidationError:
             case = None  # a case this version no longer accepts: shown as written, its claims unparsed
-        run.cases[cid] = case_payload(raw, case.parsed_output.structured if case is not None else None)
+        run.cases[cid] = case_payload(raw, case.executor_output if case is not None else None)
         if case is not None and cid in elided:
             run.traces[cid] = case.trace_json(run.manifest.excerpt_chars)
 
