@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from harness.report.prices import PriceTable, cost_of
-from harness.score.outcome import outcome
+from harness.score.outcome import judged_outcome
 from harness.score.registry import MetricSpec, decidable, metric, metrics
 
 ALPHA = 0.05
@@ -292,7 +292,8 @@ def quality_mismatches(record: Mapping[str, Any]) -> list[str]:
         out.append(f"error: {record['error']}")
         return out
     gold = record.get("gold") or {}
-    out += outcome(
+    out += judged_outcome(
+        record.get("outcome"),
         error=None,
         verdict=record.get("verdict"),
         model_verdict=record.get("model_verdict"),

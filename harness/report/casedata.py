@@ -15,7 +15,7 @@ from typing import Any
 from jinja2.utils import htmlsafe_json_dumps
 
 from harness.report.analyses import quality_mismatches
-from harness.score.outcome import CATEGORY_NAMES, RIGHT, is_failure, outcome
+from harness.score.outcome import CATEGORY_NAMES, RIGHT, is_failure, judged_outcome
 from harness.system.models import ExecutorOutput
 
 TOOL_RESULT_LIMIT = 3000
@@ -94,7 +94,8 @@ def _evaluation(record: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _outcome(record: Mapping[str, Any]):  # type: ignore[no-untyped-def]
     gold = record.get("gold") or {}
-    return outcome(
+    return judged_outcome(
+        record.get("outcome"),
         error=record.get("error"),
         verdict=record.get("verdict"),
         model_verdict=record.get("model_verdict"),
