@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness import UsageError
 from harness.corpus.citations import cited_invocations
 from harness.corpus.schema import Case
 from harness.system.models import ExecutorOutput
@@ -74,7 +75,7 @@ def perturbation(name: str, description: str) -> Callable[[PerturbFn], PerturbFn
     return register
 
 
-class PerturbError(ValueError):
+class PerturbError(UsageError):
     """An unknown perturbation name (exit code 2)."""
 
 

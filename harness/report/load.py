@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
+from harness import UsageError
 from harness.corpus.schema import Case
 from harness.report.casedata import case_payload
 from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
@@ -46,7 +47,7 @@ CHUNK = 5000
 FailureKey = tuple[str, str, int]
 
 
-class ReportError(ValueError):
+class ReportError(UsageError):
     """A run folder that cannot be reported on; the message names the file."""
 
 

@@ -19,6 +19,7 @@ from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from harness import UsageError
 from harness.corpus.schema import Case
 from harness.run.caseref import CaseRef
 from harness.run.log import Manifest, ResultRecord, upgrade_v1
@@ -38,7 +39,7 @@ UnitKey = tuple[str, str, str, int]
 _CASE_ID = re.compile(rb'^\{"id": ("(?:[^"\\]|\\.)*")')
 
 
-class RunFileError(ValueError):
+class RunFileError(UsageError):
     """A damaged run file: the message names the file and, for a JSON-lines file, the line (exit code 2)."""
 
     def __init__(self, path: Path, problem: str, line: int | None = None) -> None:
