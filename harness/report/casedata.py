@@ -14,8 +14,8 @@ from typing import Any
 
 from jinja2.utils import htmlsafe_json_dumps
 
-from harness.report.analyses import quality_mismatches
-from harness.score.outcome import CATEGORY_NAMES, RIGHT, is_failure, judged_outcome
+from harness.report.analyses import quality_mismatches, record_dict_outcome
+from harness.score.outcome import CATEGORY_NAMES, RIGHT, is_failure
 from harness.system.models import ExecutorOutput
 
 TOOL_RESULT_LIMIT = 3000
@@ -92,19 +92,6 @@ def _evaluation(record: Mapping[str, Any]) -> Mapping[str, Any]:
     return ev if isinstance(ev, Mapping) else {}
 
 
-def _outcome(record: Mapping[str, Any]):  # type: ignore[no-untyped-def]
-    gold = record.get("gold") or {}
-    return judged_outcome(
-        record.get("outcome"),
-        error=record.get("error"),
-        verdict=record.get("verdict"),
-        model_verdict=record.get("model_verdict"),
-        claims=record.get("claims") or {},
-        gold_verdicts=gold.get("verdict") or [],
-        gold_claims=gold.get("claims"),
-    )
-
-
 def claim_rows(record: Mapping[str, Any], case: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """Every claim the executor made or the gold labels name: gold, predicted, right or wrong, the check's detail."""
     gold = (record.get("gold") or {}).get("claims") or {}
@@ -112,7 +99,7 @@ def claim_rows(record: Mapping[str, Any], case: Mapping[str, Any] | None) -> lis
     checks = {c.get("claim_id"): c for c in _evaluation(record).get("claim_checks") or [] if isinstance(c, Mapping)}
     order = list(dict.fromkeys([*record.get("executor_claim_ids", []), *gold, *predicted]))
     critical = set(record.get("critical_claims") or [])
-    wrong = set(_outcome(record).claims_wrong)
+    wrong = set(record_dict_outcome(record).claims_wrong)
     rows = []
     for cid in order:
         check = checks.get(cid) or {}
@@ -165,7 +152,7 @@ def record_payload(
         "spec": list(record.get("spec") or []),
         "ok": not is_failure(cat),
         "cat": CATEGORY_NAMES[cat],
-        "claims_wrong": len(_outcome(record).claims_wrong) if cat != RIGHT else 0,
+        "claims_wrong": len(record_dict_outcome(record).claims_wrong) if cat != RIGHT else 0,
         "verdict": record.get("verdict"),
         "model_verdict": record.get("model_verdict"),
         "derived_verdict": record.get("derived_verdict"),

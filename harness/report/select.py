@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.run.outcome import StoredOutcome
-from harness.score.outcome import CATEGORY_NAMES, RIGHT, Outcome, is_failure, judged_outcome
+from harness.score.outcome import CATEGORY_NAMES, RIGHT, Facts, Outcome, is_failure, judged_outcome
 from harness.score.outcome import category as outcome_category
 
 __all__ = ["CATEGORY_NAMES", "RIGHT", "OutcomeRow", "Selector", "category", "is_failure"]
@@ -59,15 +59,8 @@ class OutcomeRow(BaseModel):
     def outcome(self) -> Outcome:
         """The outcome the run stored with the record (`harness.run.outcome.judged`), as scoring reads it; read
         once per row (the category and the results frame both read it)."""
-        return judged_outcome(
-            self.judgement,
-            error=self.error,
-            verdict=self.verdict,
-            model_verdict=None,
-            claims=self.claims,
-            gold_verdicts=self.gold.verdict,
-            gold_claims=self.gold.claims,
-        )
+        facts = Facts(self.error, self.verdict, None, self.claims, self.gold.verdict, self.gold.claims)
+        return judged_outcome(self.judgement, facts)
 
     @property
     def scored(self) -> bool:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from harness.corpus.schema import Case
-from harness.run.outcome import StoredOutcome, judged
+from harness.run.outcome import Facts, StoredOutcome, judged
 from harness.system.models import PolicySettings, Usage, Verdict
 from harness.system.store import EVALUATION_KEY
 
@@ -100,21 +100,20 @@ class ResultRecord(LogModel):
     def _judged_once(self) -> ResultRecord:
         """Judge the record as it is made, inside the run's worker, so no reader applies the rule again; a line
         from a run folder written before records carried their outcome is judged as it is read (`judged`)."""
-        self.outcome = judged(
-            self.outcome,
-            error=self.error,
-            verdict=self.verdict,
-            model_verdict=self.model_verdict,
-            claims=self.claims,
-            gold_verdicts=self.gold.verdict,
-            gold_claims=self.gold.claims,
-            gold_model_verdicts=self.gold.model_verdict,
-        )
+        self.outcome = judged(self.outcome, self.facts)
         return self
 
     @property
     def key(self) -> tuple[str, str, str, int]:
         return (self.case_id, self.case_hash, self.variant, self.epoch)
+
+    @property
+    def facts(self) -> Facts:
+        """What the record is judged on (`harness.run.outcome`): its error, answers and gold."""
+        gold = self.gold
+        return Facts(
+            self.error, self.verdict, self.model_verdict, self.claims, gold.verdict, gold.claims, gold.model_verdict
+        )
 
     @property
     def evaluation(self) -> dict[str, Any] | None:

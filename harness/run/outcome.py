@@ -150,16 +150,7 @@ class StoredOutcome(BaseModel):
             claims_total=result.claims_total,
         )
 
-    def read(
-        self,
-        *,
-        verdict: str | None,
-        model_verdict: str | None,
-        claims: Mapping[str, str],
-        gold_verdicts: Sequence[str],
-        gold_claims: Mapping[str, Sequence[str]] | None,
-        gold_model_verdicts: Sequence[str] | None = None,
-    ) -> Outcome:
+    def read(self, facts: Facts) -> Outcome:
         """The stored judgement with what was judged beside it (for the mismatch lines); nothing is judged again."""
         return Outcome(
             scored=self.scored,
@@ -169,64 +160,50 @@ class StoredOutcome(BaseModel):
             unsafe_pass=self.unsafe_pass,
             claims_wrong=self.claims_wrong,
             claims_total=self.claims_total,
-            verdict=verdict,
-            model_verdict=model_verdict,
-            claims=claims,
-            gold_verdicts=gold_verdicts,
-            gold_model_verdicts=gold_model_verdicts,
-            gold_claims=gold_claims or {},
+            verdict=facts.verdict,
+            model_verdict=facts.model_verdict,
+            claims=facts.claims,
+            gold_verdicts=facts.gold_verdicts,
+            gold_model_verdicts=facts.gold_model_verdicts,
+            gold_claims=facts.gold_claims or {},
         )
 
 
-def judged(
-    stored: StoredOutcome | Mapping[str, object] | None,
-    *,
-    error: str | None,
-    verdict: str | None,
-    model_verdict: str | None,
-    claims: Mapping[str, str],
-    gold_verdicts: Sequence[str],
-    gold_claims: Mapping[str, Sequence[str]] | None,
-    gold_model_verdicts: Sequence[str] | None = None,
-) -> StoredOutcome:
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What a result is judged on: its error, its answers and its gold (references, nothing copied)."""
+
+    error: str | None
+    verdict: str | None
+    model_verdict: str | None
+    claims: Mapping[str, str]
+    gold_verdicts: Sequence[str]
+    gold_claims: Mapping[str, Sequence[str]] | None
+    gold_model_verdicts: Sequence[str] | None = None
+
+
+def judged(stored: StoredOutcome | Mapping[str, object] | None, facts: Facts) -> StoredOutcome:
     """A result's judgement: the one stored with its record, or, when there is none (a record being made; a
-    line from a run folder written before records carried their outcome), the rule applied now. Every reader of
-    a results line goes through here, so an outcome is computed from a record in this one place."""
+    line from a run folder written before records carried their outcome), the rule applied to `facts` now.
+    Every reader of a results line goes through here, so an outcome is computed from a record in this one place."""
     if isinstance(stored, StoredOutcome):
         return stored
     if stored is not None:
         return StoredOutcome.model_validate(stored)
+    f = facts
     return StoredOutcome.of(
         outcome(
-            error=error,
-            verdict=verdict,
-            model_verdict=model_verdict,
-            claims=claims,
-            gold_verdicts=gold_verdicts,
-            gold_claims=gold_claims,
-            gold_model_verdicts=gold_model_verdicts,
+            error=f.error,
+            verdict=f.verdict,
+            model_verdict=f.model_verdict,
+            claims=f.claims,
+            gold_verdicts=f.gold_verdicts,
+            gold_claims=f.gold_claims,
+            gold_model_verdicts=f.gold_model_verdicts,
         )
     )
 
 
-def judged_outcome(
-    stored: StoredOutcome | Mapping[str, object] | None,
-    *,
-    error: str | None,
-    verdict: str | None,
-    model_verdict: str | None,
-    claims: Mapping[str, str],
-    gold_verdicts: Sequence[str],
-    gold_claims: Mapping[str, Sequence[str]] | None,
-    gold_model_verdicts: Sequence[str] | None = None,
-) -> Outcome:
+def judged_outcome(stored: StoredOutcome | Mapping[str, object] | None, facts: Facts) -> Outcome:
     """`judged`, read back with what was judged beside it (for the mismatch lines)."""
-    facts = {
-        "verdict": verdict,
-        "model_verdict": model_verdict,
-        "claims": claims,
-        "gold_verdicts": gold_verdicts,
-        "gold_claims": gold_claims,
-        "gold_model_verdicts": gold_model_verdicts,
-    }
-    return judged(stored, error=error, **facts).read(**facts)  # type: ignore[arg-type]
+    return judged(stored, facts).read(facts)

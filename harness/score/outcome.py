@@ -9,9 +9,19 @@ right.
 from __future__ import annotations
 
 from harness.run.log import ResultRecord
-from harness.run.outcome import Outcome, claim_right, judged_outcome, outcome
+from harness.run.outcome import Facts, Outcome, claim_right, judged_outcome, outcome
 
-__all__ = ["CATEGORY_NAMES", "Outcome", "category", "claim_right", "is_failure", "outcome", "record_outcome"]
+__all__ = [
+    "CATEGORY_NAMES",
+    "Facts",
+    "Outcome",
+    "category",
+    "claim_right",
+    "is_failure",
+    "judged_outcome",
+    "outcome",
+    "record_outcome",
+]
 
 CONFORMANCE_FAILURE, ERROR, VERDICT_WRONG, CLAIMS_WRONG, RIGHT = range(5)
 CATEGORY_NAMES = {
@@ -26,16 +36,7 @@ CATEGORY_NAMES = {
 def record_outcome(record: ResultRecord) -> Outcome:
     """The outcome of a result record of the run log: its stored judgement (`ResultRecord.outcome`, made when the
     record was), with what was judged beside it for the mismatch lines."""
-    return judged_outcome(
-        record.outcome,
-        error=record.error,
-        verdict=record.verdict,
-        model_verdict=record.model_verdict,
-        claims=record.claims,
-        gold_verdicts=record.gold.verdict,
-        gold_claims=record.gold.claims,
-        gold_model_verdicts=record.gold.model_verdict,
-    )
+    return judged_outcome(record.outcome, record.facts)
 
 
 def category(result: Outcome, kind: str, conformance_failed: bool) -> int:
