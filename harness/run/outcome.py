@@ -126,6 +126,18 @@ def outcome(
     )
 
 
+JUDGEMENT = (
+    "scored",
+    "verdict_correct",
+    "model_verdict_correct",
+    "unsafe_eligible",
+    "unsafe_pass",
+    "claims_wrong",
+    "claims_total",
+)
+"""The fields of an `Outcome` that are its judgement (what a results line stores), not what was judged."""
+
+
 class StoredOutcome(BaseModel):
     """An `Outcome` as a results.jsonl line keeps it (the `outcome` key): the judgement, not what was judged."""
 
@@ -140,26 +152,12 @@ class StoredOutcome(BaseModel):
 
     @classmethod
     def of(cls, result: Outcome) -> StoredOutcome:
-        return cls(
-            scored=result.scored,
-            verdict_correct=result.verdict_correct,
-            model_verdict_correct=result.model_verdict_correct,
-            unsafe_eligible=result.unsafe_eligible,
-            unsafe_pass=result.unsafe_pass,
-            claims_wrong=result.claims_wrong,
-            claims_total=result.claims_total,
-        )
+        return cls(**{name: getattr(result, name) for name in JUDGEMENT})
 
     def read(self, facts: Facts) -> Outcome:
         """The stored judgement with what was judged beside it (for the mismatch lines); nothing is judged again."""
         return Outcome(
-            scored=self.scored,
-            verdict_correct=self.verdict_correct,
-            model_verdict_correct=self.model_verdict_correct,
-            unsafe_eligible=self.unsafe_eligible,
-            unsafe_pass=self.unsafe_pass,
-            claims_wrong=self.claims_wrong,
-            claims_total=self.claims_total,
+            **{name: getattr(self, name) for name in JUDGEMENT},
             verdict=facts.verdict,
             model_verdict=facts.model_verdict,
             claims=facts.claims,
