@@ -8,6 +8,7 @@ evaluation) is strict.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -142,7 +143,8 @@ class Claim(BaseModel):
     evidence_bindings: list[EvidenceBinding] = Field(default_factory=list)
 
 
-class BindingEntry(BaseModel):
+@dataclass(slots=True)
+class BindingEntry:
     """One binding object a claim names, as given: where it sits (`""` for a single object given instead of a
     list, else `[i]`), the object itself, and whether its form is usable (a mistyped one never resolves, §3)."""
 
@@ -151,7 +153,8 @@ class BindingEntry(BaseModel):
     well_typed: bool
 
 
-class ClaimEntry(BaseModel):
+@dataclass(slots=True)
+class ClaimEntry:
     """One item of the executor's `claims` list, as given (`raw` is the item itself, not a copy).
 
     `claim_id` is the item's id when it is an object with a string `claim_id`, else None; `first` is True for
@@ -162,21 +165,23 @@ class ClaimEntry(BaseModel):
     raw: Any
     claim_id: str | None = None
     first: bool = False
-    bindings: list[BindingEntry] = Field(default_factory=list)
+    bindings: tuple[BindingEntry, ...] = ()
 
     @property
     def is_object(self) -> bool:
         return isinstance(self.raw, dict)
 
 
-class ExecutorOutput(BaseModel):
+@dataclass(frozen=True, slots=True)
+class ExecutorOutput:
     """The executor output as the parser read it, typed once for every layer: the parse status, every item of the
-    claims list with its validity, and the claims as the policy reads them. Made by `parser.executor_output`."""
+    claims list with its validity, and the claims as the policy reads them. Made by `parser.executor_output`
+    (plain dataclasses: made for every case run, they must cost next to nothing)."""
 
     parsed: ParsedExecutorOutput
-    entries: list[ClaimEntry] = Field(default_factory=list)
+    entries: tuple[ClaimEntry, ...] = ()
     """Every item of the claims list, in order; empty unless the output is `valid`."""
-    claims: list[Claim] = Field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
     """The policy's reading: one `Claim` per claim id, from its first item (form errors are the gatekeeper's)."""
 
     @property

@@ -52,7 +52,7 @@ def parse_structured_value(value: Any) -> ParsedExecutorOutput:
 def executor_output(parsed: ParsedExecutorOutput) -> ExecutorOutput:
     """The typed reading of a parsed output: every claims item with its validity, and the policy's claims."""
     entries = claim_entries(parsed.structured) if parsed.parse_status.status == "valid" else []
-    return ExecutorOutput(parsed=parsed, entries=entries, claims=[_claim(e) for e in entries if e.first])
+    return ExecutorOutput(parsed=parsed, entries=tuple(entries), claims=[_claim(e) for e in entries if e.first])
 
 
 def output_of(structured: Any) -> ExecutorOutput:
@@ -72,7 +72,7 @@ def claim_entries(structured: Mapping[str, Any] | None) -> list[ClaimEntry]:
         cid = cid if isinstance(cid, str) else None
         first = cid is not None and cid not in seen
         seen.update([cid] if cid is not None else [])
-        bindings = [BindingEntry(path=p, raw=b, well_typed=t) for p, b, t in claim_bindings(item)]
+        bindings = tuple(BindingEntry(path=p, raw=b, well_typed=t) for p, b, t in claim_bindings(item))
         entries.append(ClaimEntry(index=index, raw=item, claim_id=cid, first=first, bindings=bindings))
     return entries
 

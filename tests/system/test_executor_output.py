@@ -55,7 +55,7 @@ def test_the_policy_reads_the_first_item_of_each_id() -> None:
 def test_an_output_that_is_not_valid_has_no_claims_and_no_count() -> None:
     for raw in (None, "{not json", json.dumps({"claims": "a string"}), json.dumps([1])):
         output = executor_output(parse_structured_output(raw))
-        assert not output.valid and output.entries == [] and output.claims == []
+        assert not output.valid and output.entries == () and output.claims == []
         assert output.claim_count is None
 
 
