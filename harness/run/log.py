@@ -94,7 +94,8 @@ class ResultRecord(LogModel):
     """The prefix of every session id this result's case wrote to the store (`--store`: where to find its rows)."""
     outcome: StoredOutcome | None = None
     """The result judged against its gold (`harness.run.outcome`), once, when the record is made; never None
-    after validation (see `_judged_once`)."""
+    after validation (see `_judged_once`). A record is not edited after it is made: a `model_copy(update=...)` of
+    its error, answers or gold would keep the old judgement (make a new record instead)."""
 
     @model_validator(mode="after")
     def _judged_once(self) -> ResultRecord:
