@@ -12,9 +12,10 @@ PYTHON = "3.11"
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """The whole test suite (what `.ci/run` runs); with the ray extra, so the Ray executor's tests run too."""
+    """The test suite without the tests marked `slow` (`nox -s slow` runs those; `.ci/run` runs both); with the
+    ray extra, so the Ray executor's tests run too."""
     session.install("-e", ".[dev,ray]")
-    session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -111,3 +112,11 @@ def docs(session: nox.Session) -> None:
         *session.posargs,
         env={"PYTHONPATH": ".", "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"},
     )
+
+
+@nox.session(python=PYTHON)
+def slow(session: nox.Session) -> None:
+    """Only the tests marked `slow` (more than a few seconds each: whole runs against faulty servers, installs,
+    the bench's smoke runs); `nox -s tests` leaves them out and `.ci/run` runs both sessions."""
+    session.install("-e", ".[dev,ray]")
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "slow", *session.posargs)

@@ -8,7 +8,8 @@ import contextlib
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
+from harness.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE
+
 DEFAULT_CASES = Path("cases")
 PROTOCOL_DIR = Path("docs/sut-protocol")
 

@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from harness.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE
 from harness.cli.client_flags import add_client_flags, apply_client_flags
 from harness.cli.console import print_summary
 from harness.corpus.loader import CorpusError
@@ -33,8 +34,6 @@ from harness.score.registry import decidable
 from harness.system.prompts import PromptError
 from harness.system.store import StoreURLError
 from harness.system.verifiers.factory import ModelSpecError
-
-EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -291,7 +290,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     certificate = write_run_certificate(run_dir, result.manifest, summary, corpus_policy)
     if study.report:
-        _render_report(run_dir, err)
+        from harness.report.render import render_run  # a report that cannot be written fails the command
+
+        render_run([run_dir], run_dir)
     if result.dropped:
         lines = ", ".join(map(str, result.dropped))
         err.print(
@@ -346,14 +347,6 @@ def _preflight(study: Study, cases: list[CaseRef]) -> None:
     baseline = load_control_run(study.baseline) if study.baseline is not None else None
     quality = {c.id: c.hash for c in cases if c.kind == "quality"}
     preflight(build_variants(study), study.control, baseline, quality)
-
-
-def _render_report(run_dir: Path, err: Console) -> None:
-    try:
-        from harness.report.render import render_run  # the report layer, when present
-    except ImportError:
-        return
-    render_run([run_dir], run_dir)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

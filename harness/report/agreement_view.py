@@ -1,6 +1,7 @@
 """The report's agreement section as data: `agreement.json` (`vbench agreement`) in rows, the most disagreed
 claims first, each linked to its page in the labelling app (`vbench label serve`)."""
 
+from harness import UsageError
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,7 +21,7 @@ def agreement_section(path: Path, label_url: str = DEFAULT_LABEL_URL) -> dict[st
     try:
         report = read_agreement(path)
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: not a readable agreement.json ({str(exc).splitlines()[0]})") from None
+        raise UsageError(f"{path}: not a readable agreement.json ({str(exc).splitlines()[0]})") from None
     base = label_url.rstrip("/")
     claims = [
         {**d, "href": f"{base}/case/{quote(d['case_id'])}", "labels": sorted(d["labels"].items())}

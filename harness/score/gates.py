@@ -11,11 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from harness import UsageError
 from harness.score.certificate import policy_tally
 from harness.score.registry import Direction, decidable, gateable, metric
 
 
-class GateError(ValueError):
+class GateError(UsageError):
     """A gate that names an unknown metric (bad usage, exit 2)."""
 
 

@@ -100,6 +100,7 @@ def test_warm_cache_rerun_sends_no_request(tmp_path: Path, openai_server: LocalO
     assert openai_server.request_count == cold_requests + 7
 
 
+@pytest.mark.slow
 def test_resume_after_kill_9_ends_with_the_same_metrics(tmp_path: Path, api_key: str) -> None:
     corpus = write_corpus(tmp_path / "cases")
     with LocalOpenAIServer(latency_ms=250) as server:
