@@ -1,13 +1,13 @@
 """The report's agreement section as data: `agreement.json` (`vbench agreement`) in rows, the most disagreed
 claims first, each linked to its page in the labelling app (`vbench label serve`)."""
 
-from harness import UsageError
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from harness import UsageError
 from harness.report.labelling import DEFAULT_PORT, HOST
 from harness.score.agreement import read_agreement
 

@@ -18,7 +18,6 @@ from harness.run.folder import read_results
 from harness.run.log import error_reason
 from tests.run.corpus_builder import write_corpus
 from tests.run.test_cli_run import api_key, llm_args  # noqa: F401 - api_key: a fixture
-
 from tests.timing import assert_within
 
 pytestmark = pytest.mark.usefixtures("api_key")  # every run here is an openai: model's, which needs a key
