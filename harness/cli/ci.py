@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.cli import EXIT_USAGE
 from harness.score.certificate import policy_tally
 
-EXIT_USAGE = 2
 COMMENT_FILE = "comment.md"
 COMMENT_MARKER = "<!-- verifier-bench -->"
 """The comment's first line: the action edits its own earlier comment instead of adding one per push."""
@@ -155,9 +155,9 @@ def comment_body(mode: str, summary: dict[str, Any] | None, certificate: dict[st
 
 
 def _decisions(decisions: list[dict[str, Any]], code: int) -> list[str]:
-    from harness.score.compare import pp_text as pp
     from harness.score.decide import Decision
     from harness.score.regression import headline
+    from harness.score.wording import pp_text as pp
 
     if not decisions:
         return [f"## ❌ verifier-bench prompt gate: no decision (exit {code})", "", "No candidate was compared."]

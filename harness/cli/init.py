@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 from harness import __version__
+from harness.cli import EXIT_OK, EXIT_USAGE
 from harness.system.prompts.variant import PARAMS_FILE, PROMPTS_DIR, TEMPLATE_FILES
 
-EXIT_OK, EXIT_USAGE = 0, 2
 STARTER = Path(__file__).resolve().parent / "starter"
 PROMPT_DIR = "prompts/verifier"
 
