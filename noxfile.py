@@ -87,3 +87,15 @@ def ablation(session: nox.Session) -> None:
     """The reference baseline with each signal removed: dev/held-out splits and HaluEval part 1 (issue 18)."""
     session.install("-e", ".")
     session.run("python", "-m", "harness.cli.ablation", *session.posargs)
+
+
+@nox.session(name="certify-java", python=PYTHON, venv_params=["--system-site-packages"])
+def certify_java(session: nox.Session) -> None:
+    """The Java implementation of the spec (sut-java/), certified over the protocol into reports/certify-java/.
+
+    Installs the JDK, Gson and sqlite-jdbc with apt-get when they are missing (as root, like .ci/run), builds the
+    jar with javac + jar, serves it on a free 127.0.0.1 port, runs `vbench certify --mode certification` on the
+    policy corpus and always stops the server. Fails unless certificate.json says `certified`.
+    """
+    session.install("-e", ".")
+    session.run("python", "-m", "harness.devtools.java_sut", "certify", "--install", "--out", "reports/certify-java")
