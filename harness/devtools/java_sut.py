@@ -62,7 +62,9 @@ def build(sut_dir: Path = SUT_DIR) -> Path:
     script = sut_dir / "build.sh"
     if not script.is_file():
         raise JavaSutError(f"{script} not found: the Java SUT lives in the repository's sut-java/ folder")
-    proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, env={**os.environ, "VBENCH_JAVA_LIB": str(JAVA_LIB)})
+    proc = subprocess.run(
+        ["bash", str(script)], capture_output=True, text=True, env={**os.environ, "VBENCH_JAVA_LIB": str(JAVA_LIB)}
+    )
     if proc.returncode != 0:
         raise JavaSutError(f"building the Java SUT failed (exit {proc.returncode}):\n{proc.stdout}{proc.stderr}")
     return sut_dir / "build" / "vbench-sut.jar"
