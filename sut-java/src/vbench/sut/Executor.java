@@ -28,7 +28,7 @@ final class Executor {
     record RawBinding(String suffix, Map<String, Object> binding, boolean wellTyped) {}
 
     static Parsed parse(String raw) {
-        if (raw == null || raw.isBlank()) {
+        if (raw == null || Values.blank(raw)) {
             return new Parsed("missing", "the executor emitted no structured output", null);
         }
         Object value;

@@ -1,9 +1,11 @@
 package vbench.sut;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** Reading a `POST /verify` body (verify-request.schema.json); a bad body is a {@link BadRequest} naming the key. */
 final class Protocol {
@@ -120,6 +122,7 @@ final class Protocol {
 
     private static List<Model.Invocation> invocations(List<Object> items, String at) throws BadRequest {
         List<Model.Invocation> out = new ArrayList<>();
+        Set<String> ids = new HashSet<>();
         for (int i = 0; i < items.size(); i++) {
             String where = at + "[" + i + "].";
             Map<String, Object> row = item(items.get(i), at + "[" + i + "]");
@@ -129,8 +132,11 @@ final class Protocol {
             if (!(result instanceof String)) {
                 throw new BadRequest(where + "result: not a string");
             }
-            out.add(new Model.Invocation(text(row, "id", where), text(row, "tool_name", where), arguments,
-                    status(row, where), (String) result));
+            String id = text(row, "id", where);
+            if (!ids.add(id)) {
+                throw new BadRequest(where + "id: " + id + " repeats; invocation ids are unique within a session");
+            }
+            out.add(new Model.Invocation(id, text(row, "tool_name", where), arguments, status(row, where), (String) result));
         }
         return out;
     }

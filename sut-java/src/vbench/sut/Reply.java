@@ -35,7 +35,7 @@ final class Reply {
             return invalid("refusal", call.refusal());
         }
         String text = call.raw() == null ? "" : call.raw();
-        if (text.isBlank()) {
+        if (Values.blank(text)) {
             return invalid("empty", "the reply was empty");
         }
         String firstError = null;
@@ -64,10 +64,10 @@ final class Reply {
     static List<Map<String, Object>> objects(String text) {
         List<Map<String, Object>> out = new ArrayList<>();
         List<String> candidates = new ArrayList<>();
-        candidates.add(text.strip());
+        candidates.add(Values.strip(text));
         Matcher fence = FENCE.matcher(text);
         while (fence.find()) {
-            candidates.add(fence.group(1).strip());
+            candidates.add(Values.strip(fence.group(1)));
         }
         for (String candidate : candidates) {
             try {

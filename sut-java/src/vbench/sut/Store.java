@@ -30,7 +30,7 @@ final class Store implements AutoCloseable {
                     + " final_answer TEXT, structured_output_raw TEXT, self_evaluation TEXT NOT NULL)");
             s.execute("CREATE TABLE IF NOT EXISTS tool_invocation (session_id TEXT NOT NULL, seq INTEGER NOT NULL,"
                     + " id TEXT NOT NULL, tool_name TEXT NOT NULL, arguments TEXT NOT NULL, status TEXT NOT NULL,"
-                    + " result TEXT NOT NULL, PRIMARY KEY (session_id, seq))");
+                    + " result TEXT NOT NULL, PRIMARY KEY (session_id, seq), UNIQUE (session_id, id))");
         }
     }
 

@@ -1,6 +1,5 @@
 package vbench.sut;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -50,7 +49,26 @@ final class Values {
         return out;
     }
 
-    static List<Object> copyList(List<?> items) {
-        return new ArrayList<>(items);
+    /** Whitespace as Unicode's White_Space property has it (no-break spaces and NEL included, unlike isWhitespace). */
+    static boolean isSpace(int c) {
+        return Character.isWhitespace(c) || Character.isSpaceChar(c) || c == 0x85;
+    }
+
+    /** Nothing but whitespace (or nothing at all). */
+    static boolean blank(String text) {
+        return text.codePoints().allMatch(Values::isSpace);
+    }
+
+    /** The text without leading and trailing whitespace. */
+    static String strip(String text) {
+        int start = 0;
+        int end = text.length();
+        while (start < end && isSpace(text.charAt(start))) {
+            start++;
+        }
+        while (end > start && isSpace(text.charAt(end - 1))) {
+            end--;
+        }
+        return text.substring(start, end);
     }
 }
