@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -177,3 +178,26 @@ def test_java_and_python_agree_on_every_policy_case_under_every_setting(both_sut
                     disagreements.append(f"{case.id} [{name}]: {diff}")
     assert compared == 5 * len(POLICY)
     assert not disagreements, "\n".join(disagreements[:20])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["current session", "other session id"])
+def test_both_refuse_rows_that_cannot_fit_one_store_with_a_400_naming_the_key(
+    both_suts: tuple[str, str], where: str
+) -> None:
+    """Invocation ids are unique within a session's store (§2), sessions within a request: a request breaking that
+    is bad input for either implementation, answered 400 with the key, never a 500 from the store."""
+    case = next(c for c in POLICY if c.session.tool_invocations)
+    body = request_for(case, "http://127.0.0.1:9/v1").model_dump(mode="json")
+    if where == "current session":
+        rows = body["session"]["tool_invocations"]
+        rows.append({**rows[0], "tool_name": "another_tool"})
+        key = rows[0]["id"]
+    else:
+        body["session"]["other_sessions"].append({"id": body["session"]["id"], "tool_invocations": []})
+        key = body["session"]["id"]
+    for url in both_suts:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            _post(url, body)
+        assert refused.value.code == 400, url
+        assert key in refused.value.read().decode("utf-8"), url

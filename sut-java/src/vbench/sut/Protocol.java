@@ -37,10 +37,15 @@ final class Protocol {
         Map<String, Object> settings = root.get("settings") == null ? Map.of() : object(root, "settings", "");
         List<Map.Entry<String, List<Model.Invocation>>> others = new ArrayList<>();
         List<Object> otherList = optionalList(session, "other_sessions", "session.");
+        Set<String> sessionIds = new HashSet<>(Set.of(text(session, "id", "session.")));
         for (int i = 0; i < otherList.size(); i++) {
             Map<String, Object> other = item(otherList.get(i), "session.other_sessions[" + i + "]");
             String at = "session.other_sessions[" + i + "].";
-            others.add(Map.entry(text(other, "id", at), invocations(optionalList(other, "tool_invocations", at), at + "tool_invocations")));
+            String id = text(other, "id", at);
+            if (!sessionIds.add(id)) {
+                throw new BadRequest(at + "id: session id " + id + " repeats; sessions of one request are distinct");
+            }
+            others.add(Map.entry(id, invocations(optionalList(other, "tool_invocations", at), at + "tool_invocations")));
         }
         Object self = session.get("self_evaluation");
         Map<String, Object> selfEvaluation = self == null ? new LinkedHashMap<>() : object(session, "self_evaluation", "session.");
