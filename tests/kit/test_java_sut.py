@@ -24,6 +24,7 @@ from harness.corpus.loader import load_cases
 from harness.devtools.java_sut import SUT_DIR, JavaSutError, build, certify_java, missing_prerequisites, serving
 from harness.devtools.local_server import LocalOpenAIServer
 from harness.kit.requests import request_for, scripted_reply
+from harness.kit.sut import answer_deadline
 from tests.kit.helpers import ROOT, serve_args, sut_process
 
 POLICY = [c for c in load_cases([ROOT / "cases" / "policy"]) if c.kind == "policy"]
@@ -201,3 +202,23 @@ def test_both_refuse_rows_that_cannot_fit_one_store_with_a_400_naming_the_key(
             _post(url, body)
         assert refused.value.code == 400, url
         assert key in refused.value.read().decode("utf-8"), url
+
+
+@pytest.mark.slow
+def test_both_keep_timeout_s_for_their_model_and_answer_within_the_kits_deadline(both_suts: tuple[str, str]) -> None:
+    """`timeout_s` is all a SUT may spend waiting for its model, retries included (PROTOCOL.md): with a model that
+    never answers in time, each SUT answers before the kit's deadline, the reply counted invalid (§5 step 2)."""
+    timeout_s = 2.0
+    case = next(c for c in POLICY if c.expected.parse_status == "valid")
+    endpoint = LocalOpenAIServer(lambda _body: scripted_reply(case), model="kit-scripted-verifier")
+    endpoint.latency_ms = 5 * timeout_s * 1000
+    with endpoint:
+        body = request_for(case, endpoint.base_url, timeout_s=timeout_s).model_dump(mode="json")
+        for url in both_suts:
+            request = urllib.request.Request(
+                url + "/verify", data=json.dumps(body).encode("utf-8"), headers={"Content-Type": "application/json"}
+            )
+            with urllib.request.urlopen(request, timeout=answer_deadline(timeout_s)) as response:
+                evaluation = json.loads(response.read())["self_evaluation"]["verifier_evaluation"]
+            assert evaluation["verdict"] == "LOW_CONFID", url
+            assert evaluation["model_verdict"] is None, url
