@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import typing
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ import pytest
 
 from harness.corpus.loader import load_cases
 from harness.devtools.java_sut import SUT_DIR, JavaSutError, build, certify_java, missing_prerequisites, serving
-from harness.devtools.local_server import LocalOpenAIServer
+from harness.devtools.local_server import FaultKind, LocalOpenAIServer
 from harness.kit.requests import request_for, scripted_reply
 from harness.kit.sut import answer_deadline
 from tests.kit.helpers import ROOT, serve_args, sut_process
@@ -222,3 +223,25 @@ def test_both_keep_timeout_s_for_their_model_and_answer_within_the_kits_deadline
                 evaluation = json.loads(response.read())["self_evaluation"]["verifier_evaluation"]
             assert evaluation["verdict"] == "LOW_CONFID", url
             assert evaluation["model_verdict"] is None, url
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", typing.get_args(FaultKind))
+def test_both_read_every_endpoint_fault_alike_within_the_kits_deadline(both_suts: tuple[str, str], kind: str) -> None:
+    """A model endpoint failing once (retried) or twice (given up) ends in the same outcome in both, each answered
+    within the kit's deadline: a body trickled past `timeout_s` included."""
+    timeout_s = 3.0
+    case = next(c for c in POLICY if c.expected.model_verdict == "PASS")
+    for faults in ([kind], [kind, kind]):
+        seen = []
+        for url in both_suts:
+            with LocalOpenAIServer(lambda _body: scripted_reply(case), model="kit-scripted-verifier") as endpoint:
+                endpoint.script(*faults)
+                body = request_for(case, endpoint.base_url, timeout_s=timeout_s).model_dump(mode="json")
+                request = urllib.request.Request(
+                    url + "/verify", data=json.dumps(body).encode("utf-8"), headers={"Content-Type": "application/json"}
+                )
+                with urllib.request.urlopen(request, timeout=answer_deadline(timeout_s)) as response:
+                    ev = json.loads(response.read())["self_evaluation"]["verifier_evaluation"]
+            seen.append((ev["verdict"], ev["model_verdict"], ev["reply_status"]["status"]))
+        assert seen[0] == seen[1], (faults, seen)

@@ -1,7 +1,6 @@
 package vbench.sut;
 
 import com.google.gson.Gson;
-import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -11,6 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * One verifier call to an OpenAI-compatible endpoint (`POST <base_url>/chat/completions`), kept raw: the reply is
@@ -44,40 +47,61 @@ final class ModelClient {
         String error = null;
         int attempt = 0;
         while (attempt < ATTEMPTS) {
-            attempt++;
             long remaining = deadline - System.nanoTime();
             if (remaining <= 0) {
-                error = error == null ? "timeout" : error;
                 break;
             }
+            attempt++;
+            HttpRequest request;
             try {
-                HttpRequest request = HttpRequest.newBuilder(URI.create(url))
+                request = HttpRequest.newBuilder(URI.create(url))
                         .timeout(Duration.ofNanos(remaining))
                         .header("Content-Type", "application/json")
                         .header("Authorization", "Bearer " + (key == null || key.isEmpty() ? PLACEHOLDER_KEY : key))
                         .POST(HttpRequest.BodyPublishers.ofByteArray(payload))
                         .build();
-                HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-                int status = response.statusCode();
-                if (status == 429 || status >= 500) {
-                    error = "HTTP " + status;
-                    continue;
-                }
-                if (status != 200) {
-                    error = "HTTP " + status;
-                    break;
-                }
-                return completion(response.body(), model, ms(start), attempt);
-            } catch (HttpTimeoutException e) {
-                error = "timeout: no answer within " + timeoutS + " s";
+            } catch (IllegalArgumentException e) {
+                error = "bad endpoint URL " + url + ": " + e.getMessage();
                 break;
-            } catch (IOException | IllegalArgumentException e) {
-                error = "transport: " + e.getClass().getSimpleName() + ": " + e.getMessage();
+            }
+            // the whole exchange, body included, within the deadline (the client's own timeout stops at the headers)
+            CompletableFuture<HttpResponse<String>> pending =
+                    http.sendAsync(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            HttpResponse<String> response;
+            try {
+                response = pending.get(remaining, TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                pending.cancel(true);
+                error = "timeout: no whole reply within settings.timeout_s (" + timeoutS + " s), retries included";
+                break;
+            } catch (ExecutionException e) {
+                Throwable cause = e.getCause() == null ? e : e.getCause();
+                error = (cause instanceof HttpTimeoutException ? "timeout: " : "transport: ")
+                        + cause.getClass().getSimpleName() + ": " + cause.getMessage();
+                continue;
             } catch (InterruptedException e) {
+                pending.cancel(true);
                 Thread.currentThread().interrupt();
                 error = "interrupted";
                 break;
             }
+            int status = response.statusCode();
+            if (status == 429 || status >= 500) {
+                error = "HTTP " + status;
+                continue;
+            }
+            if (status != 200) {
+                error = "HTTP " + status;
+                break;
+            }
+            Call call = completion(response.body(), model, ms(start), attempt);
+            if (call.error() == null) {
+                return call;
+            }
+            error = call.error(); // a 200 that is no completion (an HTML page, broken JSON): the next attempt may be
+        }
+        if (error == null) {
+            error = "timeout: no reply within settings.timeout_s (" + timeoutS + " s)";
         }
         return new Call(null, model, null, ms(start), usage(null), error, null, attempt);
     }
