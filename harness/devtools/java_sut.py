@@ -21,6 +21,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 SUT_DIR = Path(__file__).resolve().parents[2] / "sut-java"
 JAVA_LIB = Path(os.environ.get("VBENCH_JAVA_LIB", "/usr/share/java"))
@@ -84,7 +85,7 @@ def serving(jar: Path, log: Path | None = None) -> Iterator[str]:
             try:
                 yield f"http://127.0.0.1:{_wait_for_port(proc, port_file, log_path)}"
             finally:
-                _stop(proc)
+                stop_process(proc)
 
 
 def _wait_for_port(proc: subprocess.Popen[bytes], port_file: Path, log: Path) -> int:
@@ -100,7 +101,8 @@ def _wait_for_port(proc: subprocess.Popen[bytes], port_file: Path, log: Path) ->
     raise JavaSutError(f"the Java SUT wrote no port file within {START_TIMEOUT_S:g} s:\n{log.read_text()}")
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def stop_process(proc: subprocess.Popen[Any]) -> None:
+    """Stop a server this process started: terminate, wait, kill when it does not go within ten seconds."""
     if proc.poll() is None:
         proc.terminate()
         try:

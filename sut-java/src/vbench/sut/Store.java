@@ -36,8 +36,7 @@ final class Store implements AutoCloseable {
 
     synchronized void addSession(String id, String question, String finalAnswer, String raw, Map<String, Object> selfEvaluation,
                                  List<Model.Invocation> invocations) throws SQLException {
-        db.setAutoCommit(false);
-        try {
+        transaction(() -> {
             try (PreparedStatement s = db.prepareStatement("INSERT INTO diagnosis_session VALUES (?, ?, ?, ?, ?)")) {
                 s.setString(1, id);
                 s.setString(2, question);
@@ -60,6 +59,18 @@ final class Store implements AutoCloseable {
                 }
                 s.executeBatch();
             }
+        });
+    }
+
+    private interface Work {
+        void run() throws SQLException;
+    }
+
+    /** Run `work` as one transaction: all of it is written, or none. */
+    private void transaction(Work work) throws SQLException {
+        db.setAutoCommit(false);
+        try {
+            work.run();
             db.commit();
         } catch (SQLException e) {
             db.rollback();
@@ -87,8 +98,7 @@ final class Store implements AutoCloseable {
 
     /** Merge the evaluation into self_evaluation (siblings kept) and return the whole persisted object. */
     synchronized Map<String, Object> writeVerifierEvaluation(String sessionId, Map<String, Object> evaluation) throws SQLException {
-        db.setAutoCommit(false);
-        try {
+        transaction(() -> {
             Map<String, Object> current = read(sessionId);
             current.put("verifier_evaluation", evaluation);
             try (PreparedStatement s = db.prepareStatement("UPDATE diagnosis_session SET self_evaluation = ? WHERE id = ?")) {
@@ -96,13 +106,7 @@ final class Store implements AutoCloseable {
                 s.setString(2, sessionId);
                 s.executeUpdate();
             }
-            db.commit();
-        } catch (SQLException e) {
-            db.rollback();
-            throw e;
-        } finally {
-            db.setAutoCommit(true);
-        }
+        });
         return read(sessionId);
     }
 
