@@ -80,6 +80,7 @@ def test_the_java_sut_is_certified_over_the_protocol(tmp_path: Path, capsys: pyt
     assert headline in printed and cert["corpus_hash"][:12] in printed
 
 
+@pytest.mark.slow
 def test_certify_java_exits_1_when_the_certificate_is_not_certified(tmp_path: Path) -> None:
     """A corpus holding a case the SUT gets wrong yields a failed certificate, and the session fails on it."""
     require_java()
@@ -245,3 +246,23 @@ def test_both_read_every_endpoint_fault_alike_within_the_kits_deadline(both_suts
                     ev = json.loads(response.read())["self_evaluation"]["verifier_evaluation"]
             seen.append((ev["verdict"], ev["model_verdict"], ev["reply_status"]["status"]))
         assert seen[0] == seen[1], (faults, seen)
+
+
+@pytest.mark.slow
+def test_both_read_settings_numbers_by_value(both_suts: tuple[str, str]) -> None:
+    """`excerpt_chars` 7, 7.0 and 7e0 are one number: both SUTs cut the same excerpts for any spelling."""
+    case = next(c for c in POLICY if c.session.tool_invocations and c.session.tool_trace_summary is None)
+    with LocalOpenAIServer(lambda _body: scripted_reply(case), model="kit-scripted-verifier") as endpoint:
+        body = request_for(case, endpoint.base_url).model_dump(mode="json")
+        results = []
+        for spelling in ("7", "7.0", "7e0"):
+            text = json.dumps({**body, "settings": {**body["settings"], "excerpt_chars": "@"}}).replace('"@"', spelling)
+            for url in both_suts:
+                request = urllib.request.Request(
+                    url + "/verify", data=text.encode("utf-8"), headers={"Content-Type": "application/json"}
+                )
+                with urllib.request.urlopen(request, timeout=60) as response:
+                    trace = json.loads(response.read())["self_evaluation"]["verifier_evaluation"]["tool_trace_summary"]
+                results.append([t["result_excerpt"] for t in trace])
+    rows = case.session.tool_invocations
+    assert results == [[row.result[:7] for row in rows]] * 6

@@ -54,8 +54,9 @@ final class Protocol {
             throw new BadRequest("executor.structured_output_raw: not a string or null");
         }
         Object excerpt = settings.getOrDefault("excerpt_chars", 2000L);
-        if (!(excerpt instanceof Long) || (Long) excerpt < 1 || (Long) excerpt > Integer.MAX_VALUE) {
-            throw new BadRequest("settings.excerpt_chars: not an integer >= 1");
+        double limit = excerpt instanceof Number ? ((Number) excerpt).doubleValue() : Double.NaN;
+        if (!(limit >= 1 && limit <= Integer.MAX_VALUE && limit == Math.floor(limit))) {
+            throw new BadRequest("settings.excerpt_chars: not an integer >= 1"); // 2000, 2000.0 and 2e3 are one number
         }
         Object guard = settings.getOrDefault("claim_guard", Boolean.TRUE);
         if (!(guard instanceof Boolean)) {
@@ -70,7 +71,7 @@ final class Protocol {
                 others, selfEvaluation, trace(session.get("tool_trace_summary")),
                 string(executor, "final_answer", "executor."), (String) raw,
                 string(verifier, "base_url", "verifier."), string(verifier, "model", "verifier."),
-                ((Long) excerpt).intValue(), (Boolean) guard, ((Number) timeout).doubleValue());
+                (int) limit, (Boolean) guard, ((Number) timeout).doubleValue());
     }
 
     private static Map<String, Object> object(Map<String, Object> parent, String key, String at) throws BadRequest {
