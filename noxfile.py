@@ -120,3 +120,15 @@ def slow(session: nox.Session) -> None:
     the bench's smoke runs); `nox -s tests` leaves them out and `.ci/run` runs both sessions."""
     session.install("-e", ".[dev,ray]")
     session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "slow", *session.posargs)
+
+
+@nox.session(name="certify-java", python=PYTHON, venv_params=["--system-site-packages"])
+def certify_java(session: nox.Session) -> None:
+    """The Java implementation of the spec (sut-java/), certified over the protocol into reports/certify-java/.
+
+    Installs the JDK, Gson and sqlite-jdbc with apt-get when they are missing (as root, like .ci/run), builds the
+    jar with javac + jar, serves it on a free 127.0.0.1 port, runs `vbench certify --mode certification` on the
+    policy corpus and always stops the server. Fails unless certificate.json says `certified`.
+    """
+    session.install("-e", ".")
+    session.run("python", "-m", "harness.devtools.java_sut", "certify", "--install", "--out", "reports/certify-java")
