@@ -87,3 +87,14 @@ def ablation(session: nox.Session) -> None:
     """The reference baseline with each signal removed: dev/held-out splits and HaluEval part 1 (issue 18)."""
     session.install("-e", ".")
     session.run("python", "-m", "harness.cli.ablation", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def mutation(session: nox.Session) -> None:
+    """The kit's mutation suite: every seeded fault must fail `vbench certify`, every correct variant certify.
+
+    Prints the mutation score per requirement id (faults caught/seeded) and the variants certified; exits 1
+    when a fault certifies or a variant fails. `nox -s mutation -- --only NAME ...` runs some seeds only.
+    """
+    session.install("-e", ".[dev]")
+    session.run("python", "-m", "tests.kit.mutation", *session.posargs)

@@ -19,7 +19,6 @@ from typing import Any
 from sqlalchemy import select
 
 from harness.system import gatekeeper, pipeline, policy, reply, store
-from tests.kit.seeds import Seed, evaluation_fault, persisted_fault
 from harness.system.models import (
     LEGACY_MAPPING,
     Derivability,
@@ -29,6 +28,7 @@ from harness.system.models import (
     ToolInvocation,
     Verdict,
 )
+from tests.kit.seeds import Seed, evaluation_fault, persisted_fault
 
 
 def _wrap_policy(
@@ -217,40 +217,150 @@ def _null_siblings(merged: dict[str, Any]) -> None:
 
 
 ORIGINAL: list[Seed] = [
-    Seed("legacy-inference-as-direct", "facts.mapping", "§6 legacy mapping: reasonable_inference mapped to direct_evidence", legacy_inference_as_direct),
-    Seed("no-reject-on-invocation-ref", "verdict.gatekeeper-downgrade", "§5.4 no REJECT when evidence.invocation_ref failed", no_reject_on_invocation_ref),
-    Seed("pass-on-malformed", "verdict.not-valid-no-pass", "§5.1 the model's verdict kept when the parse status is not valid", pass_on_malformed),
-    Seed("siblings-dropped", "persist.siblings", "§7 sibling keys of self_evaluation dropped on write", siblings_dropped),
-    Seed("refs-not-filled", "refs.completed", "§5.3/§7 evidence refs not completed from bindings and trace", refs_not_filled),
-    Seed("unknown-checks-kept", "claims.unknown-dropped", "§5.3 checks for unknown claim ids kept", unknown_checks_kept),
-    Seed("model-critical-count-trusted", "claims.critical-count", "§5.3 the model's critical_fact_count trusted", model_critical_count_trusted),
+    Seed(
+        "legacy-inference-as-direct",
+        "facts.mapping",
+        "§6 legacy mapping: reasonable_inference mapped to direct_evidence",
+        legacy_inference_as_direct,
+    ),
+    Seed(
+        "no-reject-on-invocation-ref",
+        "verdict.gatekeeper-downgrade",
+        "§5.4 no REJECT when evidence.invocation_ref failed",
+        no_reject_on_invocation_ref,
+    ),
+    Seed(
+        "pass-on-malformed",
+        "verdict.not-valid-no-pass",
+        "§5.1 the model's verdict kept when the parse status is not valid",
+        pass_on_malformed,
+    ),
+    Seed(
+        "siblings-dropped", "persist.siblings", "§7 sibling keys of self_evaluation dropped on write", siblings_dropped
+    ),
+    Seed(
+        "refs-not-filled",
+        "refs.completed",
+        "§5.3/§7 evidence refs not completed from bindings and trace",
+        refs_not_filled,
+    ),
+    Seed(
+        "unknown-checks-kept", "claims.unknown-dropped", "§5.3 checks for unknown claim ids kept", unknown_checks_kept
+    ),
+    Seed(
+        "model-critical-count-trusted",
+        "claims.critical-count",
+        "§5.3 the model's critical_fact_count trusted",
+        model_critical_count_trusted,
+    ),
     Seed("failed-rules-unsorted", "gatekeeper.rules", "§3 failed_rules not sorted", failed_rules_unsorted),
-    Seed("nested-reply-accepted", "verdict.reply-contract", "§5.2 a contract object nested in other JSON taken as the reply", nested_reply_accepted),
-    Seed("mistyped-ids-unchecked", "gatekeeper.rules", "§3 a bare-string source_invocation_ids not checked", mistyped_ids_unchecked),
-    Seed("unresolved-direct-kept", "claims.sanitised", "§5.3 direct_observation kept without resolving evidence", unresolved_direct_kept),
+    Seed(
+        "nested-reply-accepted",
+        "verdict.reply-contract",
+        "§5.2 a contract object nested in other JSON taken as the reply",
+        nested_reply_accepted,
+    ),
+    Seed(
+        "mistyped-ids-unchecked",
+        "gatekeeper.rules",
+        "§3 a bare-string source_invocation_ids not checked",
+        mistyped_ids_unchecked,
+    ),
+    Seed(
+        "unresolved-direct-kept",
+        "claims.sanitised",
+        "§5.3 direct_observation kept without resolving evidence",
+        unresolved_direct_kept,
+    ),
     Seed("no-claim-guard", "verdict.effective", "§5.5 claim guard never applied", no_claim_guard),
-    Seed("other-sessions-rows-accepted", "gatekeeper.rules", "§3 another session's invocation ids accepted", other_sessions_rows_accepted),
-    Seed("groundedness-threshold-ignored", "verdict.groundedness-threshold", "§4 PASS below groundedness 0.5", groundedness_threshold_ignored),
-    Seed("gatekeeper-withheld-from-model", "input.gatekeeper", "the gatekeeper result not given to the verifier", gatekeeper_withheld_from_model),
-    Seed("trace-withheld-from-model", "input.trace", "the tool trace summary not given to the verifier", trace_withheld_from_model),
-    Seed("trace-ref-warning-missing", "gatekeeper.rules", "§3 evidence.trace_ref warning rule missing", trace_ref_warning_missing),
-    Seed("missing-check-not-unsupported", "claims.sanitised", "§5.3 a claim with no check not counted as unsupported", missing_check_not_unsupported),
-    Seed("trace-emptied", "persist.trace", "§7 tool_trace_summary persisted empty", evaluation_fault(lambda e: e.update(tool_trace_summary=[]))),
-    Seed("refs-emptied", "refs.completed", "§5.3/§7 every check's evidence_refs persisted empty", evaluation_fault(_empty_refs)),
-    Seed("siblings-nulled", "persist.siblings", "§7 sibling keys of self_evaluation kept but set to null", persisted_fault(_null_siblings)),
-    Seed("facts-blank", "facts.statement", "§6 facts_checked[].fact not the claim's statement", evaluation_fault(_blank_facts)),
-    Seed("groundedness-out-of-range", "groundedness.range", "§4 groundedness_score persisted as 7.5", evaluation_fault(lambda e: e.update(groundedness_score=7.5))),
-    Seed("adjustments-dropped", "verdict.adjustment", "§5 verdict changes persisted with no adjustment", evaluation_fault(lambda e: e.update(adjustments=[]))),
-    Seed("gatekeeper-errors-dropped", "gatekeeper.consistent", "§3 gatekeeper_result.errors persisted empty", evaluation_fault(lambda e: e["gatekeeper_result"].update(errors=[]))),
+    Seed(
+        "other-sessions-rows-accepted",
+        "gatekeeper.rules",
+        "§3 another session's invocation ids accepted",
+        other_sessions_rows_accepted,
+    ),
+    Seed(
+        "groundedness-threshold-ignored",
+        "verdict.groundedness-threshold",
+        "§4 PASS below groundedness 0.5",
+        groundedness_threshold_ignored,
+    ),
+    Seed(
+        "gatekeeper-withheld-from-model",
+        "input.gatekeeper",
+        "the gatekeeper result not given to the verifier",
+        gatekeeper_withheld_from_model,
+    ),
+    Seed(
+        "trace-withheld-from-model",
+        "input.trace",
+        "the tool trace summary not given to the verifier",
+        trace_withheld_from_model,
+    ),
+    Seed(
+        "trace-ref-warning-missing",
+        "gatekeeper.rules",
+        "§3 evidence.trace_ref warning rule missing",
+        trace_ref_warning_missing,
+    ),
+    Seed(
+        "missing-check-not-unsupported",
+        "claims.sanitised",
+        "§5.3 a claim with no check not counted as unsupported",
+        missing_check_not_unsupported,
+    ),
+    Seed(
+        "trace-emptied",
+        "persist.trace",
+        "§7 tool_trace_summary persisted empty",
+        evaluation_fault(lambda e: e.update(tool_trace_summary=[])),
+    ),
+    Seed(
+        "refs-emptied",
+        "refs.completed",
+        "§5.3/§7 every check's evidence_refs persisted empty",
+        evaluation_fault(_empty_refs),
+    ),
+    Seed(
+        "siblings-nulled",
+        "persist.siblings",
+        "§7 sibling keys of self_evaluation kept but set to null",
+        persisted_fault(_null_siblings),
+    ),
+    Seed(
+        "facts-blank",
+        "facts.statement",
+        "§6 facts_checked[].fact not the claim's statement",
+        evaluation_fault(_blank_facts),
+    ),
+    Seed(
+        "groundedness-out-of-range",
+        "groundedness.range",
+        "§4 groundedness_score persisted as 7.5",
+        evaluation_fault(lambda e: e.update(groundedness_score=7.5)),
+    ),
+    Seed(
+        "adjustments-dropped",
+        "verdict.adjustment",
+        "§5 verdict changes persisted with no adjustment",
+        evaluation_fault(lambda e: e.update(adjustments=[])),
+    ),
+    Seed(
+        "gatekeeper-errors-dropped",
+        "gatekeeper.consistent",
+        "§3 gatekeeper_result.errors persisted empty",
+        evaluation_fault(lambda e: e["gatekeeper_result"].update(errors=[])),
+    ),
 ]
 
 
 def all_seeds() -> dict[str, Seed]:
     """Every seeded fault and every correct variant that patches the SUT, by name."""
     from tests.kit.more_faults import FAULTS as MORE
+    from tests.kit.rule_faults import FAULTS as RULES
     from tests.kit.variants import VARIANTS
 
-    return {s.name: s for s in [*ORIGINAL, *MORE, *VARIANTS] if s.apply is not None}
+    return {s.name: s for s in [*ORIGINAL, *MORE, *RULES, *VARIANTS] if s.apply is not None}
 
 
 def main(argv: list[str] | None = None) -> None:

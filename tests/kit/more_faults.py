@@ -1,8 +1,7 @@
-"""More seeded faults: mistakes another team plausibly makes, each tagged with the requirement it breaks (test only).
+"""Seeded faults in what a SUT persists and what it shows its model, each tagged with the requirement it breaks.
 
-Each `Seed.apply` patches the bundled SUT inside its own process (tests/kit/faulty_sut.py), at the layer
-where such a team would make the mistake: the answer it persists, the prompt it shows its model, the
-settings it reads from the request, `/info`, or a rule of its parser, gatekeeper or policy.
+Each `Seed.apply` patches the bundled SUT inside its own process (tests/kit/faulty_sut.py) as another
+team's implementation plausibly gets it wrong: one field of the persisted answer, or the prompt (test only).
 """
 
 from __future__ import annotations
@@ -11,10 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from aiohttp import web
-
-from harness.system import gatekeeper, parser, pipeline, policy, serve, strictjson
-from harness.system.models import ParsedExecutorOutput, ParseStatus, VerifierInput
+from harness.system.models import VerifierInput
 from harness.system.verifiers.llm import LLMVerifier
 from tests.kit.seeds import Seed, evaluation_fault, persisted_fault
 
@@ -96,36 +92,180 @@ def _sibling_lists_sorted(merged: dict[str, Any]) -> None:
 
 
 ANSWER = [
-    Seed("groundedness-dropped", "groundedness.reply", "groundedness_score persisted as null", evaluation_fault(_set("groundedness_score", None))),
-    Seed("groundedness-rounded", "groundedness.reply", "groundedness_score rounded to one decimal", evaluation_fault(_score(lambda s: round(s - 0.05, 1)))),
-    Seed("groundedness-boolean", "groundedness.range", "groundedness_score persisted as the boolean score >= 0.5", evaluation_fault(_score(lambda s: s >= 0.5))),
-    Seed("groundedness-percent", "groundedness.range", "groundedness_score persisted as a percentage", evaluation_fault(_score(lambda s: s * 100))),
-    Seed("groundedness-string", "groundedness.range", "groundedness_score persisted as a string", evaluation_fault(_score(str))),
-    Seed("sanitise-not-recorded", "claims.recorded", "sanitised claim checks recorded only when the verdict changed", evaluation_fault(_drop_sanitise_notes)),
-    Seed("refs-first-only", "refs.model", "only the first of the model's evidence_refs kept", evaluation_fault(_each("claim_checks", _first_ref_only))),
-    Seed("refs-ids-dropped", "refs.fields", "source_invocation_ids of every ref persisted empty", evaluation_fault(_each_ref(lambda r: r.update(source_invocation_ids=[])))),
-    Seed("refs-tool-name-upper", "refs.fields", "every ref's tool_name upper-cased", evaluation_fault(_each_ref(lambda r: r.update(tool_name=str(r.get("tool_name")).upper())))),
-    Seed("refs-trace-ref-dropped", "refs.fields", "every ref's trace_ref persisted null", evaluation_fault(_each_ref(lambda r: r.update(trace_ref=None)))),
-    Seed("verifier-block-missing", "persist.verifier", "no verifier block persisted", evaluation_fault(lambda e: e.pop("verifier"))),
-    Seed("verifier-model-missing", "persist.verifier", "verifier.model not persisted", evaluation_fault(_verifier(lambda v: v.pop("model")))),
-    Seed("verifier-prompt-version-empty", "persist.verifier", "verifier.prompt_version an empty string", evaluation_fault(_verifier(lambda v: v.update(prompt_version="")))),
-    Seed("verifier-latency-string", "persist.verifier", "verifier.latency_ms a string with its unit", evaluation_fault(_verifier(lambda v: v.update(latency_ms=f"{v['latency_ms']:.0f} ms")))),
-    Seed("verifier-latency-negative", "persist.verifier", "verifier.latency_ms negative (end minus start swapped)", evaluation_fault(_verifier(lambda v: v.update(latency_ms=-1.0 - v["latency_ms"])))),
-    Seed("verifier-usage-text", "persist.verifier", "verifier.usage persisted as text", evaluation_fault(_verifier(lambda v: v.update(usage=str(v["usage"]))))),
-    Seed("adjustment-reasons-empty", "verdict.adjustment", "adjustments persisted with an empty reason", evaluation_fault(_each("adjustments", lambda a: a.update(reason="")))),
-    Seed("verdict-lower-case", "protocol.fields", "verdict persisted in lower case", evaluation_fault(lambda e: e.update(verdict=e["verdict"].lower()))),
-    Seed("model-verdict-is-effective", "verdict.model", "model_verdict persisted as the effective verdict", evaluation_fault(_model_verdict_is_effective)),
-    Seed("parse-status-upper-case", "parse.status", "parse status persisted in upper case", evaluation_fault(lambda e: e["executor_output_parse_status"].update(status=e["executor_output_parse_status"]["status"].upper()))),
-    Seed("failed-rules-twice", "gatekeeper.rules", "failed_rules not de-duplicated", evaluation_fault(_failed_rules_twice)),
-    Seed("warnings-dropped", "gatekeeper.rules", "gatekeeper warnings persisted empty", evaluation_fault(lambda e: e["gatekeeper_result"].update(warnings=[]))),
-    Seed("trace-reversed", "persist.trace", "tool_trace_summary persisted newest first", evaluation_fault(lambda e: e["tool_trace_summary"].reverse())),
+    Seed(
+        "groundedness-dropped",
+        "groundedness.reply",
+        "groundedness_score persisted as null",
+        evaluation_fault(_set("groundedness_score", None)),
+    ),
+    Seed(
+        "groundedness-rounded",
+        "groundedness.reply",
+        "groundedness_score rounded to one decimal",
+        evaluation_fault(_score(lambda s: round(s - 0.05, 1))),
+    ),
+    Seed(
+        "groundedness-boolean",
+        "groundedness.range",
+        "groundedness_score persisted as the boolean score >= 0.5",
+        evaluation_fault(_score(lambda s: s >= 0.5)),
+    ),
+    Seed(
+        "groundedness-percent",
+        "groundedness.range",
+        "groundedness_score persisted as a percentage",
+        evaluation_fault(_score(lambda s: s * 100)),
+    ),
+    Seed(
+        "groundedness-string",
+        "groundedness.range",
+        "groundedness_score persisted as a string",
+        evaluation_fault(_score(str)),
+    ),
+    Seed(
+        "sanitise-not-recorded",
+        "claims.recorded",
+        "sanitised claim checks recorded only when the verdict changed",
+        evaluation_fault(_drop_sanitise_notes),
+    ),
+    Seed(
+        "refs-first-only",
+        "refs.model",
+        "only the first of the model's evidence_refs kept",
+        evaluation_fault(_each("claim_checks", _first_ref_only)),
+    ),
+    Seed(
+        "refs-ids-dropped",
+        "refs.fields",
+        "source_invocation_ids of every ref persisted empty",
+        evaluation_fault(_each_ref(lambda r: r.update(source_invocation_ids=[]))),
+    ),
+    Seed(
+        "refs-tool-name-upper",
+        "refs.fields",
+        "every ref's tool_name upper-cased",
+        evaluation_fault(_each_ref(lambda r: r.update(tool_name=str(r.get("tool_name")).upper()))),
+    ),
+    Seed(
+        "refs-trace-ref-dropped",
+        "refs.fields",
+        "every ref's trace_ref persisted null",
+        evaluation_fault(_each_ref(lambda r: r.update(trace_ref=None))),
+    ),
+    Seed(
+        "verifier-block-missing",
+        "persist.verifier",
+        "no verifier block persisted",
+        evaluation_fault(lambda e: e.pop("verifier")),
+    ),
+    Seed(
+        "verifier-model-missing",
+        "persist.verifier",
+        "verifier.model not persisted",
+        evaluation_fault(_verifier(lambda v: v.pop("model"))),
+    ),
+    Seed(
+        "verifier-prompt-version-empty",
+        "persist.verifier",
+        "verifier.prompt_version an empty string",
+        evaluation_fault(_verifier(lambda v: v.update(prompt_version=""))),
+    ),
+    Seed(
+        "verifier-latency-string",
+        "persist.verifier",
+        "verifier.latency_ms a string with its unit",
+        evaluation_fault(_verifier(lambda v: v.update(latency_ms=f"{v['latency_ms']:.0f} ms"))),
+    ),
+    Seed(
+        "verifier-latency-negative",
+        "persist.verifier",
+        "verifier.latency_ms negative (end minus start swapped)",
+        evaluation_fault(_verifier(lambda v: v.update(latency_ms=-1.0 - v["latency_ms"]))),
+    ),
+    Seed(
+        "verifier-usage-text",
+        "persist.verifier",
+        "verifier.usage persisted as text",
+        evaluation_fault(_verifier(lambda v: v.update(usage=str(v["usage"])))),
+    ),
+    Seed(
+        "adjustment-reasons-empty",
+        "verdict.adjustment",
+        "adjustments persisted with an empty reason",
+        evaluation_fault(_each("adjustments", lambda a: a.update(reason=""))),
+    ),
+    Seed(
+        "verdict-lower-case",
+        "protocol.fields",
+        "verdict persisted in lower case",
+        evaluation_fault(lambda e: e.update(verdict=e["verdict"].lower())),
+    ),
+    Seed(
+        "model-verdict-is-effective",
+        "verdict.model",
+        "model_verdict persisted as the effective verdict",
+        evaluation_fault(_model_verdict_is_effective),
+    ),
+    Seed(
+        "parse-status-upper-case",
+        "parse.status",
+        "parse status persisted in upper case",
+        evaluation_fault(
+            lambda e: e["executor_output_parse_status"].update(
+                status=e["executor_output_parse_status"]["status"].upper()
+            )
+        ),
+    ),
+    Seed(
+        "failed-rules-twice",
+        "gatekeeper.rules",
+        "failed_rules not de-duplicated",
+        evaluation_fault(_failed_rules_twice),
+    ),
+    Seed(
+        "warnings-dropped",
+        "gatekeeper.rules",
+        "gatekeeper warnings persisted empty",
+        evaluation_fault(lambda e: e["gatekeeper_result"].update(warnings=[])),
+    ),
+    Seed(
+        "trace-reversed",
+        "persist.trace",
+        "tool_trace_summary persisted newest first",
+        evaluation_fault(lambda e: e["tool_trace_summary"].reverse()),
+    ),
     Seed("trace-zero-based", "persist.trace", "trace refs numbered from T0", evaluation_fault(_trace_zero_based)),
     Seed("facts-twice", "facts.statement", "facts_checked holds each claim twice", evaluation_fault(_facts_twice)),
-    Seed("facts-without-no-evidence", "facts.mapping", "facts with no evidence left out of facts_checked", evaluation_fault(_facts_without_no_evidence)),
-    Seed("facts-statement-300", "facts.statement", "facts_checked[].fact cut to 300 characters (a VARCHAR(300) column)", evaluation_fault(_each("facts_checked", lambda f: f.update(fact=f["fact"][:300])))),
-    Seed("critical-count-plus-one", "claims.critical-count", "critical_fact_count off by one", evaluation_fault(lambda e: e.update(critical_fact_count=e["critical_fact_count"] + 1))),
-    Seed("siblings-stringified", "persist.siblings", "sibling keys re-written as JSON text", persisted_fault(_stringify_siblings)),
-    Seed("sibling-lists-sorted", "persist.siblings", "sibling values normalised (keys and string lists sorted)", persisted_fault(_sibling_lists_sorted)),
+    Seed(
+        "facts-without-no-evidence",
+        "facts.mapping",
+        "facts with no evidence left out of facts_checked",
+        evaluation_fault(_facts_without_no_evidence),
+    ),
+    Seed(
+        "facts-statement-300",
+        "facts.statement",
+        "facts_checked[].fact cut to 300 characters (a VARCHAR(300) column)",
+        evaluation_fault(_each("facts_checked", lambda f: f.update(fact=f["fact"][:300]))),
+    ),
+    Seed(
+        "critical-count-plus-one",
+        "claims.critical-count",
+        "critical_fact_count off by one",
+        evaluation_fault(lambda e: e.update(critical_fact_count=e["critical_fact_count"] + 1)),
+    ),
+    Seed(
+        "siblings-stringified",
+        "persist.siblings",
+        "sibling keys re-written as JSON text",
+        persisted_fault(_stringify_siblings),
+    ),
+    Seed(
+        "sibling-lists-sorted",
+        "persist.siblings",
+        "sibling values normalised (keys and string lists sorted)",
+        persisted_fault(_sibling_lists_sorted),
+    ),
 ]
 
 
@@ -171,210 +311,54 @@ def _first_line(text: str) -> str:
 
 
 PROMPT = [
-    Seed("prompt-excerpt-60", "input.trace", "the model shown 60 characters of each tool result", _prompt(_excerpts(lambda t: t[:60]))),
-    Seed("prompt-excerpt-first-line", "input.trace", "the model shown only the first line of each tool result", _prompt(_excerpts(_first_line))),
-    Seed("prompt-excerpt-whitespace-collapsed", "input.trace", "tool results shown with whitespace runs collapsed", _prompt(_excerpts(lambda t: " ".join(t.split())))),
-    Seed("prompt-trace-first-entry", "input.trace", "the model shown only the first trace entry", _prompt(lambda i: i.model_copy(update={"tool_trace_summary": i.tool_trace_summary[:1]}))),
-    Seed("prompt-statements-300", "input.claims", "claim statements cut to 300 characters in the prompt", _prompt(_claims(lambda c: {**c, "statement": str(c.get("statement", ""))[:300]}))),
-    Seed("prompt-claim-ids-dropped", "input.claims", "claims shown without their ids", _prompt(_claims(lambda c: {k: v for k, v in c.items() if k != "claim_id"}))),
-    Seed("prompt-warnings-dropped", "input.gatekeeper", "gatekeeper warnings not shown to the model", _prompt(_gatekeeper_in_prompt({"warnings": []}))),
-    Seed("prompt-failed-rules-dropped", "input.gatekeeper", "failed rules not shown to the model", _prompt(_gatekeeper_in_prompt({"failed_rules": [], "errors": []}))),
+    Seed(
+        "prompt-excerpt-60",
+        "input.trace",
+        "the model shown 60 characters of each tool result",
+        _prompt(_excerpts(lambda t: t[:60])),
+    ),
+    Seed(
+        "prompt-excerpt-first-line",
+        "input.trace",
+        "the model shown only the first line of each tool result",
+        _prompt(_excerpts(_first_line)),
+    ),
+    Seed(
+        "prompt-excerpt-whitespace-collapsed",
+        "input.trace",
+        "tool results shown with whitespace runs collapsed",
+        _prompt(_excerpts(lambda t: " ".join(t.split()))),
+    ),
+    Seed(
+        "prompt-trace-first-entry",
+        "input.trace",
+        "the model shown only the first trace entry",
+        _prompt(lambda i: i.model_copy(update={"tool_trace_summary": i.tool_trace_summary[:1]})),
+    ),
+    Seed(
+        "prompt-statements-300",
+        "input.claims",
+        "claim statements cut to 300 characters in the prompt",
+        _prompt(_claims(lambda c: {**c, "statement": str(c.get("statement", ""))[:300]})),
+    ),
+    Seed(
+        "prompt-claim-ids-dropped",
+        "input.claims",
+        "claims shown without their ids",
+        _prompt(_claims(lambda c: {k: v for k, v in c.items() if k != "claim_id"})),
+    ),
+    Seed(
+        "prompt-warnings-dropped",
+        "input.gatekeeper",
+        "gatekeeper warnings not shown to the model",
+        _prompt(_gatekeeper_in_prompt({"warnings": []})),
+    ),
+    Seed(
+        "prompt-failed-rules-dropped",
+        "input.gatekeeper",
+        "failed rules not shown to the model",
+        _prompt(_gatekeeper_in_prompt({"failed_rules": [], "errors": []})),
+    ),
 ]
 
-
-# --- the settings of the request, and /info -------------------------------------------------------
-
-
-def _settings(claim_guard: Callable[[bool], bool], excerpt: Callable[[int], int]) -> Callable[[], None]:
-    def apply() -> None:
-        original = serve.run_pipeline
-
-        async def run(*args: Any, **kwargs: Any) -> Any:
-            settings = args[5]
-            changed = settings.model_copy(update={"claim_guard": claim_guard(settings.claim_guard)})
-            kwargs["excerpt_chars"] = excerpt(kwargs["excerpt_chars"])
-            return await original(*args[:5], changed, *args[6:], **kwargs)
-
-        serve.run_pipeline = run  # type: ignore[assignment]
-
-    return apply
-
-
-def _keep(value: Any) -> Any:
-    return value
-
-
-def _truncate_bytes() -> None:
-    """The excerpt cut at the limit in UTF-8 bytes, not characters (a byte buffer of that size)."""
-    from harness.system import trace
-
-    original = trace.build_trace_summary
-
-    def build(invocations: Any, excerpt_chars: int = trace.DEFAULT_EXCERPT_CHARS) -> Any:
-        entries = original(invocations, excerpt_chars)
-        for entry, inv in zip(entries, invocations, strict=True):
-            cut = inv.result.encode("utf-8")[:excerpt_chars].decode("utf-8", "ignore")
-            entry.result_excerpt, entry.truncated = cut, len(cut) < len(inv.result)
-        return entries
-
-    trace.build_trace_summary = build
-
-
-def _info(body: dict[str, Any]) -> Callable[[], None]:
-    def apply() -> None:
-        async def info(self: serve.SutServer, _request: web.Request) -> web.Response:
-            return web.json_response({"name": self.name, "version": "0.1.0", **body})
-
-        serve.SutServer._info = info  # type: ignore[method-assign]
-
-    return apply
-
-
-SETTINGS = [
-    Seed("claim-guard-always-on", "settings.claim-guard", "claim_guard from the request ignored (always on)", _settings(lambda _g: True, _keep)),
-    Seed("claim-guard-inverted", "settings.claim-guard", "claim_guard read the wrong way round", _settings(lambda g: not g, _keep)),
-    Seed("excerpt-limit-ignored", "settings.excerpt-chars", "excerpt_chars from the request ignored (always 2,000)", _settings(_keep, lambda _n: 2000)),
-    Seed("excerpt-limit-plus-one", "settings.excerpt-chars", "excerpt cut at limit + 1 (an inclusive end index)", _settings(_keep, lambda n: n + 1)),
-    Seed("excerpt-limit-minus-one", "settings.excerpt-chars", "excerpt cut at limit - 1 (room kept for an ellipsis)", _settings(_keep, lambda n: n - 1)),
-    Seed("excerpt-limit-bytes", "settings.excerpt-chars", "excerpt cut at the limit in UTF-8 bytes, not characters", _truncate_bytes),
-    Seed("info-protocol-wrong", "protocol.info", "/info names protocol sut_protocol_v2", _info({"protocol": "sut_protocol_v2"})),
-    Seed("info-protocol-missing", "protocol.info", "/info without its protocol", _info({})),
-]
-
-
-# --- rules of the parser, gatekeeper and policy --------------------------------------------------
-
-
-def _lenient_parser() -> None:
-    """The structured output read with a lenient decoder: valid JSON followed by trailing text is accepted."""
-
-    def loads(text: str) -> Any:
-        return strictjson.raw_decode(text.strip(), 0)[0]
-
-    parser.strictjson = type("Lenient", (), {"loads": staticmethod(loads)})  # type: ignore[assignment]
-
-
-def _ids_case_insensitive() -> None:
-    original = gatekeeper.cited_row_problem
-
-    def problem(inv_id: str, tool_name: str | None, invocations: Any) -> Any:
-        folded = {k.lower(): v for k, v in invocations.items()}
-        return original(inv_id.lower(), tool_name, folded)
-
-    gatekeeper.cited_row_problem = problem
-    policy.cited_row_problem = problem  # type: ignore[attr-defined]
-
-
-def _ids_stripped() -> None:
-    original = gatekeeper.cited_row_problem
-
-    def problem(inv_id: str, tool_name: str | None, invocations: Any) -> Any:
-        return original(inv_id.strip(), tool_name.strip() if tool_name else tool_name, invocations)
-
-    gatekeeper.cited_row_problem = problem
-    policy.cited_row_problem = problem  # type: ignore[attr-defined]
-
-
-def _tool_names_case_insensitive() -> None:
-    original = gatekeeper.cited_row_problem
-
-    def problem(inv_id: str, tool_name: str | None, invocations: Any) -> Any:
-        row = invocations.get(inv_id)
-        if row is not None and tool_name is not None and tool_name.lower() == row.tool_name.lower():
-            tool_name = row.tool_name
-        return original(inv_id, tool_name, invocations)
-
-    gatekeeper.cited_row_problem = problem
-    policy.cited_row_problem = problem  # type: ignore[attr-defined]
-
-
-def _bindings_only_for_critical() -> None:
-    original = gatekeeper._check_claim
-
-    def check(claim: dict[str, Any], path: str) -> Any:
-        issues = original(claim, path)
-        if claim.get("critical") is False:
-            issues = [i for i in issues if "no evidence bindings" not in i.message]
-        return issues
-
-    gatekeeper._check_claim = check
-
-
-def _guard_before_validity() -> None:
-    """A contradicted check in an invalid reply still makes REJECT (the claim guard run before step 2)."""
-    original = pipeline.conclude_with_reply
-
-    def conclude(prepared: Any, call: Any, settings: Any = policy.PolicySettings()) -> Any:
-        evaluation, reply = original(prepared, call, settings)
-        if reply is None and call.raw_reply and '"contradicted"' in call.raw_reply:
-            evaluation = evaluation.model_copy(update={"verdict": "REJECT"})
-        return evaluation, reply
-
-    pipeline.conclude_with_reply = conclude
-
-
-def _threshold(value: float) -> Callable[[], None]:
-    return lambda: setattr(policy, "PASS_THRESHOLD", value)
-
-
-def _groundedness_coerced() -> None:
-    """A boolean or numeric string groundedness_score taken as a number (lenient binding)."""
-    from pydantic import Field
-
-    from harness.system import models, reply
-
-    class Lenient(models.VerifierReply):
-        groundedness_score: float = Field(ge=0.0, le=1.0)
-
-    reply.VerifierReply = Lenient  # type: ignore[misc]
-
-
-def _drop_rule(rule_id: str) -> Callable[[], None]:
-    return lambda: gatekeeper.RULES.pop(rule_id)
-
-
-def _reply_whole_text_only() -> None:
-    """The reply must be the whole text: JSON with prose or a fence around it is invalid."""
-    from harness.system import reply
-
-    def objects(text: str) -> Any:
-        try:
-            value = strictjson.loads(text.strip())
-        except ValueError:
-            return
-        if isinstance(value, dict):
-            yield value
-
-    reply.json_objects = objects
-
-
-def _missing_is_malformed() -> None:
-    original = parser.parse_structured_output
-
-    def parse(raw: str | None) -> ParsedExecutorOutput:
-        parsed = original(raw)
-        if parsed.parse_status.status == "missing":
-            return ParsedExecutorOutput(parse_status=ParseStatus(status="malformed", reason="empty"))
-        return parsed
-
-    pipeline.parse_structured_output = parse
-
-
-RULES = [
-    Seed("trailing-text-accepted", "parse.status", "structured output: valid JSON followed by trailing text read as valid", _lenient_parser),
-    Seed("missing-read-as-malformed", "parse.status", "no structured output classed malformed, not missing", _missing_is_malformed),
-    Seed("invocation-ids-case-insensitive", "gatekeeper.rules", "invocation ids matched ignoring case", _ids_case_insensitive),
-    Seed("invocation-ids-trimmed", "gatekeeper.rules", "invocation ids and tool names matched after trimming whitespace", _ids_stripped),
-    Seed("tool-names-case-insensitive", "gatekeeper.rules", "tool names matched ignoring case", _tool_names_case_insensitive),
-    Seed("bindings-only-for-critical", "gatekeeper.rules", "a non-critical confirmed claim allowed without bindings", _bindings_only_for_critical),
-    Seed("guard-before-reply-validity", "verdict.reply-contract", "an invalid reply's contradicted check makes REJECT", _guard_before_validity),
-    Seed("groundedness-threshold-0.45", "verdict.groundedness-threshold", "PASS from groundedness 0.45", _threshold(0.45)),
-    Seed("groundedness-threshold-exclusive", "verdict.groundedness-threshold", "PASS only above 0.5 (> instead of >=)", _threshold(0.5000001)),
-    Seed("groundedness-coerced", "verdict.reply-contract", "a boolean or string groundedness_score coerced to a number", _groundedness_coerced),
-    Seed("reply-whole-text-only", "verdict.reply-contract", "a reply in a code fence or prose is not read", _reply_whole_text_only),
-    Seed("failed-invocation-warning-missing", "gatekeeper.rules", "evidence.failed_invocation warning not implemented", _drop_rule("evidence.failed_invocation")),
-    Seed("no-critical-warning-missing", "gatekeeper.rules", "claims.no_critical warning not implemented", _drop_rule("claims.no_critical")),
-    Seed("unknown-field-warning-missing", "gatekeeper.rules", "schema.unknown_field warning not implemented", _drop_rule("schema.unknown_field")),
-]
-
-FAULTS: list[Seed] = [*ANSWER, *PROMPT, *SETTINGS, *RULES]
+FAULTS: list[Seed] = [*ANSWER, *PROMPT]

@@ -25,10 +25,11 @@ from tests.kit.faulty_sut import ORIGINAL
 from tests.kit.helpers import ROOT, serve_args, sut_process
 from tests.kit.more_faults import FAULTS as MORE
 from tests.kit.reencode import ReencodingProxy
+from tests.kit.rule_faults import FAULTS as RULES
 from tests.kit.seeds import Seed
 from tests.kit.variants import VARIANTS
 
-FAULTS: list[Seed] = [*ORIGINAL, *MORE]
+FAULTS: list[Seed] = [*ORIGINAL, *MORE, *RULES]
 POLICY = ROOT / "cases" / "policy"
 Kind = Literal["fault", "variant"]
 
@@ -114,7 +115,9 @@ def report(outcomes: Sequence[Outcome]) -> str:
     missed = [o for o in outcomes if not o.as_intended]
     if missed:
         lines.append("Not as intended:")
-        lines += [f"  {o.kind} {o.seed.name} [{o.seed.requirement}]: {o.seed.what}; {o.status}; {o.first}" for o in missed]
+        lines += [
+            f"  {o.kind} {o.seed.name} [{o.seed.requirement}]: {o.seed.what}; {o.status}; {o.first}" for o in missed
+        ]
     return "\n".join(lines)
 
 

@@ -86,12 +86,47 @@ def _slow() -> None:
 
 
 VARIANTS: list[Seed] = [
-    Seed("gson-html-safe-escaping", "input.trace", "Gson's default escaping (\\u003d \\u003c \\u003e \\u0026 \\u0027, ASCII only)", encoding=Encoding(escape="gson")),
+    Seed(
+        "gson-html-safe-escaping",
+        "input.trace",
+        "Gson's default escaping (\\u003d \\u003c \\u003e \\u0026 \\u0027, ASCII only)",
+        encoding=Encoding(escape="gson"),
+    ),
     Seed("php-slash-escaping", "input.trace", "PHP's \\/ escaping of every slash", encoding=Encoding(escape="php")),
-    Seed("ensure-ascii", "input.claims", "every non-ASCII character escaped (ensure_ascii)", encoding=Encoding(escape="ascii")),
-    Seed("free-lists-shuffled", "facts.mapping", "facts_checked, claim_checks, adjustments, errors, warnings in another order; keys reversed", encoding=Encoding(key_order="reversed", shuffle_seed=7)),
-    Seed("number-spellings", "groundedness.reply", "numbers spelled 1e0 / 0.85e0, pretty-printed with sorted keys", encoding=Encoding(numbers="exp", indent=2, key_order="sorted")),
-    Seed("extra-keys", "protocol.extra-keys", "keys of the SUT's own in the answer, the evaluation and its items", _answers(_extra_keys)),
-    Seed("reworded-text", "verdict.adjustment", "rationale, details and adjustment reasons worded differently, adjustments with extra fields", _answers(_reworded)),
-    Seed("slow-within-timeout", "protocol.timeout", f"{SLOW_ANSWERS} answers wait {SLOW_SHARE:.0%} of timeout_s first", _slow),
+    Seed(
+        "ensure-ascii",
+        "input.claims",
+        "every non-ASCII character escaped (ensure_ascii)",
+        encoding=Encoding(escape="ascii"),
+    ),
+    Seed(
+        "free-lists-shuffled",
+        "facts.mapping",
+        "facts_checked, claim_checks, adjustments, errors, warnings in another order; keys reversed",
+        encoding=Encoding(key_order="reversed", shuffle_seed=7),
+    ),
+    Seed(
+        "number-spellings",
+        "groundedness.reply",
+        "numbers spelled 1e0 / 0.85e0, pretty-printed with sorted keys",
+        encoding=Encoding(numbers="exp", indent=2, key_order="sorted"),
+    ),
+    Seed(
+        "extra-keys",
+        "protocol.extra-keys",
+        "keys of the SUT's own in the answer, the evaluation and its items",
+        _answers(_extra_keys),
+    ),
+    Seed(
+        "reworded-text",
+        "verdict.adjustment",
+        "rationale, details and adjustment reasons worded differently, adjustments with extra fields",
+        _answers(_reworded),
+    ),
+    Seed(
+        "slow-within-timeout",
+        "protocol.timeout",
+        f"{SLOW_ANSWERS} answers wait {SLOW_SHARE:.0%} of timeout_s first",
+        _slow,
+    ),
 ]
