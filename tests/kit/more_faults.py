@@ -7,6 +7,7 @@ team's implementation plausibly gets it wrong: one field of the persisted answer
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -99,10 +100,10 @@ ANSWER = [
         evaluation_fault(_set("groundedness_score", None)),
     ),
     Seed(
-        "groundedness-rounded",
+        "groundedness-one-decimal",
         "groundedness.reply",
-        "groundedness_score rounded to one decimal",
-        evaluation_fault(_score(lambda s: round(s - 0.05, 1))),
+        "groundedness_score stored in a one-decimal column (0.85 becomes 0.8)",
+        evaluation_fault(_score(lambda s: math.floor(s * 10) / 10)),
     ),
     Seed(
         "groundedness-boolean",

@@ -141,7 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="vbench-mutation-") as tmp:
         for seed, kind in selected(args.only):
-            outcome = certify_seed(seed, kind, Path(tmp), args.cases)
+            try:
+                outcome = certify_seed(seed, kind, Path(tmp), args.cases)
+            except (RuntimeError, TimeoutError, OSError, ValueError) as exc:  # a SUT that did not start, say
+                outcome = Outcome(seed, kind, 2, "error", "", 0, 0, f"{type(exc).__name__}: {exc}"[:300])
             print(f"{kind:7} {seed.name:40} {'ok' if outcome.as_intended else 'NOT AS INTENDED'}", flush=True)
             outcomes.append(outcome)
     print(report(outcomes))

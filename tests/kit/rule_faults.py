@@ -12,9 +12,11 @@ from typing import Any
 
 from aiohttp import web
 
+from harness.kit.sut import GRACE_SHARE, MIN_GRACE_S
 from harness.system import gatekeeper, parser, pipeline, policy, serve, strictjson
 from harness.system.models import ParsedExecutorOutput, ParseStatus
 from tests.kit.seeds import Seed
+from tests.kit.variants import delayed_answers
 
 # --- the settings of the request, and /info -------------------------------------------------------
 
@@ -65,6 +67,12 @@ def _info(body: dict[str, Any]) -> Callable[[], None]:
 
 
 SETTINGS = [
+    Seed(
+        "answer-after-timeout",
+        "protocol.timeout",
+        "one answer comes after timeout_s and its grace (the SUT retries the model on a clock of its own)",
+        delayed_answers(1.0 + GRACE_SHARE, 1, MIN_GRACE_S + 1.0),
+    ),
     Seed(
         "claim-guard-always-on",
         "settings.claim-guard",

@@ -71,18 +71,22 @@ def _reworded(body: dict[str, Any]) -> None:
         adjustment["recorded_at"] = "2026-01-01T00:00:00Z"
 
 
-def _slow() -> None:
-    """The first SLOW_ANSWERS requests wait SLOW_SHARE of their timeout_s before they are answered."""
-    original = serve.SutServer._verify
-    counter = itertools.count()
+def delayed_answers(share: float, count: int, beyond_s: float = 0.0) -> Callable[[], None]:
+    """The first `count` requests wait `share` of their timeout_s, plus `beyond_s` seconds, before they are answered."""
 
-    async def verify(self: serve.SutServer, request: web.Request) -> web.Response:
-        body = await request.json()
-        if next(counter) < SLOW_ANSWERS:
-            await asyncio.sleep(SLOW_SHARE * float(body["settings"]["timeout_s"]))
-        return await original(self, request)
+    def apply() -> None:
+        original = serve.SutServer._verify
+        counter = itertools.count()
 
-    serve.SutServer._verify = verify  # type: ignore[method-assign]
+        async def verify(self: serve.SutServer, request: web.Request) -> web.Response:
+            body = await request.json()
+            if next(counter) < count:
+                await asyncio.sleep(share * float(body["settings"]["timeout_s"]) + beyond_s)
+            return await original(self, request)
+
+        serve.SutServer._verify = verify  # type: ignore[method-assign]
+
+    return apply
 
 
 VARIANTS: list[Seed] = [
@@ -127,6 +131,6 @@ VARIANTS: list[Seed] = [
         "slow-within-timeout",
         "protocol.timeout",
         f"{SLOW_ANSWERS} answers wait {SLOW_SHARE:.0%} of timeout_s first",
-        _slow,
+        delayed_answers(SLOW_SHARE, SLOW_ANSWERS),
     ),
 ]
