@@ -21,13 +21,13 @@ def num(value: Any) -> str:
 
 
 def pp(value: Any, sign: bool = True) -> str:
-    from harness.score.compare import pp_text
+    from harness.score.wording import pp_text
 
     return pp_text(value, sign)
 
 
 def pval(value: Any) -> str:
-    from harness.score.compare import p_text
+    from harness.score.wording import p_text
 
     return p_text(value)
 
@@ -102,28 +102,30 @@ def print_robustness(console: Console, summary: dict[str, Any]) -> None:
 
 def print_decision(console: Console, d: dict[str, Any]) -> None:
     """The decision with its one line of why, the paired figures in points, and the first regressed cases."""
-    from harness.score.decide import Decision
-    from harness.score.regression import headline
+    from harness.score.decide import Decision, decision_line
 
     style = DECISION_STYLE[d["decision"]]
-    why = headline(Decision.model_validate(d))
-    console.print(
-        f"[bold {style}]{d['decision'].upper()}[/bold {style}] {escape(d['candidate'])} against {escape(d['control'])}: {escape(why)}",
-        highlight=False,
-    )
+    word, _, rest = decision_line(Decision.model_validate(d)).partition(" ")
+    console.print(f"[bold {style}]{word}[/bold {style}] {escape(rest)}", highlight=False)
     table = Table(
-        title=f"paired on {d['paired_cases']} cases ({d['unpaired_cases']} unpaired); margin {pp(d['margin'], False)}"
+        title=f"paired on {d['paired_cases']} cases ({d['unpaired_cases']} unpaired); "
+        f"margin {pp(d['margin'], False)}, alpha {d['alpha']:g}"
     )
-    for col in ("metric", "control", "candidate", "Δ [95% CI]", "p", "detectable (80% power)", "gated"):
+    for col in ("metric", "control", "candidate", "Δ [95% CI]", "p", "outcome", "cases needed",
+                "detectable (80% power)", "gated"):  # fmt: skip
         table.add_column(col, overflow="fold")
     for name, m in d["metrics"].items():
         ci = m["diff_ci"]
+        needed = m.get("cases_needed")
         table.add_row(
             name, num(m["control"]), num(m["candidate"]),
             pp(m["diff"]) + (f" [{pp(ci[0])}, {pp(ci[1])}]" if ci else ""),
-            pval(m["p"]), pp(m["mde"], False), "yes" if m["gated"] else "no",
+            pval(m["p"]), m.get("outcome", "n/a"), str(needed) if needed else "", pp(m["mde"], False),
+            "yes" if m["gated"] else "no",
         )  # fmt: skip
     console.print(table)
+    if d.get("tests"):
+        console.print(escape("intervals and tests: " + "; ".join(d["tests"].values())), highlight=False)
     regressed = d["regressed_cases"]
     if regressed:
         shown = ", ".join(regressed[:SHOWN_REGRESSIONS])
@@ -140,17 +142,16 @@ def print_comparisons(
     run_b: Path,
     manifest_a: Any,
     manifest_b: Any,
-    alpha: float,
 ) -> list[str]:
-    """`vbench compare`: the table in points, a conclusion per pair, the settings diff; returns B's worse variants."""
+    """`vbench compare`: the table in points, each pair's decision (B against A), the settings diff; returns the
+    variants of B that are blocked."""
     from harness.score.compare import conclusion
     from harness.score.decide import what_changed
 
-    table = Table(title=f"{run_a} (A) vs {run_b} (B), paired by case; differences B − A in percentage points")
+    table = Table(title=f"{run_a} (A) vs {run_b} (B), paired by case and epoch; differences B − A in percentage points")
     for col in ("A variant", "B variant", "paired", "unpaired", "verdict acc A", "verdict acc B", "Δ verdict [95% CI]",
-                "McNemar p", "Holm p", "Δ claim acc [95% CI]", "claim p (Holm)", "detectable"):  # fmt: skip
+                "p", "Holm p", "Δ claim acc [95% CI]", "claim p (Holm)", "detectable", "decision"):  # fmt: skip
         table.add_column(col, overflow="fold")
-    worse = []
     for r in rows:
         vci, cci = r["verdict_accuracy_diff_ci"], r["claim_accuracy_diff_ci"]
         table.add_row(
@@ -158,14 +159,12 @@ def print_comparisons(
             num(r["verdict_accuracy_a"]), num(r["verdict_accuracy_b"]),
             _neg_pp(r["verdict_accuracy_diff"], vci), pval(r["mcnemar_p"]), pval(r.get("p_adjusted")),
             _neg_pp(r["claim_accuracy_diff"], cci), pval(r.get("claim_accuracy_diff_p_adjusted")),
-            pp(r.get("mde"), sign=False),
+            pp(r.get("mde"), sign=False), r["decision"],
         )  # fmt: skip
-        adjusted = r.get("p_adjusted")
-        if adjusted is not None and adjusted < alpha and (r["verdict_accuracy_diff"] or 0) > 0:
-            worse.append(r["b"])
     console.print(table)
     for r in rows:
-        console.print(escape(conclusion(r, alpha, f"{r['a']} (A)", f"{r['b']} (B)")), highlight=False)
+        style = DECISION_STYLE[r["decision"]]
+        console.print(f"[bold {style}]{escape(conclusion(r))}[/bold {style}]", highlight=False)
         if manifest_a is not None and manifest_b is not None:
             info_a = {v.name: v for v in manifest_a.variants}.get(r["a"])
             info_b = {v.name: v for v in manifest_b.variants}.get(r["b"])
@@ -173,12 +172,16 @@ def print_comparisons(
                 changed = what_changed(info_b, info_a, manifest_b, manifest_a)
                 text = "; ".join(f"{k}: {_short(c['control'])} → {_short(c['candidate'])}" for k, c in changed.items())
                 console.print(escape(f"  settings A → B: {text or 'nothing recorded differs'}"), highlight=False)
-    console.print(
-        "p-values are McNemar's exact test on verdict correctness; 'Holm p' is adjusted over the pairs shown. "
-        "'detectable' is the smallest verdict-accuracy difference the paired cases find at 80% power.",
-        highlight=False,
-    )
-    return worse
+    if rows:
+        r = rows[0]
+        console.print(
+            f"Each line is the ship decision of B against A (margin {pp(r['margin'], False)}, alpha {r['alpha']:g}), "
+            "made as `vbench run --control` makes it: " + "; ".join(r["tests"].values()) + ". 'Holm p' is adjusted "
+            "over the pairs shown; 'detectable' is the smallest verdict-accuracy difference the paired cases find "
+            "at 80% power.",
+            highlight=False,
+        )
+    return [r["b"] for r in rows if r["decision"] == "block"]
 
 
 def _neg_pp(diff: float | None, ci: list[float] | None) -> str:

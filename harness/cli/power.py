@@ -31,6 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_power(args: argparse.Namespace) -> int:
+    from harness.score.intervals import cases_for_margin
     from harness.score.stats import cases_needed, mde_paired_binary
 
     if not (0 < args.alpha < 1 and 0 < args.power < 1 and 0 <= args.discordance <= 100):
@@ -50,6 +51,13 @@ def cmd_power(args: argparse.Namespace) -> int:
                 else ")"
             )
         )
+        ships = cases_for_margin(args.diff / 100, args.discordance / 100, alpha=args.alpha)
+        print(
+            f"{ships} paired cases let an equivalent candidate ship within a {args.diff:g} pp margin "
+            f"(its {1 - args.alpha:.0%} interval, as the ship decision computes it, at {args.discordance:g} pp discordance)"
+            if ships is not None
+            else f"no corpus lets an equivalent candidate ship within a {args.diff:g} pp margin"
+        )
         return EXIT_OK
     if args.cases <= 0:
         print("error: --cases must be positive", file=sys.stderr)
@@ -57,8 +65,21 @@ def cmd_power(args: argparse.Namespace) -> int:
     mde = mde_paired_binary(args.cases, round(args.cases * args.discordance / 100), args.alpha, args.power)
     if mde is None:
         print(f"{args.cases} paired cases cannot detect any difference at {args.power:.0%} power")
+        print(_ship_line(args.cases, args.discordance, args.alpha))
         return EXIT_OK
     print(
         f"{args.cases} paired cases detect differences of {mde * 100:.1f} pp or more at {args.power:.0%} power, alpha {args.alpha:g}"
     )
+    print(_ship_line(args.cases, args.discordance, args.alpha))
     return EXIT_OK
+
+
+def _ship_line(cases: int, discordance: float, alpha: float) -> str:
+    """The smallest margin an equivalent candidate ships within on `cases` paired cases (the decision's interval)."""
+    from harness.score.intervals import equal_sides_bound
+
+    bound = equal_sides_bound(cases, discordance / 100, alpha=alpha)
+    return (
+        f"an equivalent candidate on {cases} paired cases ships only within a margin of {bound * 100:.1f} pp or more "
+        f"(its {1 - alpha:.0%} interval, as the ship decision computes it, at {discordance:g} pp discordance)"
+    )

@@ -25,7 +25,7 @@ from harness.run.providers import grammar, study_factory
 from harness.run.ray_executor import RayUnavailable
 from harness.run.runner import run_study
 from harness.run.select import FilterError, load_case_refs
-from harness.run.study import Study, StudyError, build_study, load_study_file
+from harness.run.study import DEFAULT_MARGIN_PP, Study, StudyError, build_study, load_study_file
 from harness.score.gates import GateError, check_gate_names, parse_gate
 from harness.score.pairing import PairingError
 from harness.score.registry import decidable
@@ -145,9 +145,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     comp.add_argument(
         "--fail-on-regression",
         action="store_true",
-        help="exit 1 when a variant of the second run is significantly worse (Holm-adjusted McNemar p < alpha)",
+        help="exit 1 when a variant of the second run is blocked against the first (significantly worse)",
     )
     comp.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    comp.add_argument(
+        "--margin", type=float, default=DEFAULT_MARGIN_PP, metavar="PP",
+        help=f"non-inferiority margin in percentage points, as the run's decisions (default {DEFAULT_MARGIN_PP:g})",
+    )  # fmt: skip
     comp.set_defaults(handler=cmd_compare)
 
 
@@ -347,7 +351,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
             err.print(f"[red]error:[/red] no such run folder: {path}", highlight=False)
             return EXIT_USAGE
     try:
-        rows = compare_runs(load_outcomes(args.run_a), load_outcomes(args.run_b))
+        rows = compare_runs(
+            load_outcomes(args.run_a), load_outcomes(args.run_b), margin=args.margin / 100, alpha=args.alpha
+        )
     except (FileNotFoundError, RunFileError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
@@ -359,7 +365,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     manifests = [read_manifest(p) if (p / MANIFEST_FILE).exists() else None for p in (args.run_a, args.run_b)]
-    worse = print_comparisons(console, rows, args.run_a, args.run_b, manifests[0], manifests[1], args.alpha)
+    worse = print_comparisons(console, rows, args.run_a, args.run_b, manifests[0], manifests[1])
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     if args.fail_on_regression and worse:

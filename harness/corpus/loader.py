@@ -111,9 +111,28 @@ def read_yaml(path: Path, max_bytes: int | None = None) -> Any:
     return strict_yaml(data.decode("utf-8"))
 
 
+MAX_FLOW_DEPTH = 500
+"""The deepest `[`/`{` nesting a YAML file may have: libyaml's C composer recurses once per level on the C stack,
+so a file of 100,000 `[` kills the process with a segmentation fault before Python's recursion limit can act."""
+
+_FLOW = re.compile(r"[\[\]{}]")
+
+
+def flow_depth(text: str) -> int:
+    """The deepest nesting of flow brackets in `text`, counted over every bracket character (those inside quoted
+    strings too, so it can only overstate): a cheap bound taken before the parser sees the text."""
+    depth = deepest = 0
+    for match in _FLOW.finditer(text):
+        depth = depth + 1 if match.group() in "[{" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def strict_yaml(text: str) -> Any:
     """Safe-load YAML text refusing repeated keys and aliases (`yaml.YAMLError`); for every YAML file a run
     reads (cases, study files, price tables), so none can stand for more data than it holds."""
+    if flow_depth(text) > MAX_FLOW_DEPTH:
+        raise CaseFileError(f"the YAML is nested too deeply (over {MAX_FLOW_DEPTH} levels of [ or {{)")
     loader = _StrictSafeLoader(text)
     try:
         return loader.get_single_data()

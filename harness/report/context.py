@@ -133,9 +133,8 @@ DECISION_BADGE = {"ship": "pass", "block": "fail", "inconclusive": "warn"}
 
 def decision_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
     """Each run's ship decisions with their one line of why and the regressions in words."""
-    from harness.score.decide import Decision
+    from harness.score.decide import Decision, headline
     from harness.score.junit import regression_line
-    from harness.score.regression import headline
 
     rows = []
     for run in runs:

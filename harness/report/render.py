@@ -33,9 +33,9 @@ from harness.report.load import load_runs
 from harness.report.prices import PriceTable, load_prices
 from harness.report.select import DEFAULT_LIMIT
 from harness.run.folder import CERTIFICATE_HTML, MARKDOWN_FILE, REPORT_FILE, write_lines, write_text
-from harness.score.compare import p_text
-from harness.score.compare import pp_text as pp
 from harness.score.registry import MetricSpec
+from harness.score.wording import p_text
+from harness.score.wording import pp_text as pp
 
 
 def pct(value: Any, digits: int = 1) -> str:

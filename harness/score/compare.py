@@ -1,4 +1,10 @@
-"""Paired comparison of two finished runs, from their per-case outcomes."""
+"""Paired comparison of variants: each pair is a ship decision of the second (B) against the first (A).
+
+`summary.comparisons[]` and `vbench compare` ask the question a decision answers, so they are made by the
+decision itself (`harness.score.decide.decide`): the same pairing unit (case × epoch, clustered by case),
+the same interval and test, the same outcome and the same sentence. The rows keep the figures older
+summaries held (differences A − B, McNemar counts, Holm-adjusted p over the family), filled from it.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +12,13 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from harness.score.outcomes import case_outcomes
-from harness.score.stats import holm, mcnemar_exact, mde_paired_binary, paired_ratio_diff
+from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN, Decision, MetricComparison, decide, decision_line
+from harness.score.stats import holm
+from harness.score.wording import format_p
+
+Gold = dict[str, dict[str, list[str]]]
 
 
 def variant_pairs(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[str, str]]:
@@ -24,63 +32,89 @@ def variant_pairs(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[str, str]]:
     return []
 
 
-def compare_outcomes(a: pd.DataFrame, b: pd.DataFrame) -> dict[str, Any]:
-    """McNemar on verdict correctness and a paired bootstrap on claim accuracy, over shared cases (epoch majority)."""
-    return compare_case_outcomes(case_outcomes(a), case_outcomes(b))
+def compare_outcomes(
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    gold: Gold | None = None,
+    *,
+    margin: float = DEFAULT_MARGIN,
+    alpha: float = 0.05,
+    gated: tuple[str, ...] = DEFAULT_GATED,
+) -> dict[str, Any]:
+    """The comparison row of B against A from their unit outcomes: the decision, and its figures as A − B."""
+    name_a = str(a["variant"].iloc[0]) if len(a) else "A"
+    name_b = str(b["variant"].iloc[0]) if len(b) else "B"
+    decision = decide(
+        b, a, gold or {}, candidate=name_b, control=name_a, control_run="A", changed={},
+        gated=gated, margin=margin, alpha=alpha,
+    )  # fmt: skip
+    return comparison_row(decision)
 
 
-def compare_pairs(outcomes: pd.DataFrame, names: Sequence[str]) -> list[dict[str, Any]]:
-    """Every pair of the named variants' unit outcomes compared (`compare_outcomes`), Holm-adjusted as one family.
+def comparison_row(d: Decision) -> dict[str, Any]:
+    """A decision (B the candidate, A the control) as a comparison row; differences stored as A − B."""
+    v, c = d.metrics["verdict_accuracy"], d.metrics["claim_accuracy"]
+    b_only, a_only = _split(v)
+    return {
+        "cases": d.paired_cases,
+        "unpaired_cases": d.unpaired_cases,
+        "units": d.paired_units,
+        "verdict_accuracy_diff": _neg(v.diff),
+        "verdict_accuracy_diff_ci": _neg_ci(v.diff_ci),
+        "verdict_accuracy_a": v.control,
+        "verdict_accuracy_b": v.candidate,
+        "mcnemar_a_only": a_only,
+        "mcnemar_b_only": b_only,
+        "mcnemar_p": v.p if v.p is not None else 1.0,
+        "test": v.test,
+        "mde": v.mde,
+        "claim_accuracy_diff": _neg(c.diff),
+        "claim_accuracy_diff_ci": _neg_ci(c.diff_ci),
+        "claim_accuracy_diff_p": c.p,
+        "decision": d.decision,
+        "conclusion": decision_line(d),
+        "reasons": d.reasons,
+        "margin": d.margin,
+        "alpha": d.alpha,
+        "tests": d.tests,
+        "cases_needed": d.cases_needed,
+    }
 
-    Each variant's per-case outcomes are made once, not once for every pair it is in.
-    """
-    per_case = {name: case_outcomes(outcomes[outcomes["variant"] == name]) for name in names}
+
+def _split(m: MetricComparison) -> tuple[int, int]:
+    """(candidate-only, control-only) units of a metric: discordant units split by the difference they make."""
+    if m.diff is None or m.discordant is None:
+        return 0, 0
+    net = round(m.diff * m.units)
+    return (m.discordant + net) // 2, (m.discordant - net) // 2
+
+
+def _neg(value: float | None) -> float | None:
+    return None if value is None else -value
+
+
+def _neg_ci(ci: list[float] | None) -> list[float] | None:
+    return None if ci is None else [-ci[1], -ci[0]]
+
+
+def compare_pairs(
+    outcomes: pd.DataFrame, names: Sequence[str], gold: Gold | None = None, **settings: Any
+) -> list[dict[str, Any]]:
+    """Every pair of the named variants (B against A, A the earlier name), Holm-adjusted as one family."""
+    by_name = {name: outcomes[outcomes["variant"] == name] for name in names}
     return adjust_comparisons(
         [
-            {"a": a, "b": b, **compare_case_outcomes(per_case[a], per_case[b])}
+            {"a": a, "b": b, **compare_outcomes(by_name[a], by_name[b], gold, **settings)}
             for a, b in itertools.combinations(names, 2)
         ]
     )
 
 
-def compare_case_outcomes(a: pd.DataFrame, b: pd.DataFrame) -> dict[str, Any]:
-    """`compare_outcomes` of two variants' per-case outcomes (`case_outcomes`)."""
-    a, b = a.set_index("case_id"), b.set_index("case_id")
-    common = a.index.intersection(b.index)
-    if "case_hash" in a and "case_hash" in b:  # a case whose content changed is not the same case
-        common = common[a.loc[common, "case_hash"].to_numpy() == b.loc[common, "case_hash"].to_numpy()]
-    unpaired = len(a.index.union(b.index)) - len(common)
-    a_right = a.loc[common, "verdict_correct"].to_numpy(dtype=bool)
-    b_right = b.loc[common, "verdict_correct"].to_numpy(dtype=bool)
-    a_only, b_only, p = mcnemar_exact(a_right, b_right)
-    diff, ci, claim_p = paired_ratio_diff(
-        a.loc[common, "claims_right"].to_numpy(dtype=float),
-        b.loc[common, "claims_right"].to_numpy(dtype=float),
-        a.loc[common, "claims_total"].to_numpy(dtype=float),
-    )
-    vdiff, vci, _ = paired_ratio_diff(a_right.astype(float), b_right.astype(float), np.ones(len(common)))
-    return {
-        "cases": len(common),
-        "unpaired_cases": unpaired,
-        "verdict_accuracy_diff": None if np.isnan(vdiff) else vdiff,
-        "verdict_accuracy_diff_ci": list(vci) if vci else None,
-        "verdict_accuracy_a": float(a_right.mean()) if len(common) else None,
-        "verdict_accuracy_b": float(b_right.mean()) if len(common) else None,
-        "mcnemar_a_only": a_only,
-        "mcnemar_b_only": b_only,
-        "mcnemar_p": p,
-        # the smallest verdict-accuracy difference these paired cases detect at 80% power (as decisions report it)
-        "mde": mde_paired_binary(len(common), a_only + b_only),
-        "claim_accuracy_diff": None if np.isnan(diff) else diff,
-        "claim_accuracy_diff_ci": list(ci) if ci else None,
-        "claim_accuracy_diff_p": claim_p,
-    }
-
-
-def compare_runs(a: pd.DataFrame, b: pd.DataFrame) -> list[dict[str, Any]]:
+def compare_runs(a: pd.DataFrame, b: pd.DataFrame, **settings: Any) -> list[dict[str, Any]]:
+    """`vbench compare`: each paired variant of run B decided against its namesake in run A."""
     return adjust_comparisons(
         [
-            {"a": va, "b": vb, **compare_outcomes(a[a["variant"] == va], b[b["variant"] == vb])}
+            {"a": va, "b": vb, **compare_outcomes(a[a["variant"] == va], b[b["variant"] == vb], **settings)}
             for va, vb in variant_pairs(a, b)
         ]
     )
@@ -94,45 +128,17 @@ def adjust_comparisons(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def conclusion(
-    row: Mapping[str, Any], alpha: float = 0.05, a_name: str | None = None, b_name: str | None = None
-) -> str:
-    """One sentence on a comparison, read from the Holm-adjusted p (differences in percentage points)."""
-    a, b = a_name or row["a"], b_name or row["b"]
+def conclusion(row: Mapping[str, Any], alpha: float = 0.05) -> str:
+    """The comparison's sentence: its decision's (`decide.decision_line`), as recorded in the row.
+
+    A summary written before comparisons were decisions holds no sentence: its figures are stated, undecided.
+    """
+    if row.get("conclusion"):
+        return str(row["conclusion"])
+    if row.get("cases", 0) == 0 or row.get("verdict_accuracy_diff") is None:
+        return f"{row['a']} vs {row['b']}: no case could be paired, so nothing was compared."
     p = row.get("p_adjusted", row.get("mcnemar_p"))
-    diff = row.get("verdict_accuracy_diff")
-    if row.get("cases", 0) == 0 or diff is None:
-        return f"{a} vs {b}: no case could be paired, so nothing was compared."
-    points = f"{abs(diff) * 100:.1f} pp"
-    mde = row.get("mde")
-    if p is not None and p < alpha and diff != 0:
-        better, worse = (a, b) if diff > 0 else (b, a)
-        return (
-            f"{better} gets significantly more verdicts right than {worse}: {points} on {row['cases']} paired cases "
-            f"(Holm-adjusted p {format_p(p)})."
-        )
-    reach = f"; differences under {mde * 100:.1f} pp could not have been detected" if mde is not None else ""
     return (
-        f"{a} vs {b}: no significant difference in verdict accuracy ({points} on {row['cases']} paired cases, "
-        f"Holm-adjusted p {format_p(p)}){reach}."
+        f"{row['a']} vs {row['b']}: {row['verdict_accuracy_diff'] * 100 + 0.0:+.1f} pp verdict accuracy (A − B) on "
+        f"{row['cases']} paired cases, p {format_p(p)}; this summary predates decided comparisons."
     )
-
-
-def pp_text(value: float | None, sign: bool = True) -> str:
-    """A fraction shown in percentage points, the unit of every difference a person reads ('+5.0 pp')."""
-    if value is None:
-        return "n/a"
-    return f"{value * 100 + 0.0:+.1f} pp" if sign else f"{value * 100 + 0.0:.1f} pp"
-
-
-def p_text(p: float | None) -> str:
-    """p as every display shows it (console, report, markdown): three decimals, '< 0.001' below (never '0.0')."""
-    if p is None:
-        return "n/a"
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def format_p(p: float | None) -> str:
-    """'p' followed by this: '= 0.042' or '< 0.001'."""
-    text = p_text(p)
-    return text if text.startswith("<") or text == "n/a" else f"= {text}"

@@ -1,19 +1,21 @@
 """The ship decision: a candidate against its control, paired by case and epoch.
 
-For each gated metric the paired difference (candidate − control) gets a 95%
-cluster-bootstrap CI over cases, a paired test and the smallest difference the
-paired units could detect at 80% power. The outcome:
+Each registered decidable metric turns the paired units into per-case counts (`CaseCounts`); the one
+paired rule (`harness.score.paired.decide_counts`) reads them: Tango's score interval of the difference
+(design-effect adjusted when a case has several units), the exact paired test (McNemar's, or its sign-flip
+form over cases), the worse-side bound against the margin, and the cases a clear answer needs. The outcome:
 
 - `block`: significantly worse on a gated metric (p < alpha, in the worse direction);
 - `ship`: on every gated metric the CI's worse-side bound is within the margin;
-- `inconclusive`: neither; the MDE says how large a change could have hidden.
+- `inconclusive`: neither: the paired cases cannot rule out a loss past the margin (`cases_needed` says
+  about how many would), a gated metric was not measured, or answers were left unpaired.
 
-Units are fractions (−0.05 = 5 points worse); displays turn them into points.
+Units are fractions (-0.05 = 5 points worse); displays turn them into points.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -21,20 +23,31 @@ from pydantic import BaseModel, Field
 
 from harness.run.log import Manifest, VariantInfo
 from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
-from harness.score.compare import format_p, pp_text
 from harness.score.outcome import claim_right
+from harness.score.outcomes import UNIT_COLUMNS
+from harness.score.paired import TESTS, PairedDecision, combine, decide_counts
 from harness.score.registry import metrics as registered_metrics
-from harness.score.stats import mcnemar_exact, mde_paired_binary, paired_ratio_diff
+from harness.score.stats import mde_paired_binary
+from harness.score.wording import pp_text
 
 DecisionKind = Literal["ship", "block", "inconclusive"]
 DEFAULT_GATED: tuple[str, ...] = DEFAULT_DECIDE_ON
 DEFAULT_MARGIN = DEFAULT_MARGIN_PP / 100
 PAIR_KEY = ["case_id", "case_hash", "epoch"]
-NOT_MEASURED: dict[str, Any] = dict.fromkeys(("control", "candidate", "diff", "diff_ci", "p", "mde")) | {"test": "none"}
+
+
+class CaseCounts(NamedTuple):
+    """One metric's paired units summed per case (one entry per case): what the paired rule reads."""
+
+    ctl_right: np.ndarray
+    cand_right: np.ndarray
+    cand_only: np.ndarray
+    ctl_only: np.ndarray
+    units: np.ndarray
 
 
 class MetricComparison(BaseModel):
-    """One metric of one decision."""
+    """One metric of one decision: the paired rule's figures (`PairedDecision`), gated or not."""
 
     control: float | None
     candidate: float | None
@@ -47,6 +60,16 @@ class MetricComparison(BaseModel):
     gated: bool
     significantly_worse: bool
     non_inferior: bool
+    outcome: DecisionKind = "inconclusive"
+    """This metric's own outcome (the decision combines the gated ones)."""
+    interval: str | None = None
+    cases: int = 0
+    discordant: int | None = None
+    design_effect: float | None = None
+    worse_bound: float | None = None
+    """The CI's bound on the worse side, as a loss (positive: worse by that much)."""
+    cases_needed: int | None = None
+    reason: str = ""
 
 
 class Regression(BaseModel):
@@ -77,110 +100,89 @@ class Decision(BaseModel):
     regressed_cases: list[str]
     regressions: list[Regression]
     changed: dict[str, dict[str, Any]]
+    tests: dict[str, str] = Field(default_factory=dict)
+    """The interval and test names the metrics used, each with what it is (recorded once per decision)."""
+    cases_needed: int | None = None
+    """When inconclusive for want of cases: about how many paired cases the gated metrics need."""
 
 
 def pair_units(candidate: pd.DataFrame, control: pd.DataFrame) -> pd.DataFrame:
     """Units of both sides joined on case, content hash and epoch (suffixes `_cand` and `_ctl`)."""
     control = control if "epoch" in control else control.assign(epoch=1)  # a baseline kept before epochs
-    missing = [c for c in candidate.columns if c not in control.columns and c not in PAIR_KEY and c != "variant"]
-    control = control.assign(**dict.fromkeys(missing, None))  # a baseline kept before these columns: unknown
+    candidate = candidate if "epoch" in candidate else candidate.assign(epoch=1)
+    # a column one side (a baseline kept before it) or both lack is unknown there, never True or False
+    columns = [c for c in UNIT_COLUMNS if c not in PAIR_KEY and c != "variant"]
+    control = control.assign(**{c: None for c in columns if c not in control.columns})
+    candidate = candidate.assign(**{c: None for c in columns if c not in candidate.columns})
     # one row per unit on each side (a retried unit may appear twice in a log: the last answer counts)
     candidate = candidate.drop_duplicates(PAIR_KEY, keep="last")
     control = control.drop_duplicates(PAIR_KEY, keep="last")
     return candidate.merge(control, on=PAIR_KEY, suffixes=("_cand", "_ctl"), how="inner")
 
 
-def _binary(paired: pd.DataFrame, column: str) -> tuple[dict[str, Any], int]:
-    """Figures of a per-unit yes/no metric: rates, paired difference with its CI, p and MDE.
+def _per_case(frame: pd.DataFrame) -> CaseCounts | None:
+    """Columns case, k (control), c (candidate), b (candidate only), o (control only), n summed per case."""
+    if frame.empty or frame["n"].sum() == 0:
+        return None
+    per_case = frame.groupby("case", sort=True)[["k", "c", "b", "o", "n"]].sum()
+    return CaseCounts(*(per_case[col].to_numpy(float) for col in ("k", "c", "b", "o", "n")))
 
-    A unit whose value is missing on either side (a baseline kept before the column, a damaged row) is left
-    out of this metric, never read as True or False. The CI is the paired case-cluster bootstrap the issue
-    specifies: two sides that agree on every paired unit get [0, 0] and ship, which is why a candidate with
-    answers the control never gave (unpaired units) cannot ship at all (`_outcome`).
-    """
+
+def _binary(paired: pd.DataFrame, column: str) -> CaseCounts | None:
+    """Per-case counts of a per-unit yes/no metric. A unit whose value is missing on either side (a baseline
+    kept before the column, a damaged row) is left out of this metric, never read as True or False."""
     known = paired[paired[f"{column}_cand"].notna() & paired[f"{column}_ctl"].notna()]
-    n = len(known)
-    if n == 0:
-        return dict(NOT_MEASURED), 0
     cand = known[f"{column}_cand"].astype(bool).to_numpy()
     ctl = known[f"{column}_ctl"].astype(bool).to_numpy()
-    per_case = pd.DataFrame({"case": known["case_id"].to_numpy(), "c": cand, "k": ctl, "n": 1, "d": cand != ctl})
-    per_case = per_case.groupby("case").sum()
-    diff, boot_ci, boot_p = paired_ratio_diff(
-        per_case["c"].to_numpy(float), per_case["k"].to_numpy(float), per_case["n"].to_numpy(float)
-    )
-    _, _, mcnemar_p = mcnemar_exact(ctl, cand)
-    one_epoch = per_case["n"].max() == 1
-    return {
-        "control": float(ctl.mean()),
-        "candidate": float(cand.mean()),
-        "diff": diff,
-        "diff_ci": list(boot_ci) if boot_ci else None,
-        # McNemar's exact test needs independent pairs: with several epochs of a case, the case-cluster bootstrap
-        "p": mcnemar_p if one_epoch else boot_p,
-        "test": "mcnemar_exact" if one_epoch else "cluster_bootstrap",
-        # over cases, not units: epochs of one case are not independent evidence
-        "mde": mde_paired_binary(len(per_case), float((per_case["d"] / per_case["n"]).sum())),
-    }, n
-
-
-def _claims(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tuple[dict[str, Any], int]:
-    """Claim accuracy: the paired case-cluster bootstrap on claims right; MDE over cases."""
-    total = paired["claims_total_cand"].to_numpy(float)
-    if len(paired) == 0 or total.sum() == 0:
-        return dict(NOT_MEASURED), 0
     frame = pd.DataFrame(
-        {
-            "case": paired["case_id"].to_numpy(),
-            "c": paired["claims_right_cand"].to_numpy(float),
-            "k": paired["claims_right_ctl"].to_numpy(float),
-            "n": total,
-        }
+        {"case": known["case_id"].to_numpy(), "k": ctl, "c": cand, "b": cand & ~ctl, "o": ctl & ~cand, "n": 1}
     )
-    if frame["k"].isna().any():  # a control without claim outcomes for some units
-        frame = frame[frame["k"].notna()]
-        if frame.empty:
-            return dict(NOT_MEASURED), 0
-    per_case = frame.groupby("case").sum()
-    diff, boot_ci, p = paired_ratio_diff(
-        per_case["c"].to_numpy(float), per_case["k"].to_numpy(float), per_case["n"].to_numpy(float)
-    )
-    case_discordance: dict[str, float] = {}
-    for row in paired.itertuples(index=False):
-        ok = gold.get(row.case_id, {})
-        if isinstance(row.claims_ctl, dict) and ok:
-            right_cand = [claim_right(_label(row.claims_cand, cid), labels) for cid, labels in ok.items()]
-            right_ctl = [claim_right(_label(row.claims_ctl, cid), labels) for cid, labels in ok.items()]
-            share = sum(a != b for a, b in zip(right_cand, right_ctl, strict=True)) / len(ok)
-        else:  # labels not kept by an older baseline: the difference in counts, a lower bound
-            share = abs(float(row.claims_right_cand) - float(row.claims_right_ctl or 0)) / max(row.claims_total_cand, 1)
-        case_discordance[row.case_id] = case_discordance.get(row.case_id, 0.0) + share
-    units_per_case = paired.groupby("case_id").size()
-    discordance = sum(v / units_per_case[c] for c, v in case_discordance.items())
-    n_claims = int(per_case["n"].sum())
-    return {
-        "control": float(per_case["k"].sum() / per_case["n"].sum()),
-        "candidate": float(per_case["c"].sum() / per_case["n"].sum()),
-        "diff": diff,
-        "diff_ci": list(boot_ci) if boot_ci else None,
-        "p": p,
-        "test": "cluster_bootstrap",
-        "mde": mde_paired_binary(len(per_case), discordance),
-    }, n_claims
+    return _per_case(frame.astype({"k": int, "c": int, "b": int, "o": int}))
 
 
-def paired_verdict_accuracy(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tuple[dict[str, Any], int]:
+def _claims(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> CaseCounts | None:
+    """Per-case counts of claims right. Which claims each side alone got right comes from the labels and the
+    gold; without the gold (a comparison of two folders), a claim whose labels differ counts as discordant,
+    split so the counts keep the known difference (an upper bound on discordance: a wider, safe interval);
+    without labels (an older baseline), the difference in counts (a lower bound)."""
+    names = ("case_id", "claims_right_cand", "claims_right_ctl", "claims_total_cand", "claims_cand", "claims_ctl")
+    rows = []
+    for case, right_c, right_k, total, cand, ctl in zip(*(paired[c].tolist() for c in names), strict=True):
+        if right_k is None or pd.isna(right_k) or pd.isna(right_c) or not total:
+            continue
+        b, o = _claim_discordance(float(right_c) - float(right_k), cand, ctl, gold.get(case) or {})
+        rows.append((case, float(right_k), float(right_c), b, o, total))
+    return _per_case(pd.DataFrame(rows, columns=["case", "k", "c", "b", "o", "n"]))
+
+
+def _claim_discordance(diff: float, cand: Any, ctl: Any, gold: dict[str, list[str]]) -> tuple[float, float]:
+    """(claims only the candidate got right, claims only the control got right) of one paired unit; `diff` is
+    its claims right, candidate minus control."""
+    if isinstance(cand, dict) and isinstance(ctl, dict) and gold:
+        only_cand = only_ctl = 0
+        for cid, labels in gold.items():
+            right_c, right_k = claim_right(cand.get(cid), labels), claim_right(ctl.get(cid), labels)
+            only_cand += right_c and not right_k
+            only_ctl += right_k and not right_c
+        return float(only_cand), float(only_ctl)
+    if isinstance(cand, dict) and isinstance(ctl, dict):
+        differ = max(float(sum(cand.get(cid) != ctl.get(cid) for cid in set(cand) | set(ctl))), abs(diff))
+        return (differ + diff) / 2, (differ - diff) / 2
+    return max(diff, 0.0), max(-diff, 0.0)
+
+
+def paired_verdict_accuracy(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> CaseCounts | None:
     return _binary(paired, "verdict_correct")
 
 
-def paired_claim_accuracy(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tuple[dict[str, Any], int]:
+def paired_claim_accuracy(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> CaseCounts | None:
     return _claims(paired, gold)
 
 
-def paired_unsafe_pass_rate(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tuple[dict[str, Any], int]:
+def paired_unsafe_pass_rate(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> CaseCounts | None:
     """Over the units whose gold verdict forbids PASS; a control that kept no unsafe-PASS flags (its paired
     column all missing) measures nothing."""
-    return _binary(paired[paired["unsafe_eligible_cand"].astype(bool)], "unsafe_pass")
+    return _binary(paired[paired["unsafe_eligible_cand"].fillna(False).astype(bool)], "unsafe_pass")
 
 
 def _label(claims: Any, claim_id: str) -> str | None:
@@ -188,17 +190,29 @@ def _label(claims: Any, claim_id: str) -> str | None:
 
 
 def judge_metric(
-    figures: dict[str, Any], units: int, lower_is_better: bool, gated: bool, margin: float, alpha: float
+    counts: CaseCounts | None, name: str, lower_is_better: bool, gated: bool, margin: float, alpha: float
 ) -> MetricComparison:
-    """Significance in the worse direction, and non-inferiority read from the CI's worse-side bound."""
-    diff, ci, p = figures["diff"], figures["diff_ci"], figures["p"]
-    worse_sign = 1.0 if lower_is_better else -1.0
-    significantly_worse = diff is not None and p is not None and diff * worse_sign > 0 and p < alpha
-    worst = None if ci is None else (ci[1] if lower_is_better else ci[0])
-    non_inferior = worst is not None and worst * worse_sign <= margin + 1e-12
+    """The paired rule on one metric's counts, with the MDE beside it (None counts: not measured)."""
+    d = None if counts is None else decide_counts(*counts, metric=name, margin=margin, alpha=alpha,
+                                                  lower_is_better=lower_is_better)  # fmt: skip
+    if counts is None or d is None:
+        return MetricComparison(
+            control=None, candidate=None, diff=None, diff_ci=None, p=None, test="none", mde=None, units=0,
+            gated=gated, significantly_worse=False, non_inferior=False, reason=f"{name}: not measured, no paired unit",
+        )  # fmt: skip
+    # Connor's MDE over cases (epochs of one case are not independent evidence): the share of each case's
+    # units the two sides answer differently, summed
+    discordance = float(((counts.cand_only + counts.ctl_only) / counts.units).sum())
+    return _comparison(d, gated, mde_paired_binary(len(counts.units), discordance))
+
+
+def _comparison(d: PairedDecision, gated: bool, mde: float | None) -> MetricComparison:
     return MetricComparison(
-        **figures, units=units, gated=gated, significantly_worse=significantly_worse, non_inferior=non_inferior
-    )
+        control=d.control, candidate=d.candidate, diff=d.diff, diff_ci=list(d.ci), p=d.p, test=d.test, mde=mde,
+        units=d.units, gated=gated, significantly_worse=d.significantly_worse, non_inferior=d.non_inferior,
+        outcome=d.outcome, interval=d.interval, cases=d.cases, discordant=d.discordant,
+        design_effect=d.design_effect, worse_bound=d.worse_bound, cases_needed=d.cases_needed, reason=d.reason,
+    )  # fmt: skip
 
 
 def regressions(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> list[Regression]:
@@ -254,18 +268,20 @@ def decide(
     metrics: dict[str, MetricComparison] = {}
     for spec in registered_metrics():
         if spec.paired is not None:
-            figures, units = spec.paired(paired, gold)
+            counts = spec.paired(paired, gold)
             lower = not spec.higher_is_better
-            metrics[spec.key] = judge_metric(figures, units, lower, spec.key in gated, margin, alpha)
-    candidate_units_total = len(candidate_units.drop_duplicates(PAIR_KEY))
+            metrics[spec.key] = judge_metric(counts, spec.key, lower, spec.key in gated, margin, alpha)
+    candidate_units_total = len(candidate_units.drop_duplicates([c for c in PAIR_KEY if c in candidate_units]))
     unpaired_units = candidate_units_total - len(paired)
-    kind, reasons = _outcome(metrics, margin, alpha, control_has_unsafe, unpaired_units, candidate_units_total)
+    kind, reasons = _outcome(metrics, control_has_unsafe, unpaired_units, candidate_units_total)
     lost = regressions(paired, gold)
     unpaired = len((cases_cand | cases_ctl) - paired_cases)
     if unpaired:
         reasons.append(f"{len(paired_cases)} cases paired, {unpaired} unpaired (decided on the paired cases only)")
     if "corpus_hash" in changed:
         reasons.append("the control ran on a different corpus: " + _corpus_note(changed["corpus_hash"]))
+    used = {name for m in metrics.values() for name in (m.test, m.interval) if name in TESTS}
+    needed = [m.cases_needed for m in metrics.values() if m.gated and m.outcome == "inconclusive" and m.cases_needed]
     return Decision(
         candidate=candidate,
         control=control,
@@ -283,6 +299,8 @@ def decide(
         regressed_cases=sorted({r.case_id for r in lost}),
         regressions=lost,
         changed=changed,
+        tests={name: TESTS[name] for name in sorted(used)},
+        cases_needed=max(needed) if kind == "inconclusive" and needed else None,
     )
 
 
@@ -292,56 +310,54 @@ def _corpus_note(change: dict[str, Any]) -> str:
 
 def _outcome(
     metrics: dict[str, MetricComparison],
-    margin: float,
-    alpha: float,
     control_has_unsafe: bool,
     unpaired_units: int = 0,
     candidate_units: int = 0,
 ) -> tuple[DecisionKind, list[str]]:
-    """block / ship / inconclusive, with one reason per gated metric.
+    """block / ship / inconclusive, with one reason per gated metric (each the paired rule's own sentence).
 
-    block: significantly worse on a measured gated metric. ship: every gated metric measured and non-inferior,
-    and every one of the candidate's answers paired with the control's. Anything else is inconclusive: a gated
-    metric nobody measured (no eligible unit, a baseline without the column) or answers left out of the
-    pairing cannot support a ship.
+    The gated metrics' outcomes combine (`paired.combine`): block if one blocks, ship if every one ships.
+    A gated metric nobody measured (no eligible unit, a baseline without the column), or answers left out of
+    the pairing, cannot support a ship: inconclusive.
     """
     gated = {name: m for name, m in metrics.items() if m.gated}
-    measured = {name: m for name, m in gated.items() if m.diff is not None and m.diff_ci is not None}
-    worse = [name for name, m in measured.items() if m.significantly_worse]
     reasons = []
     for name, m in gated.items():
-        if name not in measured:
-            stale = name == "unsafe_pass_rate" and not control_has_unsafe
-            why = " (the control's outcomes predate unsafe-PASS outcomes: regenerate it)" if stale else ""
-            reasons.append(f"{name}: not measured, no paired unit{why}")
-        elif name in worse:
-            reasons.append(f"{name}: significantly worse, {pp_text(m.diff)} (p {format_p(m.p)}, alpha {alpha})")
-        elif m.non_inferior:
-            reasons.append(
-                f"{name}: {pp_text(m.diff)}, 95% CI {_ci(m.diff_ci)} within the {pp_text(margin, sign=False)} margin"
-            )
-        else:
-            reasons.append(
-                f"{name}: {pp_text(m.diff)}, 95% CI {_ci(m.diff_ci)} reaches past the {pp_text(margin, sign=False)} margin"
-                f" (detectable at 80% power: {pp_text(m.mde, sign=False) if m.mde is not None else 'n/a'})"
-            )
+        stale = m.diff is None and name == "unsafe_pass_rate" and not control_has_unsafe
+        reasons.append(
+            m.reason + (" (the control's outcomes predate unsafe-PASS outcomes: regenerate it)" if stale else "")
+        )
     if unpaired_units:
         reasons.append(
             f"{unpaired_units} of the candidate's {candidate_units} case × epoch answers have no control answer "
             "(an epoch or case the control did not run): they are not judged, so the candidate cannot ship"
         )
-    if worse:
+    kind = combine({name: m for name, m in gated.items()})
+    if kind == "block":
         return "block", reasons
-    if len(measured) < len(gated) or not gated:
+    if any(m.diff is None for m in gated.values()) or not gated:
         reasons.append("a gated metric was not measured: nothing can ship on it")
         return "inconclusive", reasons
-    if not unpaired_units and all(m.non_inferior for m in measured.values()):
-        return "ship", reasons
-    return "inconclusive", reasons
+    return ("ship" if kind == "ship" and not unpaired_units else "inconclusive"), reasons
 
 
-def _ci(ci: list[float] | None) -> str:
-    return "n/a" if ci is None else f"[{ci[0] * 100 + 0.0:+.1f}, {ci[1] * 100 + 0.0:+.1f}] pp"
+def headline(decision: Decision) -> str:
+    """The one line of why: the reason that decided it (console, gates, JUnit, reports and `compare` read it)."""
+    if decision.decision == "ship":
+        gated = ", ".join(name for name, m in decision.metrics.items() if m.gated)
+        return f"non-inferior on {gated} within the {pp_text(decision.margin, sign=False)} margin"
+    markers = (
+        ("significantly worse",)
+        if decision.decision == "block"
+        else ("not measured", "have no control answer", "cannot rule out")
+    )
+    reason = next((r for m in markers for r in decision.reasons if m in r), None)
+    return reason or (decision.reasons[-1] if decision.reasons else "no gated metric could be measured")
+
+
+def decision_line(decision: Decision) -> str:
+    """'INCONCLUSIVE cand against ctl: <why>': the decision as one sentence, the same everywhere it is stated."""
+    return f"{decision.decision.upper()} {decision.candidate} against {decision.control}: {headline(decision)}"
 
 
 def what_changed(

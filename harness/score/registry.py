@@ -51,8 +51,9 @@ class Value(NamedTuple):
 
 Compute = Callable[[Frames, bool], Value]
 """(frames, with_ci) -> the figure; with_ci False skips the bootstrap (breakdowns show no CI)."""
-PairedCompute = Callable[["pd.DataFrame", dict[str, dict[str, list[str]]]], tuple[dict[str, Any], int]]
-"""(paired units of a candidate and its control, gold claim labels) -> (the comparison's figures, units)."""
+PairedCompute = Callable[["pd.DataFrame", dict[str, dict[str, list[str]]]], Any]
+"""(paired units of a candidate and its control, gold claim labels) -> its per-case counts
+(`harness.score.decide.CaseCounts`, None when no unit measures it), read by the one paired rule."""
 
 
 @dataclass(frozen=True)

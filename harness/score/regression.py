@@ -16,7 +16,7 @@ import pandas as pd
 
 from harness.run.folder import MANIFEST_FILE, read_manifest
 from harness.run.log import Manifest, VariantInfo
-from harness.score.decide import Decision, decide, what_changed
+from harness.score.decide import Decision, decide, headline, what_changed
 from harness.score.outcomes import load_outcomes
 from harness.score.pairing import Pair, PairingError, resolve_pairs, variants_from_names
 
@@ -131,17 +131,3 @@ def decision_gates(decisions: Sequence[Decision], require_ship: bool) -> list[di
             }
         )
     return gates
-
-
-def headline(decision: Decision) -> str:
-    """The one line of why: the reason that decided it."""
-    if decision.decision == "ship":
-        gated = ", ".join(name for name, m in decision.metrics.items() if m.gated)
-        return f"non-inferior on {gated} within the {decision.margin * 100:.1f} pp margin"
-    markers = (
-        ("significantly worse",)
-        if decision.decision == "block"
-        else ("not measured", "have no control answer", "reaches past")
-    )
-    reason = next((r for m in markers for r in decision.reasons if m in r), None)
-    return reason or (decision.reasons[-1] if decision.reasons else "no gated metric could be measured")

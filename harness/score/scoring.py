@@ -133,7 +133,10 @@ def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
     perturbations = manifest.settings.get("perturb") or []
     log = read_log_frames(run_dir, manifest, keep_for_robustness=bool(perturbations))
     outcomes = log.outcomes
-    summary = summarise(manifest, log.quality, log.claims, outcomes, log.conformance, log.headline)
+    summary = summarise(
+        manifest, log.quality, log.claims, outcomes, log.conformance, log.headline, log.gold,
+        margin=gates.margin, alpha=gates.alpha, gated=tuple(gates.decide_on),
+    )  # fmt: skip
     add_robustness(summary, log.robustness_units, perturbations)
     summary["run"]["perturbed_results"] = log.logged - log.headline
     gate_rows = threshold_gates(summary, gates.fail_under, gates.max_unsafe_pass, gates.max_error_rate)

@@ -1,7 +1,8 @@
-"""Statistics: cluster bootstrap CIs, paired bootstrap, McNemar's exact test, paired-proportion power.
+"""Statistics: rate CIs, the cluster bootstrap (for figures that are not rates), McNemar's exact test, power.
 
-Resampling is over cases (clusters), so several epochs or claims of one case
-never pass for independent evidence. Seeds are fixed: the same log gives the
+Rates get score intervals from `harness.score.intervals`; the cluster bootstrap is kept for figures with
+no score interval (balanced accuracy). Resampling is over cases (clusters), so several epochs or claims of
+one case never pass for independent evidence. Seeds are fixed: the same log gives the
 same intervals, so a resumed run ends with the same figures. The exact binomial
 tail and the normal quantile come from the standard library (`math`, `statistics`):
 scipy.stats cost every `vbench run` a second of imports for two functions
@@ -17,6 +18,8 @@ from statistics import NormalDist
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
+
+from harness.score.intervals import cluster_rate_ci
 
 N_BOOT = 2000
 SEED = 20261130
@@ -57,34 +60,11 @@ def _blas() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def ratio_ci(
-    numerators: np.ndarray, denominators: np.ndarray, n_boot: int = N_BOOT, seed: int = SEED
-) -> tuple[float, float] | None:
-    """95% percentile CI of sum(num)/sum(den), resampling clusters (cases) with replacement."""
-    n = len(numerators)
-    if n == 0 or denominators.sum() == 0:
-        return None
-    sums = resampled_sums(np.column_stack([numerators, denominators]).astype(float), n_boot, seed)
-    num, den = sums[:, 0], sums[:, 1]
-    ratios = num[den > 0] / den[den > 0]
-    low, high = np.percentile(ratios, [2.5, 97.5])
-    return float(low), float(high)
-
-
-def paired_ratio_diff(
-    num_a: np.ndarray, num_b: np.ndarray, den: np.ndarray, n_boot: int = N_BOOT, seed: int = SEED
-) -> tuple[float, tuple[float, float] | None, float]:
-    """Difference sum(a)/sum(den) - sum(b)/sum(den), its paired bootstrap CI and a two-sided p-value."""
-    if len(den) == 0 or den.sum() == 0:
-        return float("nan"), None, 1.0
-    diff = float((num_a.sum() - num_b.sum()) / den.sum())
-    sums = resampled_sums(np.column_stack([num_a, num_b, den]).astype(float), n_boot, seed)
-    d = sums[:, 2]
-    ok = d > 0
-    boots = (sums[ok, 0] - sums[ok, 1]) / d[ok]
-    low, high = np.percentile(boots, [2.5, 97.5])
-    p = 2 * min(float(np.mean(boots <= 0)), float(np.mean(boots >= 0)))
-    return diff, (float(low), float(high)), min(1.0, p)
+def ratio_ci(numerators: np.ndarray, denominators: np.ndarray) -> tuple[float, float] | None:
+    """95% CI of the rate sum(num)/sum(den) over clusters (cases): Wilson's interval on design-effect adjusted
+    counts (`intervals.cluster_rate_ci`). Never [0, 0] or [1, 1] from a non-empty sample, unlike a percentile
+    bootstrap of a sample with no spread."""
+    return cluster_rate_ci(np.asarray(numerators, float), np.asarray(denominators, float))
 
 
 def mcnemar_exact(right_a: np.ndarray, right_b: np.ndarray) -> tuple[int, int, float]:

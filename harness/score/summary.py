@@ -179,6 +179,8 @@ def summarise(
     outcomes: pd.DataFrame,
     conformance_figures: dict[str, Any],
     results: int,
+    gold: dict[str, dict[str, list[str]]] | None = None,
+    **decision_settings: Any,
 ) -> dict[str, Any]:
     """The whole summary.json, computed after the run from the log's frames and its conformance tally."""
     variants = []
@@ -194,7 +196,9 @@ def summarise(
             "claim_guard": info.claim_guard,
         }
         variants.append(variant_summary(meta, q, c))
-    comparisons = compare_pairs(outcomes, [v.name for v in manifest.variants])
+    # each pair decided as a ship decision of the later variant against the earlier (`decision_settings`:
+    # the run's margin, alpha and gated metrics)
+    comparisons = compare_pairs(outcomes, [v.name for v in manifest.variants], gold, **decision_settings)
     return {
         "schema_version": SUMMARY_SCHEMA,
         "run": {

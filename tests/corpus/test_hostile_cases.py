@@ -173,3 +173,16 @@ def test_a_price_table_with_an_alias_is_refused(tmp_path: Path) -> None:
     prices.write_text("base: &b {input: 1, output: 2}\nopenai:m: *b\n", encoding="utf-8")
     with pytest.raises(PriceError, match="aliases are not allowed"):
         load_prices(prices)
+
+
+def test_flow_nesting_is_bounded_at_the_limit_not_before() -> None:
+    """The bound refuses one level past MAX_FLOW_DEPTH and parses the level at it (the C composer's stack)."""
+    from harness.corpus.loader import MAX_FLOW_DEPTH, CaseFileError, strict_yaml
+
+    at_limit = "x: " + "[" * MAX_FLOW_DEPTH + "]" * MAX_FLOW_DEPTH
+    value = strict_yaml(at_limit)["x"]
+    for _ in range(MAX_FLOW_DEPTH - 1):
+        value = value[0]
+    assert value == []
+    with pytest.raises(CaseFileError, match="nested too deeply"):
+        strict_yaml("x: " + "{a: " * (MAX_FLOW_DEPTH + 1) + "1" + "}" * (MAX_FLOW_DEPTH + 1))

@@ -46,10 +46,10 @@ def test_comparison_rows_read_the_holm_adjusted_p() -> None:
     # raw p 0.04 would read as significant; adjusted over the family it is 0.08, and the reading follows it
     assert (rows[1]["verdict_significant"], rows[1]["verdict_better"]) == (False, None)
     assert rows[1]["claim_significant"] is False
-    assert (
-        rows[1]["conclusion"].startswith("x vs z: no significant difference")
-        and "Holm-adjusted p = 0.080" in rows[1]["conclusion"]
-    )
+    # rows from before comparisons were decisions: figures stated, at the adjusted p, nothing decided
+    assert rows[1]["conclusion"].startswith("x vs z: +10.0 pp verdict accuracy (A − B) on 30 paired cases, p = 0.080")
+    decided = analyses.comparison_rows([{**rows[1], "conclusion": "BLOCK z against x: verdict_accuracy: ..."}])
+    assert decided[0]["conclusion"] == "BLOCK z against x: verdict_accuracy: ..."  # the recorded decision, as is
 
 
 def test_breakdown_table_aligns_groups_across_variants_and_gives_the_spread() -> None:

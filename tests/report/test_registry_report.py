@@ -12,19 +12,26 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from harness.report.local_note import closing_note
 from harness.report.render import pct, render_run
+from harness.score.decide import CaseCounts
+from harness.score.intervals import tango_ci
 from harness.score.registry import Direction, Format, Frames, MetricSpec, Value, registered
 from harness.score.scoring import GateSettings, score_run
+from harness.score.stats import binomial_two_sided_half
+from harness.score.wording import pp_text as pp
 
 PRE_REGISTRY_RUN = Path(__file__).resolve().parents[1] / "score" / "data" / "pre_registry_run.tar.gz"
 """A reference run (2 epochs, two variants' worth of tags and scenarios) scored before the registry."""
 
-DIFF, DIFF_CI, P = 0.123, [0.0456, 0.2], 0.0321
-"""What the new metric's paired comparison reports: figures no built-in metric gives."""
+CASES, WON = 100, 12
+"""What the new metric's paired comparison counts, whatever the units: 100 cases, 12 only the candidate scores."""
+DIFF, DIFF_CI, P = WON / CASES, tango_ci(WON, 0, CASES), binomial_two_sided_half(0, WON)
+"""Its figures by the paired rule: Tango's interval and McNemar's exact p of 12 discordant pairs, all one way."""
 
 
 def share_passed(frames: Frames, with_ci: bool) -> Value:
@@ -33,9 +40,10 @@ def share_passed(frames: Frames, with_ci: bool) -> Value:
     return Value(float((scored["verdict"] == "PASS").mean()) if len(scored) else None, [0.0, 1.0] if with_ci else None)
 
 
-def paired_share(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> tuple[dict[str, Any], int]:
-    figures = {"control": 0.25, "candidate": 0.25 + DIFF, "diff": DIFF, "diff_ci": DIFF_CI, "p": P}
-    return {**figures, "test": "fixed", "mde": 0.1}, len(paired)
+def paired_share(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> CaseCounts:
+    both = (np.arange(CASES) >= 75).astype(float)
+    won = (np.arange(CASES) < WON).astype(float)
+    return CaseCounts(both, both + won, won, np.zeros(CASES), np.ones(CASES))
 
 
 PASS_SHARE = MetricSpec(
@@ -81,11 +89,12 @@ def test_the_ship_decision_tables_show_every_decidable_metric(rendered: Rendered
     assert decision["metrics"]["pass_share"]["diff"] == DIFF
     decisions = rendered.section('id="decisions-table"', "</table>")
     assert '<th class="n">PASS share Δ [95% CI]</th><th class="n">p</th>' in decisions
-    assert '<td class="n">+12.3 pp [+4.6, +20.0]</td><td class="n">0.032</td>' in decisions
+    shown = f"{pp(DIFF)} [{DIFF_CI[0] * 100:+.1f}, {DIFF_CI[1] * 100:+.1f}]"
+    assert f'<td class="n">{shown}</td><td class="n">&lt; 0.001</td>' in decisions
     notes = rendered.notes
     header = next(line for line in notes if line.startswith("| candidate | control |"))
     row = notes[notes.index(header) + 2]
-    assert "| PASS share Δ [95% CI] | p |" in header and "| +12.3 pp [+4.6, +20.0] | 0.032 |" in row
+    assert "| PASS share Δ [95% CI] | p |" in header and f"| {shown} | < 0.001 |" in row
     assert header.count("|") == row.count("|") == notes[notes.index(header) + 1].count("|")
 
 

@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
+from statistics import NormalDist
 from xml.etree import ElementTree as ET
 
 import pytest
@@ -87,14 +88,21 @@ def test_a_worse_prompt_is_blocked_with_hand_computed_figures(
     assert [n for n in failing if n.startswith("q")] == [f"{cid} [{MODEL}@lenient vs {CONTROL}]" for cid in WRONG]
 
 
-def test_an_equivalent_prompt_ships_and_says_what_changed(tmp_path: Path, server: LocalOpenAIServer) -> None:
+def test_an_equivalent_prompt_ships_within_a_margin_its_cases_can_show(
+    tmp_path: Path, server: LocalOpenAIServer
+) -> None:
+    """No discordant pair: Tango's bounds are ±z²/(n + z²), 15.5 pp over the 21 cases and 24.2 pp over the 12
+    whose gold forbids PASS; a 25-point margin holds both."""
     corpus = write_copies(tmp_path / "cases")
     reworded = prompt_dir(tmp_path, "reworded", version="2")
     out = tmp_path / "run"
-    assert run(server, corpus, out, "--prompt", "baseline", "--prompt", str(reworded), "--control", CONTROL) == 0
+    args = ("--prompt", "baseline", "--prompt", str(reworded), "--control", CONTROL, "--margin", "25")
+    assert run(server, corpus, out, *args, "--require-ship") == 0
     (d,) = summary(out)["decisions"]
-    assert d["decision"] == "ship" and d["regressed_cases"] == []
-    assert d["metrics"]["verdict_accuracy"]["diff_ci"] == [0.0, 0.0]
+    assert d["decision"] == "ship" and d["regressed_cases"] == [] and d["cases_needed"] is None
+    z2 = NormalDist().inv_cdf(0.975) ** 2
+    assert d["metrics"]["verdict_accuracy"]["diff_ci"] == pytest.approx([-z2 / (21 + z2), z2 / (21 + z2)])
+    assert d["metrics"]["unsafe_pass_rate"]["diff_ci"] == pytest.approx([-z2 / (12 + z2), z2 / (12 + z2)])
     assert {"prompt", "prompt_version", "prompt_hash", "prompt_path"} <= set(d["changed"])
     assert "excerpt_chars" not in d["changed"] and "code_fingerprint" not in d["changed"]
 
@@ -134,7 +142,8 @@ def test_a_finished_run_is_the_control_of_the_same_model(tmp_path: Path, server:
     assert d["control"] == CONTROL and d["control_run"].startswith(str(base)) and d["decision"] == "block"
     reworded = prompt_dir(tmp_path, "reworded")
     assert run(server, corpus, tmp_path / "eq", "--prompt", str(reworded), "--baseline", str(base)) == 0
-    assert summary(tmp_path / "eq")["decisions"][0]["decision"] == "ship"
+    eq = summary(tmp_path / "eq")["decisions"][0]
+    assert eq["decision"] == "inconclusive" and eq["cases_needed"] == 73  # 21 identical cases cannot show 5 points
     # part of the corpus edited since the baseline: decided on the paired cases, and said so
     edited = tmp_path / "edited"
     write_copies(edited)
@@ -199,7 +208,7 @@ def test_a_prompt_no_model_takes_exits_2_naming_the_models(tmp_path: Path, capsy
 STUDY = Path(__file__).resolve().parents[2] / "studies" / "prompt-regression.yaml"
 
 
-def test_the_shipped_recipe_blocks_a_worse_prompt_and_ships_an_equivalent(
+def test_the_shipped_recipe_blocks_a_worse_prompt_and_cannot_tell_an_equivalent_on_21_cases(
     tmp_path: Path, server: LocalOpenAIServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     corpus = write_copies(tmp_path / "cases")
@@ -207,10 +216,47 @@ def test_the_shipped_recipe_blocks_a_worse_prompt_and_ships_an_equivalent(
     recipe += ["--no-cache", "--no-report", "--prompt", "baseline", "--prompt"]
     assert main([*recipe, str(prompt_dir(tmp_path, "lenient", LENIENT_LINE)), "--out", str(tmp_path / "a")]) == 1
     assert main([*recipe, str(prompt_dir(tmp_path, "reworded")), "--out", str(tmp_path / "b")]) == 0
-    assert [d["decision"] for d in summary(tmp_path / "b")["decisions"]] == ["ship"]
-    printed = capsys.readouterr().out
-    assert "SHIP openai:local-model@reworded against openai:local-model@baseline: non-inferior" in printed
+    assert [d["decision"] for d in summary(tmp_path / "b")["decisions"]] == ["inconclusive"]
+    printed = capsys.readouterr().out.replace("\n", " ")
+    assert "INCONCLUSIVE openai:local-model@reworded against openai:local-model@baseline: verdict_accuracy:" in printed
     assert "gate passed ship_decision [openai:local-model@reworded]" in printed
+
+
+REPO = STUDY.parents[1]
+FIVE = ["q-batch-airflow-401-and-exit-code", "q-batch-backfill-slowdown-prose-only",
+        "q-batch-backup-auth-removed-diagnosis-summary", "q-batch-cronjob-suspended-negated",
+        "q-batch-deadline-exceeded-called-backoff"]  # fmt: skip
+"""Five committed quality cases, four of whose gold verdicts forbid PASS."""
+
+
+def test_the_readme_recipe_on_five_cases_says_it_cannot_tell(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's CI recipe, filtered to five cases, with a candidate prompt the model answers exactly as the
+    baseline: no discordant pair, so Tango's bound is z²/(5 + z²) = 43.4 pp, and a 5-point margin needs
+    z² · 0.95 / 0.05 = 72.99, so 73 cases. INCONCLUSIVE, exit 0; with --require-ship, exit 1."""
+    from harness.corpus.loader import load_cases
+    from tests.run.known_model import KnownModel
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-known")
+    monkeypatch.chdir(REPO)
+    ids = tmp_path / "five.txt"
+    ids.write_text("\n".join(FIVE) + "\n")
+    candidate = prompt_dir(tmp_path, "candidate")
+    with LocalOpenAIServer(KnownModel(load_cases([REPO / "cases" / "quality"]))) as known:
+        recipe = ["run", "--study", "studies/prompt-regression.yaml", "--model", MODEL, "--prompt", "baseline",
+                  "--prompt", str(candidate), "--base-url", known.base_url, "--filter", f"ids:{ids}", "--no-report"]  # fmt: skip
+        assert main([*recipe, "--out", str(tmp_path / "a")]) == 0
+        printed = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
+        assert main([*recipe, "--out", str(tmp_path / "b"), "--require-ship"]) == 1
+    (d,) = summary(tmp_path / "a")["decisions"]
+    assert d["decision"] == "inconclusive" and d["paired_cases"] == 5 and d["cases_needed"] == 73
+    assert (
+        f"INCONCLUSIVE {MODEL}@candidate against {CONTROL}: verdict_accuracy: +0.0 pp, 95% CI [-43.4, +43.4] pp: "
+        "5 paired cases cannot rule out a loss of 43.4 pp; about 73 are needed for a 5.0 pp margin" in printed
+    )
+    gates = {g["gate"]: g for g in summary(tmp_path / "b")["gates"]}
+    assert gates["ship_decision"]["passed"] is False and gates["ship_decision"]["value"] == "inconclusive"
 
 
 def test_the_shipped_recipe_without_a_model_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -288,15 +334,13 @@ def test_compare_concludes_in_points_and_fails_on_a_regression(
     assert run(server, corpus, tmp_path / "b", "--prompt", str(prompt_dir(tmp_path, "lenient", LENIENT_LINE))) == 0
     capsys.readouterr()
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json", str(tmp_path / "c.json")]) == 0
-    out = capsys.readouterr().out.replace("\n", " ")
-    assert (
-        f"{CONTROL} (A) gets significantly more verdicts right than {MODEL}@lenient (B): 57.1 pp on 21 paired cases"
-        in out
-    )
+    out = " ".join(capsys.readouterr().out.split())
+    # the conclusion is the ship decision of B against A, in the words `vbench run --control` prints
+    assert f"BLOCK {MODEL}@lenient against {CONTROL}: verdict_accuracy: significantly worse, -57.1 pp (p < 0.001" in out
     assert "-57.1 pp" in out and "settings A → B: prompt: baseline → lenient" in out
     (row,) = json.loads((tmp_path / "c.json").read_text())
     assert row["verdict_accuracy_diff"] == pytest.approx(12 / 21) and row["unpaired_cases"] == 0  # stored as A − B
-    assert row["p_adjusted"] == pytest.approx(2 * 0.5**12)
+    assert row["p_adjusted"] == pytest.approx(2 * 0.5**12) and row["decision"] == "block"
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on-regression"]) == 1
     assert "regression: openai:local-model@lenient significantly worse" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "b"), str(tmp_path / "a"), "--fail-on-regression"]) == 0  # B is better

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from statistics import NormalDist
 
 import pytest
 import yaml
@@ -302,7 +303,9 @@ def test_baseline_gate_fails_on_a_significant_drop_and_passes_on_equal(tmp_path:
     assert any("unsafe_pass_rate: not measured" in r for r in decision["reasons"])
     same = json.loads((tmp_path / "same" / "summary.json").read_text())["decisions"][0]
     # identical answers, but no case here can show an unsafe PASS: a gated metric nobody measured never ships
-    assert same["decision"] == "inconclusive" and same["metrics"]["verdict_accuracy"]["diff_ci"] == [0.0, 0.0]
+    z2 = NormalDist().inv_cdf(0.975) ** 2  # no discordant pair of 8: Tango's ±z²/(8 + z²)
+    assert same["decision"] == "inconclusive"
+    assert same["metrics"]["verdict_accuracy"]["diff_ci"] == pytest.approx([-z2 / (8 + z2), z2 / (8 + z2)])
 
 
 def test_compare_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

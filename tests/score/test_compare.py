@@ -5,8 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from harness.score.compare import adjust_comparisons, compare_outcomes, conclusion, p_text
+from harness.score.compare import adjust_comparisons, compare_outcomes, conclusion
+from harness.score.decide import decide, decision_line
 from harness.score.stats import cases_needed, holm, mde_paired_binary
+from harness.score.wording import p_text
 
 
 def test_holm_against_a_hand_computed_example() -> None:
@@ -28,7 +30,8 @@ def test_comparisons_gain_adjusted_p_and_mde() -> None:
 def units(variant: str, right: list[bool], hashes: str = "h") -> pd.DataFrame:
     return pd.DataFrame(
         {"variant": variant, "case_id": [f"c{i}" for i in range(len(right))], "case_hash": hashes, "epoch": 1,
-         "verdict_correct": right, "model_verdict_correct": right, "claims_right": [float(r) for r in right], "claims_total": 1.0}
+         "verdict_correct": right, "model_verdict_correct": right, "claims_right": [float(r) for r in right], "claims_total": 1.0,
+         "unsafe_eligible": True, "unsafe_pass": False}
     )  # fmt: skip
 
 
@@ -49,16 +52,29 @@ def test_cases_needed_inverts_the_mde() -> None:
         cases_needed(0.0, 0.1)
 
 
-def test_conclusion_and_p_formatting() -> None:
-    row = {"a": "x", "b": "y", "cases": 40, "verdict_accuracy_diff": 0.25, "p_adjusted": 0.0004, "mde": 0.1}
-    assert (
-        conclusion(row)
-        == "x gets significantly more verdicts right than y: 25.0 pp on 40 paired cases (Holm-adjusted p < 0.001)."
+def test_a_comparison_is_the_decision_of_b_against_a() -> None:
+    """One engine: the row's outcome and sentence are `decide`'s, its figures the decision's seen as A − B."""
+    a, b = units("a", [True] * 20), units("b", [True] * 12 + [False] * 8)
+    row = compare_outcomes(a, b)
+    want = decide(b, a, {}, candidate="b", control="a", control_run="A", changed={})
+    assert row["decision"] == want.decision == "block" and row["conclusion"] == decision_line(want)
+    assert row["conclusion"].startswith("BLOCK b against a: verdict_accuracy: significantly worse, -40.0 pp")
+    assert (row["mcnemar_a_only"], row["mcnemar_b_only"]) == (8, 0) and row["verdict_accuracy_diff"] == 0.4
+    assert row["mcnemar_p"] == pytest.approx(2 * 0.5**8) and row["verdict_accuracy_diff_ci"] == pytest.approx(
+        [-want.metrics["verdict_accuracy"].diff_ci[1], -want.metrics["verdict_accuracy"].diff_ci[0]]
     )
-    row.update(verdict_accuracy_diff=-0.025, p_adjusted=0.6)
+    assert (row["margin"], row["alpha"]) == (0.05, 0.05) and "mcnemar_exact" in row["tests"]
+    same = compare_outcomes(units("a", [True, False, True, True, False]), units("b", [True, False, True, True, False]))
+    assert same["decision"] == "inconclusive" and same["cases_needed"] == 73
+    assert "5 paired cases cannot rule out a loss of 43.4 pp; about 73 are needed" in conclusion(same)
+
+
+def test_conclusion_of_a_summary_from_before_decided_comparisons_states_figures_only() -> None:
+    row = {"a": "x", "b": "y", "cases": 40, "verdict_accuracy_diff": 0.25, "p_adjusted": 0.0004, "mde": 0.1}
     text = conclusion(row)
     assert (
-        text.startswith("x vs y: no significant difference")
-        and "differences under 10.0 pp could not have been detected" in text
+        text == "x vs y: +25.0 pp verdict accuracy (A − B) on 40 paired cases, p < 0.001; "
+        "this summary predates decided comparisons."
     )
+    assert "no case could be paired" in conclusion({"a": "x", "b": "y", "cases": 0, "verdict_accuracy_diff": None})
     assert p_text(0.0) == "< 0.001" and p_text(0.0421) == "0.042" and p_text(None) == "n/a"

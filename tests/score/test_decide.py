@@ -57,12 +57,30 @@ def test_a_significant_drop_blocks_with_hand_computed_figures() -> None:
     assert any("significantly worse" in r for r in d.reasons)
 
 
-def test_identical_answers_ship_and_an_improvement_is_never_a_block() -> None:
-    same = run_decide(units("cand", [True, False] * 10), units("ctl", [True, False] * 10))
-    assert same.decision == "ship" and same.metrics["verdict_accuracy"].diff_ci == [0.0, 0.0]
-    assert same.metrics["verdict_accuracy"].p == 1.0 and same.regressed_cases == []
+Z2 = norm.ppf(0.975) ** 2
+
+
+def test_identical_answers_ship_on_the_full_corpus_and_cannot_tell_on_twenty_cases() -> None:
+    """No discordant pair of n: Tango's bound is z²/(n + z²), 2.7 pp at 136 cases, 16.1 pp at 20; a 5-point
+    margin needs n >= z² · 0.95 / 0.05 = 72.99, so 73 cases."""
+    same = run_decide(units("cand", [True, False] * 68), units("ctl", [True, False] * 68))
+    v = same.metrics["verdict_accuracy"]
+    assert same.decision == "ship" and v.diff_ci == pytest.approx([-Z2 / (136 + Z2), Z2 / (136 + Z2)])
+    assert v.p == 1.0 and same.regressed_cases == [] and same.cases_needed is None
+    small = run_decide(units("cand", [True, False] * 10), units("ctl", [True, False] * 10))
+    assert small.decision == "inconclusive" and small.cases_needed == 73
+    assert small.metrics["verdict_accuracy"].diff_ci == pytest.approx([-Z2 / (20 + Z2), Z2 / (20 + Z2)])
+    assert (
+        "verdict_accuracy: +0.0 pp, 95% CI [-16.1, +16.1] pp: 20 paired cases cannot rule out a loss of 16.1 pp; "
+        "about 73 are needed for a 5.0 pp margin" in small.reasons
+    )
+    assert (small.margin, small.alpha) == (0.05, 0.05) and set(small.tests) >= {"tango_score", "mcnemar_exact"}
     better = run_decide(units("cand", [True] * 10), units("ctl", [False] * 8 + [True] * 2))
-    assert better.decision == "ship" and better.metrics["verdict_accuracy"].diff == pytest.approx(0.8)
+    # never a block; 8 of 10 won clears the verdict margin, but ten cases cannot rule out an unsafe-PASS rise
+    assert better.decision == "inconclusive" and better.metrics["verdict_accuracy"].diff == pytest.approx(0.8)
+    assert better.metrics["verdict_accuracy"].outcome == "ship" and better.metrics["unsafe_pass_rate"].cases_needed
+    assert run_decide(units("cand", [True] * 10), units("ctl", [False] * 8 + [True] * 2),
+                      gated=("verdict_accuracy",)).decision == "ship"  # fmt: skip
 
 
 def test_noise_is_inconclusive_not_ship_and_require_margin_decides() -> None:
@@ -77,8 +95,8 @@ def test_noise_is_inconclusive_not_ship_and_require_margin_decides() -> None:
 
 def test_gated_metrics_are_chosen() -> None:
     # worse only on unsafe PASS: blocked under the default gates, not when only verdict accuracy is gated
-    cand = units("cand", [True] * 10, unsafe=[True] * 8 + [False] * 2)
-    ctl = units("ctl", [True] * 10)
+    cand = units("cand", [True] * 136, unsafe=[True] * 8 + [False] * 128)
+    ctl = units("ctl", [True] * 136)
     assert run_decide(cand, ctl).decision == "block"
     assert run_decide(cand, ctl, gated=("verdict_accuracy",)).decision == "ship"
 
@@ -94,11 +112,15 @@ def test_changed_cases_do_not_pair_and_partial_overlap_is_reported() -> None:
     assert none.paired_cases == 0 and none.decision == "inconclusive"
 
 
-def test_several_epochs_pair_by_epoch_and_use_the_cluster_bootstrap() -> None:
+def test_several_epochs_pair_by_epoch_and_use_the_clustered_test() -> None:
     d = run_decide(units("cand", [False] * 8 + [True] * 2, epochs=3), units("ctl", [True] * 10, epochs=3))
     v = d.metrics["verdict_accuracy"]
-    assert d.paired_units == 30 and v.units == 30 and v.test == "cluster_bootstrap"
-    assert v.diff == pytest.approx(-0.8) and v.p < 0.05 and d.decision == "block"
+    assert d.paired_units == 30 and v.units == 30 and v.test == "cluster_sign_flip_exact"
+    # eight cases each -3: only the two all-same-sign patterns of 2^8 reach |sum| = 24
+    assert v.diff == pytest.approx(-0.8) and v.p == pytest.approx(2 / 2**8) and d.decision == "block"
+    # three copies of each case: the interval of the ten cases alone (design effect 3)
+    once = run_decide(units("cand", [False] * 8 + [True] * 2), units("ctl", [True] * 10)).metrics["verdict_accuracy"]
+    assert v.design_effect == pytest.approx(3.0) and v.diff_ci == pytest.approx(once.diff_ci)
 
 
 def connor_n(delta: float, psi: float) -> float:
@@ -148,7 +170,7 @@ def test_pairing_rules() -> None:
 
 
 def test_a_baseline_kept_before_epochs_and_unsafe_flags_never_ships_on_what_it_did_not_measure() -> None:
-    from harness.score.regression import headline
+    from harness.score.decide import headline
 
     legacy = units("ctl", [True] * 10).drop(columns=["epoch", "unsafe_eligible", "unsafe_pass", "claims", "verdict"])
     d = run_decide(units("cand", [True] * 10, unsafe=[True] * 8 + [False] * 2), legacy)
@@ -158,7 +180,8 @@ def test_a_baseline_kept_before_epochs_and_unsafe_flags_never_ships_on_what_it_d
     assert headline(d).startswith("unsafe_pass_rate: not measured")
     assert any("predate unsafe-PASS outcomes" in r for r in d.reasons)
     # gated on verdict accuracy alone, the same comparison can ship
-    assert run_decide(units("cand", [True] * 10), legacy, gated=("verdict_accuracy",)).decision == "ship"
+    legacy_full = units("ctl", [True] * 136).drop(columns=["epoch", "unsafe_eligible", "unsafe_pass", "claims"])
+    assert run_decide(units("cand", [True] * 136), legacy_full, gated=("verdict_accuracy",)).decision == "ship"
     worse = run_decide(units("cand", [False] * 8 + [True] * 2), legacy)
     assert worse.decision == "block" and worse.regressions[0].claim_changes == []  # the control kept no labels
 
@@ -185,9 +208,9 @@ def test_answers_the_control_never_gave_keep_a_candidate_from_shipping() -> None
 
 
 def test_a_unit_logged_twice_counts_once() -> None:
-    cand = units("cand", [True] * 10)
-    d = run_decide(pd.concat([cand, cand.iloc[:3]]), pd.concat([units("ctl", [True] * 10)] * 2))
-    assert d.paired_units == 10 and d.unpaired_units == 0 and d.decision == "ship"
+    cand = units("cand", [True] * 136)
+    d = run_decide(pd.concat([cand, cand.iloc[:3]]), pd.concat([units("ctl", [True] * 136)] * 2))
+    assert d.paired_units == 136 and d.unpaired_units == 0 and d.decision == "ship"
 
 
 def test_the_mde_counts_cases_not_epochs() -> None:

@@ -1,0 +1,23 @@
+"""How fractions and p-values are shown to people: one wording for console, reports and decisions."""
+
+from __future__ import annotations
+
+
+def pp_text(value: float | None, sign: bool = True) -> str:
+    """A fraction shown in percentage points, the unit of every difference a person reads ('+5.0 pp')."""
+    if value is None:
+        return "n/a"
+    return f"{value * 100 + 0.0:+.1f} pp" if sign else f"{value * 100 + 0.0:.1f} pp"
+
+
+def p_text(p: float | None) -> str:
+    """p as every display shows it (console, report, markdown): three decimals, '< 0.001' below (never '0.0')."""
+    if p is None:
+        return "n/a"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def format_p(p: float | None) -> str:
+    """'p' followed by this: '= 0.042' or '< 0.001'."""
+    text = p_text(p)
+    return text if text.startswith("<") or text == "n/a" else f"= {text}"
