@@ -83,13 +83,19 @@ def _stringify_siblings(merged: dict[str, Any]) -> None:
             merged[key] = json.dumps(merged[key])
 
 
+def _string_lists_as_sets(value: Any) -> Any:
+    """Every list of strings read into a sorted set (as a Java team's TreeSet<String> would hold it)."""
+    if isinstance(value, dict):
+        return {k: _string_lists_as_sets(v) for k, v in value.items()}
+    if isinstance(value, list) and all(isinstance(i, str) for i in value):
+        return sorted(set(value))
+    return [_string_lists_as_sets(v) for v in value] if isinstance(value, list) else value
+
+
 def _sibling_lists_sorted(merged: dict[str, Any]) -> None:
-    for key, value in merged.items():
-        if isinstance(value, dict):
-            merged[key] = dict(sorted(value.items()))
-            for inner, item in value.items():
-                if isinstance(item, list) and all(isinstance(i, str) for i in item):
-                    merged[key][inner] = sorted(item, reverse=True)
+    for key in list(merged):
+        if key != "verifier_evaluation":
+            merged[key] = _string_lists_as_sets(merged[key])
 
 
 ANSWER = [
@@ -264,7 +270,7 @@ ANSWER = [
     Seed(
         "sibling-lists-sorted",
         "persist.siblings",
-        "sibling values normalised (keys and string lists sorted)",
+        "string lists in sibling keys read into a sorted set",
         persisted_fault(_sibling_lists_sorted),
     ),
 ]
@@ -301,6 +307,14 @@ def _claims(change: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[Ver
     return apply
 
 
+def _claims_where(keep: Callable[[dict[str, Any]], bool]) -> Callable[[VerifierInput], VerifierInput]:
+    def apply(inputs: VerifierInput) -> VerifierInput:
+        claims = [c for c in inputs.claims if not isinstance(c, dict) or keep(c)]
+        return inputs.model_copy(update={"claims": claims})
+
+    return apply
+
+
 def _gatekeeper_in_prompt(update: dict[str, Any]) -> Callable[[VerifierInput], VerifierInput]:
     return lambda inputs: inputs.model_copy(
         update={"gatekeeper_result": inputs.gatekeeper_result.model_copy(update=update)}
@@ -325,10 +339,10 @@ PROMPT = [
         _prompt(_excerpts(_first_line)),
     ),
     Seed(
-        "prompt-excerpt-whitespace-collapsed",
-        "input.trace",
-        "tool results shown with whitespace runs collapsed",
-        _prompt(_excerpts(lambda t: " ".join(t.split()))),
+        "prompt-hypotheses-dropped",
+        "input.claims",
+        "only confirmed claims shown to the model (hypotheses left out)",
+        _prompt(_claims_where(lambda c: c.get("status") != "hypothesis")),
     ),
     Seed(
         "prompt-trace-first-entry",
