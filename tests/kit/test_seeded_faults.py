@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.kit.requirements import BY_ID
 from tests.kit.faulty_sut import ORIGINAL
 from tests.kit.mutation import FAULTS, POLICY, Outcome, certify_seed, report, scores
+from tests.kit.seeds import Seed
 from tests.kit.variants import VARIANTS
 
 BOUNDARIES = POLICY / "requirements"
@@ -61,8 +63,13 @@ def test_boundary_cases_catch_faults_and_certify_variants(name: str, tmp_path: P
         assert outcome.sut.endswith(name)  # the seeded process answered, not some other SUT
 
 
+def _fault_param(seed: Seed) -> Any:
+    gap = pytest.mark.xfail(strict=True, reason=f"kit gap: {seed.kit_gap}") if seed.kit_gap else ()
+    return pytest.param(seed.name, marks=gap, id=seed.name)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(s.name for s in FAULTS))
+@pytest.mark.parametrize("name", [_fault_param(s) for s in FAULTS])
 def test_certify_catches_the_seeded_fault(name: str, tmp_path: Path) -> None:
     seed = next(s for s in FAULTS if s.name == name)
     outcome = certify_seed(seed, "fault", tmp_path)
