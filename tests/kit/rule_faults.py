@@ -237,7 +237,41 @@ def _missing_is_malformed() -> None:
     pipeline.parse_structured_output = parse
 
 
+def _created_status() -> None:
+    """`POST /verify` answered 201 Created (a REST habit for a write) instead of the protocol's 200."""
+    original = serve.SutServer._verify
+
+    async def verify(self: serve.SutServer, request: web.Request) -> web.Response:
+        response = await original(self, request)
+        response.set_status(201 if response.status == 200 else response.status)
+        return response
+
+    serve.SutServer._verify = verify  # type: ignore[method-assign]
+
+
+def _no_model_call_on_gatekeeper_fail() -> None:
+    """The model not called when the gatekeeper fails (an optimisation: the verdict cannot be PASS anyway)."""
+    from harness.system.models import VerifierCall
+    from harness.system.verifiers.llm import LLMVerifier
+
+    original = LLMVerifier.verify
+
+    async def verify(self: LLMVerifier, inputs: Any) -> Any:
+        if inputs.gatekeeper_result.status == "fail":
+            return VerifierCall(raw_reply=None, model=self.name, error="skipped: gatekeeper failed")
+        return await original(self, inputs)
+
+    LLMVerifier.verify = verify  # type: ignore[method-assign]
+
+
 RULES = [
+    Seed("answer-201-created", "protocol.answer", "POST /verify answers 201 Created, not 200", _created_status),
+    Seed(
+        "no-model-call-on-gatekeeper-fail",
+        "input.verifier-called",
+        "the model is not called when the gatekeeper fails",
+        _no_model_call_on_gatekeeper_fail,
+    ),
     Seed(
         "trailing-text-accepted",
         "parse.status",
