@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from harness.kit.requirements import BY_ID
+from harness.kit.requirements import BY_ID, REQUIREMENTS
 from tests.kit.faulty_sut import ORIGINAL
 from tests.kit.mutation import FAULTS, POLICY, Outcome, certify_seed, report, scores
 from tests.kit.seeds import Seed
@@ -32,6 +32,11 @@ def test_every_seed_has_a_unique_name_and_names_a_known_requirement() -> None:
     assert [n for n, k in Counter(s.name for s in seeds).items() if k > 1] == []
     assert [s.name for s in seeds if s.requirement not in BY_ID] == []
     assert all((s.apply is None) != (s.encoding is None) for s in seeds)  # a patch or an encoding, not both
+
+
+def test_every_requirement_is_broken_by_a_fault_or_a_may_is_exercised_by_a_variant() -> None:
+    broken, varied = {s.requirement for s in FAULTS}, {s.requirement for s in VARIANTS}
+    assert [r.id for r in REQUIREMENTS if r.id not in broken and not (r.level == "MAY" and r.id in varied)] == []
 
 
 def test_the_score_counts_faults_per_requirement_and_names_what_did_not_hold() -> None:
