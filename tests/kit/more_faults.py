@@ -69,6 +69,11 @@ def _trace_zero_based(evaluation: dict[str, Any]) -> None:
         entry["trace_ref"] = f"T{index}"
 
 
+def _crlf_to_lf(evaluation: dict[str, Any]) -> None:
+    for entry in evaluation["tool_trace_summary"]:
+        entry["result_excerpt"] = entry["result_excerpt"].replace("\r\n", "\n")
+
+
 def _set(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
     return lambda evaluation: evaluation.__setitem__(key, value)
 
@@ -99,6 +104,12 @@ def _sibling_lists_sorted(merged: dict[str, Any]) -> None:
 
 
 ANSWER = [
+    Seed(
+        "trace-crlf-normalised",
+        "persist.trace",
+        "tool results read line by line, CRLF line ends stored as LF",
+        evaluation_fault(_crlf_to_lf),
+    ),
     Seed(
         "groundedness-dropped",
         "groundedness.reply",
