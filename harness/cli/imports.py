@@ -1,4 +1,5 @@
-"""`vbench import SOURCE PATH --out DIR`: turn an external data set into cases."""
+"""`vbench import SOURCE PATH --out DIR`: turn an external data set into cases; `vbench import sessions`:
+production sessions into unlabelled cases."""
 
 from __future__ import annotations
 
@@ -6,10 +7,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness import UsageError
+from harness.cli import EXIT_OK, EXIT_USAGE
 from harness.corpus.adapters import ADAPTERS
 from harness.corpus.adapters.importer import collect, write_folder
-
-EXIT_OK, EXIT_USAGE = 0, 2
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -21,7 +22,38 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         one.add_argument("--out", type=Path, required=True, help="folder for the generated cases")
         one.add_argument("--limit", type=_positive, default=None, help="import at most N records")
         one.set_defaults(handler=cmd_import, adapter_name=name)
+    ses = imp_sub.add_parser("sessions", help="production sessions (JSONL, or a SQLAlchemy URL with --query)")
+    ses.add_argument("source", help="a JSONL file, one session per line, or a SQLAlchemy URL")
+    ses.add_argument("--out", type=Path, required=True, help="folder for the unlabelled cases (DIR/<id>.yaml)")
+    ses.add_argument("--query", help="SQL whose rows have the columns id, session, executor (database sources)")
+    ses.add_argument("--limit", type=_positive, default=None, help="import at most N sessions")
+    ses.add_argument(
+        "--sample", choices=("random", "disagreement"), default=None, help="the order sessions are taken in"
+    )
+    ses.add_argument("--seed", type=int, default=0, help="the seed of --sample random")
+    ses.set_defaults(handler=cmd_import_sessions)
     imp.set_defaults(handler=lambda _args: (imp.print_help(), EXIT_USAGE)[1])
+
+
+def cmd_import_sessions(args: argparse.Namespace) -> int:
+    """Write one unlabelled case per good session; name every bad row. 2 when the source cannot be read or no
+    session was imported (neither written now nor already there)."""
+    from harness.corpus.session_import import SourceError, import_sessions
+
+    try:
+        report = import_sessions(args.source, args.out, args.query, args.limit, args.sample, args.seed)
+    except SourceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"error: cannot read or write: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for line in report.lines():
+        print(line, file=sys.stderr if line.startswith(("skipped", "kept")) else sys.stdout)
+    if not (report.written or report.unchanged or report.conflicts):
+        print(f"nothing imported into {args.out}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -29,20 +61,17 @@ def cmd_import(args: argparse.Namespace) -> int:
     adapter = ADAPTERS[args.adapter_name]
     path: Path = args.path
     if not path.is_file():
-        print(f"no such file: {path}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"no such file: {path}")
     try:
         cases, summary = collect(adapter, path, args.limit)
     except OSError as exc:
-        print(f"cannot read {path}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"cannot read {path}: {exc}") from exc
     for problem in summary.skipped:
         print(f"skipped {problem}", file=sys.stderr)
     for line in summary.lines():
         print(line)
     if not summary.imported:
-        print(f"nothing imported from {path}; {args.out} left unchanged", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"nothing imported from {path}; {args.out} left unchanged")
     written = write_folder(args.out, adapter, cases, summary)
     print(f"wrote {len(written)} file(s) to {args.out}")
     return EXIT_OK

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.corpus.schema import Case
 
 _CLAIMS_BLOCK = re.compile(r"<structured_claims>(.*?)</structured_claims>", re.DOTALL)
 _CLAIM_ID = re.compile(r'"claim_id"\s*:\s*"([^"\\]{1,200})"')
@@ -56,3 +60,41 @@ def verifier_responder(body: dict[str, Any]) -> str:
         "rationale": f"local test server: {len(ids)} claim(s) accepted as observed",
     }
     return json.dumps(reply)
+
+
+def request_claims(text: str) -> list[dict[str, Any]]:
+    """The claim objects of the `<structured_claims>` block (a JSON list), [] when there is none or it is not JSON."""
+    match = _CLAIMS_BLOCK.search(text)
+    try:
+        claims = json.loads(match.group(1)) if match else []
+    except ValueError:
+        return []
+    return (
+        [c for c in claims if isinstance(c, dict) and isinstance(c.get("claim_id"), str)]
+        if isinstance(claims, list)
+        else []
+    )
+
+
+def skill_judge_responder(
+    cases: Iterable[Case], fallback: Callable[[dict[str, Any]], str] = verifier_responder
+) -> Callable[[dict[str, Any]], str]:
+    """A judge of known skill for the validity study (`harness.score.validity.judge`).
+
+    A request whose model is `skill-judge-p<skill>-s<seed>` gets, for each of its claims, the gold label with
+    probability skill (else a dangerous wrong label) drawn from the seed, and the verdict the policy derives
+    from them; any other model gets `fallback`'s reply.
+    """
+    from harness.score.validity.judge import SkillJudge, parse_model_name
+    from harness.system.models import Claim
+
+    judge = SkillJudge(cases)
+
+    def respond(body: dict[str, Any]) -> str:
+        wanted = parse_model_name(str(body.get("model", "")))
+        if wanted is None:
+            return fallback(body)
+        claims = [Claim.model_validate(c) for c in request_claims(last_user_message(body))]
+        return json.dumps(judge.answer(claims, *wanted))
+
+    return respond

@@ -19,6 +19,7 @@ from typing import Any
 from harness.corpus.schema import Case
 from harness.llm.entries import flush_writes
 from harness.run.caseref import CaseRef
+from harness.run.endpoints import Breaker
 from harness.run.folder import (
     MANIFEST_FILE,
     RESULTS_FILE,
@@ -42,7 +43,7 @@ from harness.run.plan import (
 )
 from harness.run.providers import components, json_safe
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
-from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
+from harness.run.schedule import Progress, SilentProgress, Task, Watch, run_tasks
 from harness.run.study import Study
 from harness.system.store import MEMORY_URL, Store, StoreURLError, public_store_url
 from harness.system.verifiers.base import Verifier
@@ -147,6 +148,8 @@ def run_study(
         shared = shared_keys[slot]
         return None if shared is None else task_key(shared, task.case.id, task.content_hash)
 
+    breaker = Breaker.for_run(study, variants)
+    watch = breaker.observe if breaker is not None else None
     progress = progress or SilentProgress()
     progress.start(len(tasks) + len(done), len(done))
     try:
@@ -161,7 +164,9 @@ def run_study(
                     "namespace_seed": f"{manifest.run_id}\0{manifest.created}\0{run_dir.resolve()}",
                 }
                 if study.executor == "ray":
-                    new = _run_on_ray(tasks, factory, verifiers, writer, study, progress, replay, replay_key, placement)
+                    new = _run_on_ray(
+                        tasks, factory, verifiers, writer, study, progress, replay, replay_key, placement, watch
+                    )
                 else:
                     new = asyncio.run(
                         _closing(
@@ -174,6 +179,7 @@ def run_study(
                                 progress,
                                 replay,
                                 replay_key,
+                                watch=watch,
                                 **placement,
                             ),
                             verifiers,
@@ -220,13 +226,14 @@ def _run_on_ray(
     replay: ResultReplay | None,
     replay_key: Callable[[Task], str | None],
     placement: dict[str, Any],
+    watch: Watch | None = None,
 ) -> int:
     """The units as Ray tasks; the records written here, on the driver. The driver's own verifiers (built for
     describe() and replay keys) are closed after. `placement`: run_tasks' store and deadline arguments."""
     from harness.run.ray_executor import run_on_ray
     from harness.run.schedule import Emitter
 
-    emitter = Emitter(writer, progress, replay, replay_key)
+    emitter = Emitter(writer, progress, replay, replay_key, watch)
     try:
         run_on_ray(tasks, factory, emitter, study.concurrency, study.excerpt_chars, uuid.uuid4().hex, placement)
     finally:

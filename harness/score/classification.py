@@ -1,4 +1,5 @@
-"""Classification figures from a confusion matrix: per-class precision, recall, F1, macro-F1, Cohen's kappa.
+"""Classification figures from a confusion matrix: per-class precision, recall, F1, macro-F1, Cohen's kappa;
+Krippendorff's alpha (nominal) from a coincidence matrix, checked against the `krippendorff` package in tests.
 
 The same definitions as scikit-learn's `confusion_matrix`, `precision_recall_fscore_support(zero_division=0)`,
 `f1_score(average="macro")` and `cohen_kappa_score` (tests check them against it), in numpy: importing
@@ -62,15 +63,57 @@ def macro_f1(y_true: Sequence[str], y_pred: Sequence[str], labels: Sequence[str]
 
 def cohen_kappa(matrix: np.ndarray) -> float:
     """Cohen's kappa of the two raters in the matrix; nan when chance agreement is total."""
-    total = matrix.sum()
-    if total == 0:
-        return float("nan")
-    expected = np.outer(matrix.sum(axis=1), matrix.sum(axis=0)) / total
-    off = 1 - np.eye(len(matrix))
-    denominator = float((off * expected).sum())
-    if denominator == 0:
-        return float("nan")
-    return 1.0 - float((off * matrix).sum()) / denominator
+    return float(cohen_kappas(np.asarray(matrix)[None])[0])
+
+
+def cohen_kappas(matrices: np.ndarray) -> np.ndarray:
+    """`cohen_kappa` of each of a stack of matrices (n, k, k) at once (a bootstrap's resamples)."""
+    m = np.asarray(matrices, dtype=float)
+    total = m.sum(axis=(1, 2))
+    rows, cols = m.sum(axis=2), m.sum(axis=1)
+    diagonal = np.einsum("nii->n", m)
+    agreeing_by_chance = np.einsum("ni,ni->n", rows, cols)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected_off = (total * total - agreeing_by_chance) / total  # off-diagonal mass expected by chance
+        out = 1.0 - (total - diagonal) / expected_off
+    out[(total == 0) | ~(expected_off > 0)] = np.nan
+    return out
+
+
+def coincidence(units: Sequence[Sequence[str]], labels: Sequence[str]) -> np.ndarray:
+    """Krippendorff's coincidence matrix of the units (each the values its coders gave; a unit with fewer than
+    two values is not pairable and adds nothing): every ordered pair of values from two coders of a unit adds
+    1 / (m_u - 1), m_u the unit's number of values."""
+    k = len(labels)
+    out = np.zeros((k, k), dtype=float)
+    for values in units:
+        idx = _indices(values, labels)
+        idx = idx[idx >= 0]
+        m = len(idx)
+        if m < 2:
+            continue
+        counts = np.bincount(idx, minlength=k).astype(float)
+        out += (np.outer(counts, counts) - np.diag(counts)) / (m - 1)
+    return out
+
+
+def krippendorff_alpha(matrix: np.ndarray) -> float:
+    """Krippendorff's alpha for nominal data from a coincidence matrix (`coincidence`): 1 - D_o / D_e, with
+    D_o the share of disagreeing pairs and D_e the share expected by chance; nan when chance disagreement is 0."""
+    return float(krippendorff_alphas(np.asarray(matrix)[None])[0])
+
+
+def krippendorff_alphas(matrices: np.ndarray) -> np.ndarray:
+    """`krippendorff_alpha` of each of a stack of coincidence matrices (n, k, k) at once."""
+    m = np.asarray(matrices, dtype=float)
+    n = m.sum(axis=(1, 2))
+    marginals = m.sum(axis=2)
+    observed_off = n - np.einsum("nii->n", m)
+    expected_off = n * n - np.einsum("ni,ni->n", marginals, marginals)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = 1.0 - (n - 1) * observed_off / expected_off
+    out[(n <= 1) | ~(expected_off > 0)] = np.nan
+    return out
 
 
 def auroc(positive: np.ndarray, score: np.ndarray) -> float:

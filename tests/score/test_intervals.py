@@ -17,6 +17,7 @@ from harness.score.intervals import (
     clustered_paired_ci,
     paired_design_effect,
     sign_flip_p,
+    t_of,
     tango_ci,
     wilson_ci,
 )
@@ -75,15 +76,26 @@ def test_wilson_matches_scipy_and_is_never_empty() -> None:
 
 
 def test_cluster_rate_ci_counts_copies_of_a_case_once() -> None:
-    """Three identical epochs of each case carry the information of one: the interval of the cases alone."""
+    """Three identical epochs of each case carry the information of one: the interval of the cases alone, on
+    Korn & Graubard's degrees-of-freedom shrunk sample size (z / t_(k-1))² once the units cluster."""
     per_case = np.array([1, 0, 1, 1, 0, 1, 1, 1, 0, 1], float)
     alone = cluster_rate_ci(per_case, np.ones(10))
+    assert alone == pytest.approx(wilson_ci(7, 10))
+    kg = (stats.norm.ppf(0.975) / stats.t.ppf(0.975, 9)) ** 2
     tripled = cluster_rate_ci(3 * per_case, 3 * np.ones(10))
-    assert tripled == pytest.approx(alone) and alone == pytest.approx(wilson_ci(7, 10))
+    assert tripled == pytest.approx(wilson_ci(7 * kg, 10 * kg))
+    assert tripled[0] < alone[0] and tripled[1] > alone[1]
     # independent epochs (different outcomes within a case) are not penalised below the binomial's width
     mixed = cluster_rate_ci(np.array([1, 2, 1, 2, 1, 2, 1, 2, 1, 2], float), 3 * np.ones(10))
-    assert mixed == pytest.approx(wilson_ci(15, 30), abs=0.02)
-    assert cluster_rate_ci(np.zeros(5), 3 * np.ones(5)) == pytest.approx((0.0, Z2 / (5 + Z2)))
+    assert mixed == pytest.approx(wilson_ci(15 * kg, 30 * kg), abs=0.02)
+    kg5 = (stats.norm.ppf(0.975) / stats.t.ppf(0.975, 4)) ** 2
+    assert cluster_rate_ci(np.zeros(5), 3 * np.ones(5)) == pytest.approx((0.0, Z2 / (5 * kg5 + Z2)))
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 9, 19, 135, 200, 201, 5000])
+@pytest.mark.parametrize("alpha", [0.05, 0.1, 0.01])
+def test_t_quantile_matches_scipy(df: int, alpha: float) -> None:
+    assert t_of(alpha, df) == pytest.approx(stats.t.ppf(1 - alpha / 2, df), rel=1e-7)
 
 
 def test_clustered_paired_ci_is_tango_with_one_unit_per_case_and_counts_copies_once() -> None:
