@@ -132,3 +132,15 @@ def certify_java(session: nox.Session) -> None:
     """
     session.install("-e", ".")
     session.run("python", "-m", "harness.devtools.java_sut", "certify", "--install", "--out", "reports/certify-java")
+
+
+@nox.session(python=PYTHON)
+def mutation(session: nox.Session) -> None:
+    """The kit's mutation suite: every seeded fault must fail `vbench certify`, every correct variant certify.
+
+    Prints the mutation score per requirement id (faults caught/seeded) and the variants certified; exits 1
+    when a fault certifies (a known kit gap aside, listed apart) or a variant fails.
+    `nox -s mutation -- --only NAME ...` runs some seeds only.
+    """
+    session.install("-e", ".[dev]")
+    session.run("python", "-m", "tests.kit.mutation", *session.posargs)

@@ -28,6 +28,7 @@ from harness.system.models import (
     ToolInvocation,
     Verdict,
 )
+from tests.kit.seeds import Seed, evaluation_fault, persisted_fault
 
 
 def _wrap_policy(
@@ -199,24 +200,6 @@ def missing_check_not_unsupported() -> None:
     policy.sanitise_claim_checks = sanitise
 
 
-def _persisted(change: Callable[[dict[str, Any]], None]) -> None:
-    """Break what is persisted after the system wrote it (as the review's proxy broke the SUT's answers)."""
-    original = store.Store.write_verifier_evaluation
-
-    def write(self: store.Store, session_id: str, evaluation: Any) -> dict[str, Any]:
-        merged = original(self, session_id, evaluation)
-        change(merged)
-        with self._transaction() as conn:
-            conn.execute(store._UPDATE_EVALUATION, {"b_session": session_id, "self_evaluation": merged})
-        return merged
-
-    store.Store.write_verifier_evaluation = write  # type: ignore[method-assign]
-
-
-def _evaluation(change: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
-    return lambda: _persisted(lambda merged: change(merged[store.EVALUATION_KEY]))
-
-
 def _empty_refs(evaluation: dict[str, Any]) -> None:
     for check in evaluation["claim_checks"]:
         check["evidence_refs"] = []
@@ -233,67 +216,162 @@ def _null_siblings(merged: dict[str, Any]) -> None:
             merged[key] = None
 
 
-FAULTS: dict[str, tuple[str, Callable[[], None]]] = {
-    "legacy-inference-as-direct": (
+ORIGINAL: list[Seed] = [
+    Seed(
+        "legacy-inference-as-direct",
+        "facts.mapping",
         "§6 legacy mapping: reasonable_inference mapped to direct_evidence",
         legacy_inference_as_direct,
     ),
-    "no-reject-on-invocation-ref": ("§5.4 no REJECT when evidence.invocation_ref failed", no_reject_on_invocation_ref),
-    "pass-on-malformed": ("§5.1 the model's verdict kept when the parse status is not valid", pass_on_malformed),
-    "siblings-dropped": ("§7 sibling keys of self_evaluation dropped on write", siblings_dropped),
-    "refs-not-filled": ("§5.3/§7 evidence refs not completed from bindings and trace", refs_not_filled),
-    "unknown-checks-kept": ("§5.3 checks for unknown claim ids kept", unknown_checks_kept),
-    "model-critical-count-trusted": ("§5.3 the model's critical_fact_count trusted", model_critical_count_trusted),
-    "failed-rules-unsorted": ("§3 failed_rules not sorted", failed_rules_unsorted),
-    "nested-reply-accepted": ("§5.2 a contract object nested in other JSON taken as the reply", nested_reply_accepted),
-    "mistyped-ids-unchecked": ("§3 a bare-string source_invocation_ids not checked", mistyped_ids_unchecked),
-    "unresolved-direct-kept": ("§5.3 direct_observation kept without resolving evidence", unresolved_direct_kept),
-    "no-claim-guard": ("§5.5 claim guard never applied", no_claim_guard),
-    "other-sessions-rows-accepted": ("§3 another session's invocation ids accepted", other_sessions_rows_accepted),
-    "groundedness-threshold-ignored": ("§4 PASS below groundedness 0.5", groundedness_threshold_ignored),
-    "gatekeeper-withheld-from-model": (
-        "inputs: the gatekeeper result not given to the verifier",
+    Seed(
+        "no-reject-on-invocation-ref",
+        "verdict.gatekeeper-downgrade",
+        "§5.4 no REJECT when evidence.invocation_ref failed",
+        no_reject_on_invocation_ref,
+    ),
+    Seed(
+        "pass-on-malformed",
+        "verdict.not-valid-no-pass",
+        "§5.1 the model's verdict kept when the parse status is not valid",
+        pass_on_malformed,
+    ),
+    Seed(
+        "siblings-dropped", "persist.siblings", "§7 sibling keys of self_evaluation dropped on write", siblings_dropped
+    ),
+    Seed(
+        "refs-not-filled",
+        "refs.completed",
+        "§5.3/§7 evidence refs not completed from bindings and trace",
+        refs_not_filled,
+    ),
+    Seed(
+        "unknown-checks-kept", "claims.unknown-dropped", "§5.3 checks for unknown claim ids kept", unknown_checks_kept
+    ),
+    Seed(
+        "model-critical-count-trusted",
+        "claims.critical-count",
+        "§5.3 the model's critical_fact_count trusted",
+        model_critical_count_trusted,
+    ),
+    Seed("failed-rules-unsorted", "gatekeeper.rules", "§3 failed_rules not sorted", failed_rules_unsorted),
+    Seed(
+        "nested-reply-accepted",
+        "verdict.reply-contract",
+        "§5.2 a contract object nested in other JSON taken as the reply",
+        nested_reply_accepted,
+    ),
+    Seed(
+        "mistyped-ids-unchecked",
+        "gatekeeper.rules",
+        "§3 a bare-string source_invocation_ids not checked",
+        mistyped_ids_unchecked,
+    ),
+    Seed(
+        "unresolved-direct-kept",
+        "claims.sanitised",
+        "§5.3 direct_observation kept without resolving evidence",
+        unresolved_direct_kept,
+    ),
+    Seed("no-claim-guard", "verdict.effective", "§5.5 claim guard never applied", no_claim_guard),
+    Seed(
+        "other-sessions-rows-accepted",
+        "gatekeeper.rules",
+        "§3 another session's invocation ids accepted",
+        other_sessions_rows_accepted,
+    ),
+    Seed(
+        "groundedness-threshold-ignored",
+        "verdict.groundedness-threshold",
+        "§4 PASS below groundedness 0.5",
+        groundedness_threshold_ignored,
+    ),
+    Seed(
+        "gatekeeper-withheld-from-model",
+        "input.gatekeeper",
+        "the gatekeeper result not given to the verifier",
         gatekeeper_withheld_from_model,
     ),
-    "trace-withheld-from-model": (
-        "inputs: the tool trace summary not given to the verifier",
+    Seed(
+        "trace-withheld-from-model",
+        "input.trace",
+        "the tool trace summary not given to the verifier",
         trace_withheld_from_model,
     ),
-    "trace-ref-warning-missing": ("§3 evidence.trace_ref warning rule missing", trace_ref_warning_missing),
-    "missing-check-not-unsupported": (
+    Seed(
+        "trace-ref-warning-missing",
+        "gatekeeper.rules",
+        "§3 evidence.trace_ref warning rule missing",
+        trace_ref_warning_missing,
+    ),
+    Seed(
+        "missing-check-not-unsupported",
+        "claims.sanitised",
         "§5.3 a claim with no check not counted as unsupported",
         missing_check_not_unsupported,
     ),
-    "trace-emptied": (
+    Seed(
+        "trace-emptied",
+        "persist.trace",
         "§7 tool_trace_summary persisted empty",
-        _evaluation(lambda e: e.update(tool_trace_summary=[])),
+        evaluation_fault(lambda e: e.update(tool_trace_summary=[])),
     ),
-    "refs-emptied": ("§5.3/§7 every check's evidence_refs persisted empty", _evaluation(_empty_refs)),
-    "siblings-nulled": ("§7 sibling keys of self_evaluation kept but set to null", lambda: _persisted(_null_siblings)),
-    "facts-blank": ("§6 facts_checked[].fact not the claim's statement", _evaluation(_blank_facts)),
-    "groundedness-out-of-range": (
+    Seed(
+        "refs-emptied",
+        "refs.completed",
+        "§5.3/§7 every check's evidence_refs persisted empty",
+        evaluation_fault(_empty_refs),
+    ),
+    Seed(
+        "siblings-nulled",
+        "persist.siblings",
+        "§7 sibling keys of self_evaluation kept but set to null",
+        persisted_fault(_null_siblings),
+    ),
+    Seed(
+        "facts-blank",
+        "facts.statement",
+        "§6 facts_checked[].fact not the claim's statement",
+        evaluation_fault(_blank_facts),
+    ),
+    Seed(
+        "groundedness-out-of-range",
+        "groundedness.range",
         "§4 groundedness_score persisted as 7.5",
-        _evaluation(lambda e: e.update(groundedness_score=7.5)),
+        evaluation_fault(lambda e: e.update(groundedness_score=7.5)),
     ),
-    "adjustments-dropped": (
+    Seed(
+        "adjustments-dropped",
+        "verdict.adjustment",
         "§5 verdict changes persisted with no adjustment",
-        _evaluation(lambda e: e.update(adjustments=[])),
+        evaluation_fault(lambda e: e.update(adjustments=[])),
     ),
-    "gatekeeper-errors-dropped": (
+    Seed(
+        "gatekeeper-errors-dropped",
+        "gatekeeper.consistent",
         "§3 gatekeeper_result.errors persisted empty",
-        _evaluation(lambda e: e["gatekeeper_result"].update(errors=[])),
+        evaluation_fault(lambda e: e["gatekeeper_result"].update(errors=[])),
     ),
-}
+]
+
+
+def all_seeds() -> dict[str, Seed]:
+    """Every seeded fault and every correct variant that patches the SUT, by name."""
+    from tests.kit.more_faults import FAULTS as MORE
+    from tests.kit.rule_faults import FAULTS as RULES
+    from tests.kit.variants import VARIANTS
+
+    return {s.name: s for s in [*ORIGINAL, *MORE, *RULES, *VARIANTS] if s.apply is not None}
 
 
 def main(argv: list[str] | None = None) -> None:
     from harness.system.serve import SutServer, serve
 
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--fault", required=True, choices=sorted(FAULTS))
+    seeds = all_seeds()
+    parser.add_argument("--fault", required=True, choices=sorted(seeds))
     parser.add_argument("--port-file", type=Path, required=True)
     args = parser.parse_args(argv)
-    FAULTS[args.fault][1]()
+    seeds[args.fault].apply()  # type: ignore[misc]
     asyncio.run(serve(SutServer(name=f"bundled system with seeded fault {args.fault}"), port_file=args.port_file))
 
 
