@@ -108,7 +108,8 @@ def persisted_reply_problems(case: Case, reply: SutReply) -> list[str]:
     if not isinstance(stored, dict):
         return []  # the invariants name a missing evaluation
     valid = case.parsed_output.parse_status.status == "valid"
-    return reply_problems(stored, model_reply(scripted_reply(case)), case.executor_claims, valid)
+    trace = case.trace(DEFAULT_EXCERPT_CHARS)  # tool names and ids: the same at every excerpt limit
+    return reply_problems(stored, model_reply(scripted_reply(case)), case.executor_claims, valid, trace)
 
 
 def quality_variant(settings: CertifySettings) -> str:

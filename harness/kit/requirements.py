@@ -299,6 +299,7 @@ REQUIREMENTS: tuple[Requirement, ...] = (
         "each ref keeps trace_ref, tool_name and source_invocation_ids",
         "every ref keeps the `trace_ref`, `tool_name` and `source_invocation_ids` that are available",
         f"{_CONF}:_ref_violations",
+        f"{_REPLY}:filled_ref_problems",
     ),
     _r(
         "refs.model",

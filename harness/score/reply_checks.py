@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.score.meaning import is_number, same_number
-from harness.system.models import Claim, VerifierCall, VerifierReply
+from harness.system.models import Claim, EvidenceRef, TraceEntry, VerifierCall, VerifierReply
 from harness.system.reply import parse_verifier_reply
 
 VERIFIER_STRINGS = ("model", "prompt_version")
@@ -29,13 +29,18 @@ def model_reply(raw_reply: str | None) -> VerifierReply | None:
 
 
 def reply_problems(
-    stored: Mapping[str, Any], reply: VerifierReply | None, claims: Sequence[Claim], parse_valid: bool
+    stored: Mapping[str, Any],
+    reply: VerifierReply | None,
+    claims: Sequence[Claim],
+    parse_valid: bool,
+    trace: Sequence[TraceEntry] = (),
 ) -> list[str]:
-    """Every rule that ties the persisted evaluation to the model's reply (empty: all hold)."""
+    """Every rule that ties the persisted evaluation to the model's reply and the trace summary (empty: all hold)."""
     return [
         *groundedness_problems(stored, reply),
         *adjustment_problems(stored, reply, claims, parse_valid),
         *model_ref_problems(stored, reply, claims, parse_valid),
+        *filled_ref_problems(stored, reply, claims, trace, parse_valid),
         *verifier_block_problems(stored),
     ]
 
@@ -105,6 +110,60 @@ def model_ref_problems(
             ):
                 out.append(
                     f"claims.{check.claim_id}: the model's evidence ref {ref.model_dump(exclude_none=True)} was not kept"
+                )
+    return out
+
+
+def filled_ref_problems(
+    stored: Mapping[str, Any],
+    reply: VerifierReply | None,
+    claims: Sequence[Claim],
+    trace: Sequence[TraceEntry],
+    parse_valid: bool,
+) -> list[str]:
+    """§7: every ref keeps the fields "that are available, filled from the trace summary where the model left them
+    out", and §5 step 3 completes refs from the claim's bindings. So a persisted ref whose trace_ref names a trace
+    entry holds a tool name and invocation ids that one of those sources gave for it (the model's ref, a binding
+    of the claim, or the entry itself): never one none of them had."""
+    entries = {e.trace_ref: e for e in trace}
+    sources: dict[str, list[EvidenceRef]] = {c.claim_id: list(c.evidence_bindings) for c in claims}
+    if reply is not None and parse_valid:
+        counts = Counter(c.claim_id for c in reply.claim_checks)
+        for c in reply.claim_checks:
+            if counts[c.claim_id] == 1:
+                sources.setdefault(c.claim_id, []).extend(c.evidence_refs)
+    out: list[str] = []
+    for check in _objects(stored.get("claim_checks")):
+        cid = check.get("claim_id")
+        for ref in _objects(check.get("evidence_refs")):
+            entry = entries.get(ref.get("trace_ref"))  # type: ignore[arg-type]
+            if entry is None:
+                continue
+            ids = ref.get("source_invocation_ids")
+            ids = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+            found: list[EvidenceRef] = [
+                EvidenceRef(
+                    trace_ref=entry.trace_ref,
+                    tool_name=entry.tool_name,
+                    source_invocation_ids=entry.source_invocation_ids,
+                ),
+                *(
+                    r
+                    for r in sources.get(cid, [])  # type: ignore[arg-type]
+                    if r.trace_ref == entry.trace_ref or set(r.source_invocation_ids) & set(ids)
+                ),
+            ]
+            names = {r.tool_name for r in found if r.tool_name}
+            if ref.get("tool_name") not in names:
+                out.append(
+                    f"claims.{cid}: evidence ref {entry.trace_ref} has tool_name {ref.get('tool_name')!r}; the trace "
+                    f"summary, the model and the bindings give {sorted(names)}"
+                )
+            available = {i for r in found for i in r.source_invocation_ids}
+            if not set(ids) <= available:
+                out.append(
+                    f"claims.{cid}: evidence ref {entry.trace_ref} has source_invocation_ids {ids}; the trace summary, "
+                    f"the model and the bindings give {sorted(available)}"
                 )
     return out
 

@@ -163,8 +163,6 @@ ANSWER = [
         "refs.fields",
         "every ref's tool_name upper-cased",
         evaluation_fault(_each_ref(lambda r: r.update(tool_name=str(r.get("tool_name")).upper()))),
-        kit_gap="a ref's filled tool_name and source_invocation_ids are checked for presence, not against the "
-        "trace entry its trace_ref names (harness/score/conformance.py _ref_violations)",
     ),
     Seed(
         "refs-trace-ref-dropped",

@@ -17,6 +17,7 @@ from harness.run.execute import run_case, scripted_verifier_for
 from harness.score.reply_checks import (
     adjustment_problems,
     changed_checks,
+    filled_ref_problems,
     groundedness_problems,
     model_ref_problems,
     model_reply,
@@ -43,7 +44,8 @@ def valid(case: Case) -> bool:
 
 
 def problems(case: Case, stored: dict[str, Any]) -> list[str]:
-    return reply_problems(stored, model_reply(scripted_reply(case)), case.executor_claims, valid(case))
+    trace = case.trace(2000)
+    return reply_problems(stored, model_reply(scripted_reply(case)), case.executor_claims, valid(case), trace)
 
 
 def first(predicate: Any) -> tuple[Case, dict[str, Any]]:
@@ -107,6 +109,32 @@ def test_refs_the_model_gave_must_be_kept() -> None:
     for check in swapped["claim_checks"]:
         check["evidence_refs"] = [{"trace_ref": "T999", "tool_name": "x", "source_invocation_ids": ["nope"]}]
     assert model_ref_problems(swapped, reply, case.executor_claims, True)
+
+
+def test_filled_ref_fields_are_the_trace_summarys_or_a_given_one() -> None:
+    """A ref whose trace_ref names a trace entry carries a tool name and ids that the entry, the model's ref or a
+    binding of the claim gave: an upper-cased tool name or another invocation's id is a fault, on every case."""
+    cases = [(c, persisted(c)) for c in POLICY]
+    with_refs = [(c, s) for c, s in cases if any(r for k in s["claim_checks"] for r in k["evidence_refs"])]
+    assert len(with_refs) > 20
+    other = "inv-of-no-entry-anywhere"
+    for case, stored in with_refs:
+        args = (model_reply(scripted_reply(case)), case.executor_claims, case.trace(2000), valid(case))
+        assert filled_ref_problems(stored, *args) == [], case.id
+        upper, foreign = copy.deepcopy(stored), copy.deepcopy(stored)
+        for check in upper["claim_checks"]:
+            for ref in check["evidence_refs"]:
+                ref["tool_name"] = str(ref.get("tool_name")).upper()
+        for check in foreign["claim_checks"]:
+            for ref in check["evidence_refs"]:
+                ref["source_invocation_ids"] = [*ref.get("source_invocation_ids", []), other]
+        named = any(
+            r.get("trace_ref") in {e.trace_ref for e in case.trace(2000)}
+            for k in stored["claim_checks"]
+            for r in k["evidence_refs"]
+        )
+        assert bool(filled_ref_problems(upper, *args)) == named, case.id
+        assert bool(filled_ref_problems(foreign, *args)) == named, case.id
 
 
 @pytest.mark.parametrize(
