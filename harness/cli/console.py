@@ -72,6 +72,10 @@ def print_summary(
     print_robustness(console, summary)
     for decision in summary.get("decisions", []):
         print_decision(console, decision)
+    if summary.get("stop_early"):
+        from harness.score.sequential import stop_sentence  # scipy: only for a run that stopped early
+
+        console.print(stop_sentence(summary["stop_early"]), markup=False, highlight=False)
     for gate in summary["gates"]:
         mark = "[green]gate passed[/green]" if gate["passed"] else "[red]gate failed[/red]"
         console.print(

@@ -141,7 +141,7 @@ def _boundaries(fractions: tuple[float, ...], alpha: float) -> tuple[float, ...]
             if target <= 0:
                 b = float(grid[-1] + 10 * sd)
             else:
-                b = brentq(lambda x: crossing(x) - target, grid[0] - 10 * sd, grid[-1] + 10 * sd, xtol=1e-10)
+                b = brentq(lambda x, goal=target: crossing(x) - goal, grid[0] - 10 * sd, grid[-1] + 10 * sd, xtol=1e-10)
             new = np.linspace(min(grid[0], -8 * math.sqrt(t)), b, 2001)
             density = (weights[None, :] * norm.pdf((new[:, None] - grid[None, :]) / sd) / sd).sum(axis=1)
             grid = new
@@ -161,7 +161,9 @@ def design(cases: int, look_size: int = DEFAULT_LOOK_SIZE, alpha: float = ALPHA)
     return Design(cases=cases, look_size=look_size, alpha=alpha, marks=marks, levels=levels)
 
 
-def _chances(d: MetricFigures, lower_is_better: bool, fraction: float, z_final: float, margin: float) -> tuple[float, float]:
+def _chances(
+    d: MetricFigures, lower_is_better: bool, fraction: float, z_final: float, margin: float
+) -> tuple[float, float]:
     """Conditional chances of a ship and of a block for one metric at the planned size, on the current trend.
 
     The loss L (the worse-side difference) is projected to the planned units N = n / t: its final estimate
@@ -224,3 +226,13 @@ def at_look(
                 "both out of reach",
             )  # fmt: skip
     return result(False, "inconclusive", None, f"look {look} of {looks}: go on")
+
+
+def stop_sentence(stop: Mapping[str, object]) -> str:
+    """The one line a person reads of a `--stop-early` run's stop (console and summary.md), from its record."""
+    planned, saved = int(str(stop.get("requests_planned", 0))), int(str(stop.get("requests_saved", 0)))
+    share = f" ({saved / planned:.0%})" if planned else ""
+    return (
+        f"early stopping: {stop.get('text')}; {stop.get('cases_run')} of {stop.get('cases_planned')} cases run, "
+        f"{stop.get('requests_sent')} requests sent, {saved} saved{share}"
+    )
