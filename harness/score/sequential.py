@@ -19,10 +19,11 @@ design is the fixed-n rule.
 
 **Futility** (stochastic curtailment, Lan, Simon & Halperin 1982, Commun Stat C 1:207–219): stop when, at the
 last look's level, the engine is inconclusive on the cases so far and, projecting the observed trend to the
-planned cases, the conditional chance of a ship is below `FUTILITY` and that of a block also below it. A
-futility stop's outcome is `inconclusive`, with the reason "stopped for futility at look k": it never ships
-nor blocks, so it cannot raise the false-ship or the false-block rate (it is non-binding); requiring a small
-conditional chance of a block too keeps it from cutting a run that was heading for a block (power). The
+planned cases, the conditional chance of a ship is below `FUTILITY` (10%) and that of a block below
+`FUTILITY_BLOCK` (5%). A futility stop's outcome is `inconclusive`, with the reason "stopped for futility at
+look k": it never ships nor blocks, so it cannot raise the false-ship or the false-block rate (it is
+non-binding); requiring a small conditional chance of a block too keeps it from cutting a run that was
+heading for a block (power). The
 decision on the cases run, at the last look's level, is then inconclusive too: the summary's decision and the
 stop agree.
 
@@ -47,10 +48,13 @@ from harness.score.paired import Outcome, combine
 
 DEFAULT_LOOK_SIZE = 20
 FUTILITY = 0.10
-"""Stop for futility when the conditional chances of a ship and of a block, on the current trend, are both below."""
+"""Stop for futility when the conditional chance of a ship, on the current trend, is below this ..."""
+FUTILITY_BLOCK = 0.05
+"""... and that of a block below this (lower: a run heading for a block is rarely cut short, which keeps power)."""
 METHOD = (
     "group-sequential, Lan-DeMets O'Brien-Fleming-type alpha spending (Lan & DeMets 1983; O'Brien & Fleming 1979), "
-    f"non-binding futility by conditional power below {FUTILITY:g} (Lan, Simon & Halperin 1982)"
+    f"non-binding futility when the conditional chances of a ship and a block are below {FUTILITY:g} and "
+    f"{FUTILITY_BLOCK:g} (Lan, Simon & Halperin 1982)"
 )
 StopReason = Literal["block", "ship", "futility", "final"]
 
@@ -192,6 +196,7 @@ def at_look(
     lower_is_better: Mapping[str, bool],
     margin: float,
     futility: float = FUTILITY,
+    futility_block: float = FUTILITY_BLOCK,
 ) -> Look:
     """The rule at look `look` (1-based) of `plan`: stop to block, to ship, for futility, or go on."""
     level, last = plan.levels[look - 1], plan.levels[-1]
@@ -219,7 +224,7 @@ def at_look(
         ]
         ship = min(c[0] for c in chances)
         block = sum(c[1] for c in chances)
-        if ship < futility and block < futility:
+        if ship < futility and block < futility_block:
             return result(
                 True, "inconclusive", "futility", f"stopped for futility at look {look} of {looks}, after {seen} "
                 f"of {plan.cases} cases: on the current trend a ship ({ship:.0%}) and a block ({block:.0%}) are "
