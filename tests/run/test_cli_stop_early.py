@@ -139,3 +139,15 @@ def test_stop_early_without_a_decision_exits_2(
     assert code == 2
     assert "stop_early (--stop-early) stops on a ship decision" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_the_study_key_needs_a_decision_too_and_a_look_size_needs_stop_early(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    study = tmp_path / "study.toml"
+    study.write_text('stop_early = true\nlook_size = 10\nmodels = ["openai:skill-judge-p0.8-s1"]\n')
+    assert main(["run", "--study", str(study), "--cases", str(CASES_DIR), "--out", str(tmp_path / "a")]) == 2
+    assert "stop_early (--stop-early) stops on a ship decision" in capsys.readouterr().err
+    code = main(["run", "--cases", str(CASES_DIR), "--look-size", "10", "--out", str(tmp_path / "b")])
+    assert code == 2
+    assert "look_size given, but not stop_early" in capsys.readouterr().err
