@@ -115,7 +115,7 @@ def print_decision(console: Console, d: dict[str, Any]) -> None:
         title=f"paired on {d['paired_cases']} cases ({d['unpaired_cases']} unpaired); "
         f"margin {pp(d['margin'], False)}, alpha {d['alpha']:g}"
     )
-    for col in ("metric", "control", "candidate", "Δ [95% CI]", "p", "outcome", "cases needed",
+    for col in ("metric", "control", "candidate", f"Δ [{100 * (1 - d['alpha']):.3g}% CI]", "p", "outcome", "cases needed",
                 "detectable (80% power)", "gated"):  # fmt: skip
         table.add_column(col, overflow="fold")
     for name, m in d["metrics"].items():

@@ -92,6 +92,7 @@ def test_a_clearly_worse_candidate_stops_early_blocked_and_saves_requests(
         assert (v["quality_cases"], v["errors"]) == (stop["cases_run"], 0)
     printed = capsys.readouterr().out
     assert f"{stop['requests_saved']} saved" in printed and "stopped to block" in printed
+    assert f"Δ [{100 * (1 - d['alpha']):.3g}% CI]" in printed  # the interval shown is the one decided at
     render_run([out], out)
     assert f"{stop['requests_saved']} saved" in (out / "summary.md").read_text()
 
