@@ -12,9 +12,10 @@ PYTHON = "3.11"
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """The whole test suite (what `.ci/run` runs); with the ray extra, so the Ray executor's tests run too."""
+    """The test suite without the tests marked `slow` (`nox -s slow` runs those; `.ci/run` runs both); with the
+    ray extra, so the Ray executor's tests run too."""
     session.install("-e", ".[dev,ray]")
-    session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -94,3 +95,40 @@ def validity(session: nox.Session) -> None:
     """The validity study: decisions and CIs against a judge of known skill; writes reports/validity/<date>.md."""
     session.install("-e", ".")
     session.run("python", "-m", "harness.cli.validity", *session.posargs)
+
+
+@nox.session(python=PYTHON, venv_params=["--system-site-packages"])
+def docs(session: nox.Session) -> None:
+    """The documentation site (mkdocs-material), built strictly: a broken link, a missing page or a stale
+    reference page fails. The reference pages are generated from the code at build time. `-- serve` serves it."""
+    session.install("-e", ".[docs]")
+    if session.posargs[:1] == ["serve"]:
+        session.run("mkdocs", "serve", *session.posargs[1:], env={"PYTHONPATH": "."})
+        return
+    session.run(
+        "mkdocs",
+        "build",
+        "--strict",
+        *session.posargs,
+        env={"PYTHONPATH": ".", "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"},
+    )
+
+
+@nox.session(python=PYTHON)
+def slow(session: nox.Session) -> None:
+    """Only the tests marked `slow` (more than a few seconds each: whole runs against faulty servers, installs,
+    the bench's smoke runs); `nox -s tests` leaves them out and `.ci/run` runs both sessions."""
+    session.install("-e", ".[dev,ray]")
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "slow", *session.posargs)
+
+
+@nox.session(name="certify-java", python=PYTHON, venv_params=["--system-site-packages"])
+def certify_java(session: nox.Session) -> None:
+    """The Java implementation of the spec (sut-java/), certified over the protocol into reports/certify-java/.
+
+    Installs the JDK, Gson and sqlite-jdbc with apt-get when they are missing (as root, like .ci/run), builds the
+    jar with javac + jar, serves it on a free 127.0.0.1 port, runs `vbench certify --mode certification` on the
+    policy corpus and always stops the server. Fails unless certificate.json says `certified`.
+    """
+    session.install("-e", ".")
+    session.run("python", "-m", "harness.devtools.java_sut", "certify", "--install", "--out", "reports/certify-java")

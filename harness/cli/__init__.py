@@ -3,7 +3,8 @@
 Only the module of the command asked for is imported (`vbench --version` imports none, `vbench cases
 validate` never loads scipy, matplotlib or pandas): start-up is what every CI call waits for.
 
-Exit codes: 0 success; 1 a gate or conformance failed; 2 bad usage or bad input.
+Exit codes are the table `Exit`. Command handlers return OK or GATE and raise a `harness.UsageError` for bad
+usage or bad input; `main` maps it, here only, to USAGE and one `error: <message>` line.
 """
 
 from __future__ import annotations
@@ -15,11 +16,34 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from enum import IntEnum
 from typing import NoReturn
 
-from harness import __version__
+from harness import UsageError, __version__
 
-EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
+
+class Exit(IntEnum):
+    """Every exit code of `vbench` (scripts and CI read them; their meanings never change)."""
+
+    OK = 0
+    """Success: the command did what it was asked and every gate passed."""
+    GATE = 1
+    """A result, not an error: a gate, conformance or certification failed."""
+    USAGE = 2
+    """Bad usage or bad input: a `UsageError` (its message names the file and key path), or argparse's own."""
+
+
+EXIT_OK, EXIT_GATE, EXIT_USAGE = Exit.OK, Exit.GATE, Exit.USAGE
+
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success: every gate held (`vbench run`), the candidate may ship, the implementation is certified",
+    EXIT_GATE: "a gate or conformance failed: a policy case disagreed, a threshold was missed, a candidate is "
+    "blocked (or inconclusive with --require-ship), a certification failed",
+    EXIT_USAGE: "bad usage or bad input, before or instead of a result: a bad flag, study file or case file (named "
+    "with its key path), a missing API key, an endpoint that cannot be reached, or a run the breaker stopped "
+    "(finish it with --resume)",
+}
+"""What each exit code means, for every command (the documentation's exit-code page is made from it)."""
 
 COMMANDS: dict[str, str] = {
     "cases": "harness.cli.cases",
@@ -33,6 +57,8 @@ COMMANDS: dict[str, str] = {
     "power": "harness.cli.power",
     "label": "harness.cli.label",
     "agreement": "harness.cli.label",
+    "init": "harness.cli.init",
+    "ci": "harness.cli.ci",
 }
 """Command name -> the module whose `register` adds it (a module may register several)."""
 
@@ -66,7 +92,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return EXIT_USAGE
-    return int(args.handler(args))
+    try:
+        return int(args.handler(args))
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def run() -> NoReturn:

@@ -11,9 +11,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from harness import UsageError
 from harness.corpus.catalogue import load_catalogue
 from harness.corpus.generator import DEFAULT_COUNT, DEFAULT_PER_SEED, DEFAULT_RANDOM_SEED, generate, write_cases
-from harness.corpus.loader import CorpusError, load_cases, load_cases_with_files
+from harness.corpus.loader import load_cases, load_cases_with_files
 from harness.corpus.schema import case_json_schema
 from harness.corpus.stats import ORIGINS, CorpusStats, KindCount, corpus_stats
 
@@ -66,23 +67,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     cases.set_defaults(handler=lambda _args: (cases.print_help(), 2)[1])
 
 
-def _load(dirs: list[Path], console: Console, with_files: bool = False):  # type: ignore[no-untyped-def]
+def _load(dirs: list[Path], with_files: bool = False):  # type: ignore[no-untyped-def]
+    """The cases under `dirs`; a missing path or a bad case file is a `UsageError` (CorpusError names them all)."""
     missing = [d for d in dirs if not d.exists()]
     if missing:
-        console.print(f"[red]no such path: {', '.join(map(str, missing))}[/red]")
-        return None
-    try:
-        return load_cases_with_files(dirs) if with_files else load_cases(dirs)
-    except CorpusError as exc:
-        console.print(str(exc), markup=False, highlight=False)
-        return None
+        raise UsageError(f"no such path: {', '.join(map(str, missing))}")
+    return load_cases_with_files(dirs) if with_files else load_cases(dirs)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    console = Console(stderr=True, soft_wrap=True, emoji=False)
-    cases = _load(args.dirs, console)
-    if cases is None:
-        return 2
+    cases = _load(args.dirs)
     policy = sum(1 for c in cases if c.kind == "policy")
     Console().print(f"{len(cases)} cases valid ({policy} policy, {len(cases) - policy} quality)")
     return 0
@@ -93,9 +87,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from harness.score.conformance import case_check_problems
 
     console = Console()
-    loaded = _load(args.dirs, Console(stderr=True, soft_wrap=True, emoji=False), with_files=True)
-    if loaded is None:
-        return 2
+    loaded = _load(args.dirs, with_files=True)
     cases = [case for case, _ in loaded]
     files = {case.id: file for case, file in loaded}
     failures = 0
@@ -115,9 +107,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from harness.score.conformance import quality_case_problems
 
     console = Console()
-    seeds = _load(args.seeds or [DEFAULT_SEEDS], Console(stderr=True, soft_wrap=True, emoji=False))
-    if seeds is None:
-        return 2
+    seeds = _load(args.seeds or [DEFAULT_SEEDS])
     cases = generate(seeds, random_seed=args.seed, per_seed=args.per_seed, check=quality_case_problems)
     written = write_cases(cases, args.out)
     by_mutation = Counter(str(c.meta["mutation"]) for c in cases)
@@ -134,9 +124,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from harness.corpus.export import claim_rows, write_export  # pyarrow and datasets: only here
 
-    cases = _load(args.dirs, Console(stderr=True, soft_wrap=True, emoji=False))
-    if cases is None:
-        return 2
+    cases = _load(args.dirs)
     paths = write_export(cases, args.out)
     claims = sum(len(claim_rows(c)) for c in cases)
     Console().print(f"exported {len(cases)} cases and {claims} claims:", highlight=False)
@@ -163,9 +151,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """Counts and targets; exit 1 on a missed target only with --require-targets."""
-    cases = _load(args.dirs, Console(stderr=True, soft_wrap=True, emoji=False))
-    if cases is None:
-        return 2
+    cases = _load(args.dirs)
     stats = corpus_stats(cases, load_catalogue(), counted=tuple(args.origin or ["hand-written"]))
     if args.json:
         sys.stdout.write(stats.model_dump_json(indent=2) + "\n")

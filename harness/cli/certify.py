@@ -8,7 +8,8 @@ import contextlib
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
+from harness.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE
+
 DEFAULT_CASES = Path("cases")
 PROTOCOL_DIR = Path("docs/sut-protocol")
 
@@ -195,10 +196,12 @@ def certify_command(args: argparse.Namespace) -> int:
         result = certify(policy, quality, settings)
     except SutUnreachable as exc:
         return _usage_error(f"{exc} (nothing was written to {args.out})")
+    from harness.score.certificate import policy_tally
+
     cert, conf = result.certificate, result.summary["conformance"]
     print(cert.headline)
     print(
-        f"{conf['policy_passed']}/{conf['policy_cases']} policy cases agreed, "
+        f"{policy_tally(conf['policy_passed'], conf['policy_cases'])}{' agreed' if conf['policy_cases'] else ''}, "
         f"{conf['invariant_violations']} invariant violations, {result.summary['errors']} SUT errors; "
         f"{cert.skipped.quality_cases} quality cases skipped"
     )

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from harness.score.certificate import policy_tally
 from harness.score.registry import metrics
 
 SHOWN_REGRESSIONS = 5
@@ -42,7 +43,7 @@ def print_summary(
 ) -> None:
     conf = summary["conformance"]
     console.print(
-        f"policy conformance: {conf['policy_passed']}/{conf['policy_cases']} · invariant violations: {conf['invariant_violations']}"
+        f"policy conformance: {policy_tally(conf['policy_passed'], conf['policy_cases'])} · invariant violations: {conf['invariant_violations']}"
         f" · quality expectation mismatches: {conf['quality_expectation_mismatches']}"
     )
     failed_policy = sorted({f["case_id"] for f in conf.get("failures", []) if f["kind"] == "policy"})

@@ -7,10 +7,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness import UsageError
+from harness.cli import EXIT_OK, EXIT_USAGE
 from harness.corpus.adapters import ADAPTERS
 from harness.corpus.adapters.importer import collect, write_folder
-
-EXIT_OK, EXIT_USAGE = 0, 2
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -61,20 +61,17 @@ def cmd_import(args: argparse.Namespace) -> int:
     adapter = ADAPTERS[args.adapter_name]
     path: Path = args.path
     if not path.is_file():
-        print(f"no such file: {path}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"no such file: {path}")
     try:
         cases, summary = collect(adapter, path, args.limit)
     except OSError as exc:
-        print(f"cannot read {path}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"cannot read {path}: {exc}") from exc
     for problem in summary.skipped:
         print(f"skipped {problem}", file=sys.stderr)
     for line in summary.lines():
         print(line)
     if not summary.imported:
-        print(f"nothing imported from {path}; {args.out} left unchanged", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"nothing imported from {path}; {args.out} left unchanged")
     written = write_folder(args.out, adapter, cases, summary)
     print(f"wrote {len(written)} file(s) to {args.out}")
     return EXIT_OK

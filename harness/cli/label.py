@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from harness.cli import EXIT_OK, EXIT_USAGE
 from harness.report.labelling import DEFAULT_PORT
 
-EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
 T = TypeVar("T")
 
 

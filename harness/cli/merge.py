@@ -6,11 +6,9 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 
-from harness.run.merge import MergeError, merge_shards
-
-EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
+from harness.cli import EXIT_GATE, EXIT_OK
+from harness.run.merge import merge_shards
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,16 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def cmd_merge(args: argparse.Namespace) -> int:
     from harness.cli.console import print_summary
-    from harness.report.load import ReportError, gate_settings
+    from harness.report.load import gate_settings
     from harness.score.scoring import score_run
 
     err = Console(stderr=True, soft_wrap=True)
-    try:
-        manifest = merge_shards(args.runs, args.out)
-        gates = gate_settings(manifest)  # the gates the shards ran with, so the merge decides as the run would
-    except (MergeError, ReportError) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        return EXIT_USAGE
+    manifest = merge_shards(args.runs, args.out)
+    gates = gate_settings(manifest)  # the gates the shards ran with, so the merge decides as the run would
     summary = score_run(args.out, gates)
     from harness.kit.certificate import write_run_certificate
 

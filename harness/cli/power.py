@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-EXIT_OK, EXIT_USAGE = 0, 2
+from harness import UsageError
+from harness.cli import EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -35,12 +35,10 @@ def cmd_power(args: argparse.Namespace) -> int:
     from harness.score.stats import cases_needed, mde_paired_binary
 
     if not (0 < args.alpha < 1 and 0 < args.power < 1 and 0 <= args.discordance <= 100):
-        print("error: --alpha and --power must lie in (0, 1), --discordance in [0, 100]", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError("--alpha and --power must lie in (0, 1), --discordance in [0, 100]")
     if args.diff is not None:
         if not 0 < args.diff <= 100:
-            print("error: --diff must lie in (0, 100] percentage points", file=sys.stderr)
-            return EXIT_USAGE
+            raise UsageError("--diff must lie in (0, 100] percentage points")
         n = cases_needed(args.diff / 100, args.discordance / 100, args.alpha, args.power)
         print(
             f"{n} paired cases detect a {args.diff:g} pp difference at {args.power:.0%} power, alpha {args.alpha:g}"
@@ -60,8 +58,7 @@ def cmd_power(args: argparse.Namespace) -> int:
         )
         return EXIT_OK
     if args.cases <= 0:
-        print("error: --cases must be positive", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError("--cases must be positive")
     mde = mde_paired_binary(args.cases, round(args.cases * args.discordance / 100), args.alpha, args.power)
     if mde is None:
         print(f"{args.cases} paired cases cannot detect any difference at {args.power:.0%} power")

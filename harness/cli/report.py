@@ -7,16 +7,14 @@ import time
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 
-from harness.report.browser import BrowserError, screenshot
-from harness.report.load import ReportError
-from harness.report.prices import PriceError, load_prices
+from harness import UsageError
+from harness.cli import EXIT_OK
+from harness.report.browser import screenshot
+from harness.report.prices import load_prices
 from harness.report.render import render_run
 from harness.report.select import DEFAULT_LIMIT
-from harness.run.folder import MARKDOWN_FILE, SCREENSHOT_FILE, RunFileError
-
-EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
+from harness.run.folder import MARKDOWN_FILE, SCREENSHOT_FILE
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -49,34 +47,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_report(args: argparse.Namespace) -> int:
     err = Console(stderr=True, emoji=False)
     if len(args.run_dirs) > 1 and args.out is None:
-        err.print("[red]error:[/red] give --out for a report that combines several runs")
-        return EXIT_USAGE
+        raise UsageError("give --out for a report that combines several runs")
     if args.max_embedded < 1:
-        err.print("[red]error:[/red] --max-embedded must be at least 1")
-        return EXIT_USAGE
+        raise UsageError("--max-embedded must be at least 1")
     out = args.out or args.run_dirs[0]
     started = time.perf_counter()
-    try:
-        prices = load_prices(args.prices)
-        agreement = None
-        if args.agreement is not None:
-            from harness.report.agreement_view import DEFAULT_LABEL_URL, agreement_section
+    prices = load_prices(args.prices)
+    agreement = None
+    if args.agreement is not None:
+        from harness.report.agreement_view import DEFAULT_LABEL_URL, agreement_section
 
-            agreement = agreement_section(args.agreement, args.label_url or DEFAULT_LABEL_URL)
-        report = render_run(
-            args.run_dirs, out, prices=prices, limit=args.max_embedded, rescore=args.rescore, agreement=agreement
-        )
-    except (ReportError, PriceError, RunFileError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        return EXIT_USAGE
+        agreement = agreement_section(args.agreement, args.label_url or DEFAULT_LABEL_URL)
+    report = render_run(
+        args.run_dirs, out, prices=prices, limit=args.max_embedded, rescore=args.rescore, agreement=agreement
+    )
     print(f"report: {report}")
     print(f"summary: {report.parent / MARKDOWN_FILE}")
     if args.screenshot:
-        try:
-            png = screenshot(report, report.parent / SCREENSHOT_FILE)
-        except BrowserError as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-            return EXIT_USAGE
+        png = screenshot(report, report.parent / SCREENSHOT_FILE)
         print(f"screenshot: {png}")
     err.print(f"rendered in {time.perf_counter() - started:.1f} s", highlight=False)
     return EXIT_OK

@@ -14,11 +14,13 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from harness.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE
 from harness.cli.client_flags import add_client_flags, apply_client_flags
 from harness.cli.console import print_summary
 from harness.corpus.loader import CorpusError
 from harness.corpus.perturb import PERTURBATIONS
 from harness.run.caseref import CaseRef
+from harness.run.endpoints import EndpointDown, check_endpoints
 from harness.run.folder import DROPPED_FILE, RESULTS_FILE, RunFileError
 from harness.run.looks import EarlyStop
 from harness.run.plan import ResumeError
@@ -34,14 +36,14 @@ from harness.system.prompts import PromptError
 from harness.system.store import StoreURLError
 from harness.system.verifiers.factory import ModelSpecError
 
-EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
-
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run = sub.add_parser(
         "run", help="run the corpus through the system and score it (offline reference verifier by default)"
     )
-    run.add_argument("--study", type=Path, help="a study file (TOML or YAML); flags override it")
+    run.add_argument(
+        "--study", type=Path, help="a study file (TOML or YAML; default: vbench.toml when present); flags override it"
+    )
     run.add_argument("--cases", type=Path, action="append", help="case folder (repeatable; default: cases)")
     run.add_argument("--model", action="append", help=f"{grammar()} (repeatable; default: reference)")
     run.add_argument("--prompt", action="append", help="prompt variant (repeatable; default: baseline)")
@@ -132,11 +134,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--perturb",
         action="append",
         metavar="NAME[,NAME]",
-        help="also run every quality case under these perturbations (robustness only; see README): "
+        help="also run every quality case under these perturbations (robustness only; see docs/manual/everyday-use.md): "
         + ", ".join(PERTURBATIONS),
     )
     run.add_argument("--perturb-seed", type=int, help="the run seed the perturbations derive from")
-    scale = run.add_argument_group("scale-out (README: Studies beyond one machine)")
+    scale = run.add_argument_group("scale-out (docs/manual/scale-out.md)")
     scale.add_argument(
         "--shard", metavar="I/N", help="run only shard I of N of the work units; `vbench merge` joins them"
     )
@@ -165,7 +167,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     comp.set_defaults(handler=cmd_compare)
 
 
+DEFAULT_STUDY = Path("vbench.toml")
+"""The study `vbench run` reads when no --study is given and this file is in the current folder (`vbench init`)."""
+
+
 def study_from_args(args: argparse.Namespace) -> Study:
+    if args.study is None and DEFAULT_STUDY.is_file():
+        args.study = DEFAULT_STUDY
     file_data = load_study_file(args.study) if args.study else {}
     gates: dict[str, Any] = {}
     if args.fail_under:
@@ -242,8 +250,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         _preflight(study, cases)
-    except (PairingError, StudyError, PromptError) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        check_endpoints(study)  # a missing key or an endpoint that does not answer stops here, before any case
+    except (PairingError, StudyError, PromptError, ModelSpecError) as exc:  # EndpointError is one
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
     run_dir = study.out or Path("reports") / datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     from harness.cli.progress import RichProgress
@@ -275,6 +284,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (ResumeError, StudyError, ModelSpecError, PromptError, StoreURLError, RayUnavailable) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
+    except EndpointDown as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        err.print(
+            f"  the results so far are in {run_dir}: once the endpoint answers, run the same command with "
+            f"--out {run_dir} --resume to continue",
+            highlight=False,
+            markup=False,
+        )
+        return EXIT_USAGE
     except RunFileError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         if exc.path.name == RESULTS_FILE and exc.line:
@@ -286,7 +304,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     certificate = write_run_certificate(run_dir, result.manifest, summary, corpus_policy)
     if study.report:
-        _render_report(run_dir, err)
+        from harness.report.render import render_run  # a report that cannot be written fails the command
+
+        render_run([run_dir], run_dir)
     if result.dropped:
         lines = ", ".join(map(str, result.dropped))
         err.print(
@@ -357,14 +377,6 @@ def _early_stop(study: Study, cases: list[CaseRef], run_dir: Path) -> tuple[Earl
         baseline=study.baseline, gated=tuple(gates.decide_on), margin=gates.margin / 100, alpha=gates.alpha,
     )  # fmt: skip
     return rule, final_level(len(set(quality)), study.look_size, gates.alpha)
-
-
-def _render_report(run_dir: Path, err: Console) -> None:
-    try:
-        from harness.report.render import render_run  # the report layer, when present
-    except ImportError:
-        return
-    render_run([run_dir], run_dir)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

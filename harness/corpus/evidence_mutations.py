@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from harness.corpus.mutations import FACT_CHECK, INPUTS, MAX_SITES, D, Mutant, Seed, Site, _pick, claims_of
+from harness.corpus.mutations import FACT_CHECK, INPUTS, MAX_SITES, D, Mutant, Seed, Site, _pick
+from harness.system.parser import output_of
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 _UNIT = r"(?:ms|s|m|h|d|Mi|Gi|Ki|MiB|GiB|MB|GB|KB|B)"
@@ -169,7 +170,7 @@ class AlterEvidence:
         )
 
     def sites(self, seed: Seed, rng: random.Random) -> list[Site]:
-        claims = claims_of(seed.structured)
+        claims = output_of(seed.structured).claim_objects
         tokens = sorted(
             {
                 t
@@ -199,7 +200,7 @@ class AlterEvidence:
         trace = seed.case.trace(DEFAULT_EXCERPT_CHARS)
         visible = {i for e in trace if self.pattern(token).search(e.result_excerpt) for i in e.source_invocation_ids}
         quoting = 0
-        for claim in claims_of(seed.structured):
+        for claim in output_of(seed.structured).claim_objects:
             cid, statement = claim["claim_id"], str(claim.get("statement", ""))
             labels, touched = seed.labels.get(cid), bool(seed.bound.get(cid, frozenset()) & changed)
             if self.pattern(token).search(statement):
@@ -219,7 +220,7 @@ class AlterEvidence:
         pattern = self.pattern(token)
         edit_results(body, changed, lambda text: pattern.sub(replacement, text), arguments=True)
         labels = dict(seed.labels)
-        quoting = [c for c in claims_of(seed.structured) if pattern.search(str(c.get("statement", "")))]
+        quoting = [c for c in output_of(seed.structured).claim_objects if pattern.search(str(c.get("statement", "")))]
         for claim in quoting:
             labels[claim["claim_id"]] = frozenset({D.CONTRADICTED})
         critical = any(c.get("critical") is True for c in quoting)
@@ -247,7 +248,7 @@ class AlterNumber(AlterEvidence):
 
     def replacement(self, token: str, seed: Seed, rng: random.Random) -> tuple[str, str] | None:
         texts = [i.result for i in seed.case.session.tool_invocations] + [seed.case.executor.final_answer]
-        texts += [str(c.get("statement", "")) for c in claims_of(seed.structured)]
+        texts += [str(c.get("statement", "")) for c in output_of(seed.structured).claim_objects]
         blob = "\n".join(texts)
         bound = None
         if re.search(re.escape(token) + r"\s?%", blob):

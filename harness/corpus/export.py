@@ -53,13 +53,6 @@ def _sorted_values(values: set[Any]) -> list[str]:
     return sorted(str(v.value if hasattr(v, "value") else v) for v in values)
 
 
-def _claims(case: Case) -> list[dict[str, Any]]:
-    parsed = case.parsed_output
-    if parsed.parse_status.status != "valid" or parsed.structured is None:
-        return []
-    return [c for c in parsed.structured["claims"] if isinstance(c, dict) and isinstance(c.get("claim_id"), str)]
-
-
 def case_row(case: Case) -> dict[str, Any]:
     """One case as a flat row; the whole case is kept as JSON so nothing is lost."""
     exp = case.expected
@@ -76,7 +69,7 @@ def case_row(case: Case) -> dict[str, Any]:
         "failed_rules": list(exp.gatekeeper.failed_rules),
         "verdicts": _sorted_values(exp.acceptable_verdicts()),
         "model_verdicts": None if model is None else _sorted_values(model),
-        "claim_count": len(_claims(case)),
+        "claim_count": case.executor_output.claim_count or 0,
         "content_hash": case.content_hash(),
         "case_json": json.dumps(case.model_dump(mode="json", by_alias=True), sort_keys=True, ensure_ascii=False),
     }
@@ -94,7 +87,7 @@ def claim_rows(case: Case) -> list[dict[str, Any]]:
             "status": c["status"] if isinstance(c.get("status"), str) else None,
             "gold_labels": _sorted_values(labels.get(c["claim_id"], set())),
         }
-        for c in _claims(case)
+        for c in case.executor_output.claim_objects
     ]
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from harness import UsageError
 from harness.corpus.catalogue import Scenario, load_catalogue
 from harness.corpus.schema import MAX_LABELS, Case, contract_keys, did_you_mean
 from harness.corpus.sessions import UNLABELLED_KEY, UNLABELLED_MESSAGE, is_unlabelled
@@ -28,7 +29,7 @@ class CaseError:
         return f"{self.file}: {self.key_path or '<root>'}: {self.message}"
 
 
-class CorpusError(Exception):
+class CorpusError(UsageError):
     """One or more case files are broken; `errors` lists each with file and key path."""
 
     def __init__(self, errors: Sequence[CaseError]) -> None:
@@ -46,7 +47,7 @@ MAX_CASE_BYTES_ENV = "VBENCH_MAX_CASE_BYTES"
 """The environment variable that sets another limit (a positive number of bytes) for validate and run alike."""
 
 
-class CaseFileError(ValueError):
+class CaseFileError(UsageError):
     """A case file refused before it is parsed (too big) or while it is built (an alias)."""
 
 

@@ -22,6 +22,7 @@ from harness.corpus.citations import cited_invocations
 from harness.corpus.schema import Case
 from harness.system.gatekeeper import INVOCATION_REF, SCHEMA
 from harness.system.models import Derivability, ParseStatusValue
+from harness.system.parser import output_of
 
 D = Derivability
 LabelSet = frozenset[Derivability]
@@ -101,11 +102,6 @@ class Mutation(Protocol):
     def apply(self, seed: Seed, site: Site) -> Mutant: ...
 
 
-def claims_of(structured: dict[str, Any]) -> list[dict[str, Any]]:
-    """The claims that are objects with a string claim_id."""
-    return [c for c in structured.get("claims", []) if isinstance(c, dict) and isinstance(c.get("claim_id"), str)]
-
-
 def _bindings(claim: dict[str, Any]) -> list[dict[str, Any]]:
     bindings = claim.get("evidence_bindings")
     return [b for b in bindings if isinstance(b, dict)] if isinstance(bindings, list) else []
@@ -146,7 +142,7 @@ class BindingMutation:
     def candidates(self, seed: Seed) -> list[tuple[str, int]]:
         return [
             (c["claim_id"], bi)
-            for c in claims_of(seed.structured)
+            for c in output_of(seed.structured).claim_objects
             if c["claim_id"] in seed.labels
             for bi, b in enumerate(_bindings(c))
             if isinstance(b.get("source_invocation_ids"), list) and b["source_invocation_ids"]
@@ -166,7 +162,7 @@ class BindingMutation:
 
     def apply(self, seed: Seed, site: Site) -> Mutant:
         structured = copy.deepcopy(seed.structured)
-        claim = next(c for c in claims_of(structured) if c["claim_id"] == site.params["claim_id"])
+        claim = next(c for c in output_of(structured).claim_objects if c["claim_id"] == site.params["claim_id"])
         body = _with_structured(seed, structured)
         what = self.edit(seed, body, claim, site)
         labels = dict(seed.labels)
@@ -245,7 +241,7 @@ class RenameTool(BindingMutation):
     )
 
     def choose(self, seed: Seed, claim_id: str, binding: int, rng: random.Random) -> dict[str, Any]:
-        claim = next(c for c in claims_of(seed.structured) if c["claim_id"] == claim_id)
+        claim = next(c for c in output_of(seed.structured).claim_objects if c["claim_id"] == claim_id)
         current = _bindings(claim)[binding].get("tool_name")
         used = sorted({i.tool_name for i in seed.case.session.tool_invocations} - {current})
         pool = used or [t for t in self.OTHER_TOOLS if t != current]
@@ -271,7 +267,7 @@ class DropBindings(BindingMutation):
     def candidates(self, seed: Seed) -> list[tuple[str, int]]:
         return [
             (c["claim_id"], 0)
-            for c in claims_of(seed.structured)
+            for c in output_of(seed.structured).claim_objects
             if c["claim_id"] in seed.labels and c.get("status") == "confirmed" and _bindings(c)
         ]
 
@@ -372,13 +368,13 @@ class UnknownField:
     def sites(self, seed: Seed, rng: random.Random) -> list[Site]:
         if seed.from_raw:
             return []
-        ids = [c["claim_id"] for c in claims_of(seed.structured)]
+        ids = [c["claim_id"] for c in output_of(seed.structured).claim_objects]
         return [Site(params={"claim_id": cid, "field": rng.randrange(len(self.FIELDS))}) for cid in _pick(rng, ids, 1)]
 
     def apply(self, seed: Seed, site: Site) -> Mutant:
         structured = copy.deepcopy(seed.structured)
         key, value = self.FIELDS[site.params["field"]]
-        next(c for c in claims_of(structured) if c["claim_id"] == site.params["claim_id"])[key] = value
+        next(c for c in output_of(structured).claim_objects if c["claim_id"] == site.params["claim_id"])[key] = value
         return Mutant(
             body=_with_structured(seed, structured),
             labels=dict(seed.labels),

@@ -19,8 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness import UsageError
 from harness.corpus.citations import cited_invocations
 from harness.corpus.schema import Case
+from harness.system.models import ExecutorOutput
+from harness.system.parser import output_of
 from harness.system.trace import DEFAULT_EXCERPT_CHARS, build_trace_summary, trace_ref
 
 DEFAULT_PERTURB_SEED = 20261202
@@ -72,7 +75,7 @@ def perturbation(name: str, description: str) -> Callable[[PerturbFn], PerturbFn
     return register
 
 
-class PerturbError(ValueError):
+class PerturbError(UsageError):
     """An unknown perturbation name (exit code 2)."""
 
 
@@ -115,23 +118,24 @@ def perturb(case: Case, name: str, run_seed: int, context: PerturbContext = Pert
 # --- helpers ------------------------------------------------------------------------
 
 
+def _output(body: Body) -> ExecutorOutput | None:
+    """The parser's reading of the body's structured output (None for raw or malformed output); its items are
+    the body's own, so a perturbation edits them in place."""
+    output = output_of(body["executor"].get("structured_output"))
+    return output if output.valid else None
+
+
 def _claims(body: Body) -> list[Any] | None:
-    """The structured output's claims list (None for raw or malformed output)."""
-    output = body["executor"].get("structured_output")
-    if not isinstance(output, dict) or not isinstance(output.get("claims"), list):
-        return None
-    return output["claims"]  # type: ignore[no-any-return]
+    """The body's own claims list (None for raw or malformed output)."""
+    output = _output(body)
+    return output.parsed.structured["claims"] if output is not None and output.parsed.structured else None
 
 
 def _bindings(body: Body) -> list[dict[str, Any]]:
-    """Every binding that is an object, in claim order."""
-    return [
-        b
-        for claim in _claims(body) or []
-        if isinstance(claim, dict) and isinstance(claim.get("evidence_bindings"), list)
-        for b in claim["evidence_bindings"]
-        if isinstance(b, dict)
-    ]
+    """Every binding object given in a list, in claim order."""
+    output = _output(body)
+    entries = output.entries if output is not None else []
+    return [b.raw for e in entries for b in e.bindings if b.path]  # path "": a single object, not in a list
 
 
 def _reordered(items: list[Any], rng: random.Random) -> list[int] | None:
@@ -314,16 +318,11 @@ ID_PREFIXES = ["K", "F", "claim-", "c_", "A"]
 
 @perturbation("claim-ids", "claim ids renamed consistently in the structured output and the gold labels")
 def claim_ids(body: Body, rng: random.Random, ctx: PerturbContext) -> Change | None:
-    claims = _claims(body)
-    if claims is None:
+    output = _output(body)
+    if output is None:
         return None
     expected = body["expected"].get("claims") or {}
-    old = list(
-        dict.fromkeys(
-            [c["claim_id"] for c in claims if isinstance(c, dict) and isinstance(c.get("claim_id"), str)]
-            + list(expected)
-        )
-    )
+    old = list(dict.fromkeys([c["claim_id"] for c in output.claim_objects] + list(expected)))
     if not old:
         return None
     prefix = rng.choice(ID_PREFIXES)
@@ -331,9 +330,8 @@ def claim_ids(body: Body, rng: random.Random, ctx: PerturbContext) -> Change | N
     rename = {o: f"{prefix}{n}" for o, n in zip(old, numbers, strict=True)}
     if set(rename.values()) & set(old):
         return None
-    for claim in claims:
-        if isinstance(claim, dict) and isinstance(claim.get("claim_id"), str):
-            claim["claim_id"] = rename[claim["claim_id"]]
+    for claim in output.claim_objects:
+        claim["claim_id"] = rename[claim["claim_id"]]
     if body["expected"].get("claims") is not None:
         body["expected"]["claims"] = {rename[k]: v for k, v in expected.items()}
     return body, {new: o for o, new in rename.items()}

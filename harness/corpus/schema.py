@@ -16,8 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from harness.system.gatekeeper import RULES
 from harness.system.models import (
+    Claim,
     Derivability,
     ExecutorEmission,
+    ExecutorOutput,
     GatekeeperStatus,
     ParsedExecutorOutput,
     ParseStatusValue,
@@ -25,8 +27,7 @@ from harness.system.models import (
     TraceEntry,
     Verdict,
 )
-from harness.system.parser import parse_structured_output
-from harness.system.policy import Claim, structured_claims
+from harness.system.parser import executor_output, parse_structured_output
 from harness.system.store import KEY_LENGTH
 from harness.system.trace import session_trace_summary
 
@@ -176,7 +177,7 @@ class Case(Contract):
     executor: CaseExecutor
     verifier_response: VerifierResponse | None = None
     expected: Expected
-    _parsed: tuple[CaseExecutor, ParsedExecutorOutput, list[Claim]] | None = PrivateAttr(default=None)
+    _parsed: tuple[CaseExecutor, ExecutorOutput] | None = PrivateAttr(default=None)
     _trace: tuple[CaseSession, int, list[TraceEntry], list[dict[str, Any]]] | None = PrivateAttr(default=None)
 
     def _kept(self, name: str) -> Any:
@@ -223,24 +224,30 @@ class Case(Contract):
         """
         return self._traced(excerpt_chars, keep)[1]
 
-    def _parse(self) -> tuple[ParsedExecutorOutput, list[Claim]]:
+    def _parse(self) -> ExecutorOutput:
         # kept with the executor object it was made from: a copy with another executor parses again
         kept = self._kept("_parsed")
         if kept is None or kept[0] is not self.executor:
             parsed = parse_structured_output(self.executor.emission().structured_output_raw)
-            kept = self._parsed = (self.executor, parsed, structured_claims(parsed))
-        return kept[1], kept[2]
+            kept = self._parsed = (self.executor, executor_output(parsed))
+        return kept[1]
+
+    @property
+    def executor_output(self) -> ExecutorOutput:
+        """The executor output as the system's parser reads it (status, claims items, the policy's claims), read
+        once per case: every layer reads this instead of parsing again; do not mutate the executor in place
+        after reading it."""
+        return self._parse()
 
     @property
     def parsed_output(self) -> ParsedExecutorOutput:
-        """The executor output as the system's strict parser reads it, parsed once per case (issue 14: every
-        layer reads this instead of parsing again; do not mutate the executor in place after reading it)."""
-        return self._parse()[0]
+        """The parse status and the decoded object (`executor_output.parsed`)."""
+        return self._parse().parsed
 
     @property
     def executor_claims(self) -> list[Claim]:
-        """The executor's structured claims as the system reads them (`policy.structured_claims`), made once."""
-        return self._parse()[1]
+        """The executor's structured claims as the policy reads them (`executor_output.claims`)."""
+        return self._parse().claims
 
     @field_validator("tags")
     @classmethod

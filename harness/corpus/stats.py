@@ -108,14 +108,6 @@ def origin(case: Case) -> Origin:
     return "hand-written"
 
 
-def claim_count(case: Case) -> int | None:
-    """The number of structured claims, or None when the output does not parse."""
-    parsed = case.parsed_output
-    if parsed.parse_status.status != "valid" or parsed.structured is None:
-        return None
-    return len(parsed.structured["claims"])
-
-
 def _as_list(value: object) -> list[str]:
     items = value if isinstance(value, list) else [value]
     return [str(v) for v in items]
@@ -183,7 +175,7 @@ def corpus_stats(
     policy_verdicts = Counter(v for c in policy for v in _as_list(c.expected.verdict))
     for entry in verdicts:
         entry.policy = policy_verdicts[entry.key]
-    claims = Counter(n for c in quality if (n := claim_count(c)) is not None)
+    claims = Counter(n for c in quality if (n := c.executor_output.claim_count) is not None)
     adversarial = _kind_counts(scope, lambda c: [t for t in c.tags if t.startswith(ADVERSARIAL_PREFIX)])
     by_tag = {a.key: a for a in adversarial}
     scenarios = scenario_counts(cases, catalogue, counted)

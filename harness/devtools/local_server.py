@@ -104,6 +104,8 @@ class LocalOpenAIServer:
         self.authorizations: list[str | None] = []
         """The Authorization header of each request (tests check the key was sent, and nowhere else)."""
         self.faults_applied: list[str] = []
+        self.models_requests = 0
+        """How many `GET /v1/models` came (a run's reachability probe), counted apart from chat requests."""
         self.in_flight = 0
         self.max_in_flight = 0
         """The most chat requests the server was handling at once (concurrency, seen from the server)."""
@@ -140,6 +142,7 @@ class LocalOpenAIServer:
         self.requests.clear()
         self.authorizations.clear()
         self.faults_applied.clear()
+        self.models_requests = 0
         self.max_in_flight = 0
         self._faults.clear()
 
@@ -156,6 +159,7 @@ class LocalOpenAIServer:
         return app
 
     async def _models(self, request: web.Request) -> web.Response:
+        self.models_requests += 1
         data = [{"id": self.model, "object": "model", "created": 0, "owned_by": "local"}]
         return web.json_response({"object": "list", "data": data})
 

@@ -125,12 +125,8 @@ def gatekeeper_input_problems(case: Case, views: Sequence[str]) -> list[str]:
 
 def claim_input_problems(case: Case, views: Sequence[str]) -> list[str]:
     """Every structured claim's id and statement."""
-    parsed = case.parsed_output
-    claims = (parsed.structured or {}).get("claims") if parsed.parse_status.status == "valid" else None
     out: list[str] = []
-    for claim in claims if isinstance(claims, list) else []:
-        if not isinstance(claim, dict):
-            continue
+    for claim in case.executor_output.objects:
         cid, statement = claim.get("claim_id"), claim.get("statement")
         if isinstance(cid, str) and cid and not mentions(views, cid):
             out.append(f"input: structured claim {cid} is not in the model request")

@@ -13,6 +13,7 @@ import threading
 import weakref
 from urllib.parse import urlsplit, urlunsplit
 
+from harness import UsageError
 from harness.llm.types import STRUCTURED_MODES, StructuredMode
 
 Endpoint = tuple[str, str]
@@ -26,7 +27,7 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
-class BaseURLError(ValueError):
+class BaseURLError(UsageError):
     """A base URL the client must not be given (exit code 2); the message never holds its credentials."""
 
 

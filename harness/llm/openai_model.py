@@ -24,13 +24,12 @@ import openai
 
 from harness.llm import modes
 from harness.llm.modes import check_base_url, public_url
-from harness.llm.openai_settings import OpenAISettings
+from harness.llm.openai_settings import DEFAULT_BASE_URL, OpenAISettings
 from harness.llm.retry import backoff_delay, parse_retry_after
 from harness.llm.types import ChatRequest, ChatResponse, ErrorReason, StructuredMode, TokenUsage
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "no-key"
 """Sent when no key is given: local servers (llama.cpp, vLLM, Ollama) ignore it."""
 

@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.llm.types import StructuredMode
 
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""Where an `openai:` model is served when neither `base_url` nor OPENAI_BASE_URL says."""
+
 
 class OpenAISettings(BaseModel):
     """Per-model client settings (a study file or flags set them; unknown keys are errors).
@@ -37,6 +40,14 @@ class OpenAISettings(BaseModel):
     )
     backoff_max: float = Field(default=30.0, ge=0, description="the longest back-off between two attempts, in seconds")
     max_retry_after: float = Field(default=120.0, ge=0, description="cap on a server's Retry-After wait, in seconds")
+    max_connection_failures: int = Field(
+        default=10,
+        ge=1,
+        description="stop the run when this many requests in a row to one endpoint fail with connection errors "
+        "(exit 2; --resume continues)",
+    )
+    """The run's breaker (`harness.run.breaker`): an endpoint that went away stops the run in seconds instead of
+    failing every remaining case. Not the client's to act on (it sees one request), and it changes no reply."""
     max_tokens: int | None = Field(
         default=None, ge=1, description="overrides the request's max_tokens (a small model's context may need less)"
     )

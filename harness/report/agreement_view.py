@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from harness import UsageError
 from harness.report.labelling import DEFAULT_PORT, HOST
 from harness.score.agreement import read_agreement
 
@@ -20,7 +21,7 @@ def agreement_section(path: Path, label_url: str = DEFAULT_LABEL_URL) -> dict[st
     try:
         report = read_agreement(path)
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: not a readable agreement.json ({str(exc).splitlines()[0]})") from None
+        raise UsageError(f"{path}: not a readable agreement.json ({str(exc).splitlines()[0]})") from None
     base = label_url.rstrip("/")
     claims = [
         {**d, "href": f"{base}/case/{quote(d['case_id'])}", "labels": sorted(d["labels"].items())}

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from harness.report.prices import PriceTable, cost_of
-from harness.score.outcome import outcome
+from harness.score.outcome import Facts, Outcome, judged_outcome
 from harness.score.registry import MetricSpec, decidable, metric, metrics
 
 ALPHA = 0.05
@@ -285,22 +285,28 @@ def gate_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(g) for g in summary.get("gates", [])]
 
 
+def record_dict_outcome(record: Mapping[str, Any]) -> Outcome:
+    """The outcome of a results record embedded as JSON (the drill-down's): the one the run stored with it."""
+    gold = record.get("gold") or {}
+    facts = Facts(
+        record.get("error") or None,
+        record.get("verdict"),
+        record.get("model_verdict"),
+        record.get("claims") or {},
+        gold.get("verdict") or [],
+        gold.get("claims"),
+        gold.get("model_verdict"),
+    )
+    return judged_outcome(record.get("outcome"), facts)
+
+
 def quality_mismatches(record: Mapping[str, Any]) -> list[str]:
     """Why a quality result is wrong: error, verdicts and claim classes against the gold (results_v1 dict)."""
     out: list[str] = []
     if record.get("error"):
         out.append(f"error: {record['error']}")
         return out
-    gold = record.get("gold") or {}
-    out += outcome(
-        error=None,
-        verdict=record.get("verdict"),
-        model_verdict=record.get("model_verdict"),
-        claims=record.get("claims") or {},
-        gold_verdicts=gold.get("verdict") or [],
-        gold_claims=gold.get("claims") or {},
-        gold_model_verdicts=gold.get("model_verdict"),
-    ).mismatches
+    out += record_dict_outcome(record).mismatches
     if record.get("reply_status") == "invalid":
         out.append(f"the reply was invalid ({record.get('invalid_reason')}) and the policy made it LOW_CONFID")
     return out

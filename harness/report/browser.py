@@ -13,6 +13,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness import UsageError
+
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 APT_HINT = "apt-get install -y chromium"
 FLAGS = (
@@ -31,7 +33,7 @@ FLAGS = (
 )
 
 
-class BrowserError(RuntimeError):
+class BrowserError(UsageError):
     """No browser, or the browser failed; the message says what to install or what it printed."""
 
 

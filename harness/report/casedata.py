@@ -14,8 +14,9 @@ from typing import Any
 
 from jinja2.utils import htmlsafe_json_dumps
 
-from harness.report.analyses import quality_mismatches
-from harness.score.outcome import CATEGORY_NAMES, RIGHT, is_failure, outcome
+from harness.report.analyses import quality_mismatches, record_dict_outcome
+from harness.score.outcome import CATEGORY_NAMES, RIGHT, is_failure
+from harness.system.models import ExecutorOutput
 
 TOOL_RESULT_LIMIT = 3000
 REPLY_LIMIT = 8000
@@ -31,11 +32,6 @@ def clip(text: Any, limit: int) -> dict[str, Any]:
     return {"text": value[:limit], "more": max(0, len(value) - limit)}
 
 
-def _claims_of(structured: Any) -> list[Mapping[str, Any]]:
-    claims = structured.get("claims") if isinstance(structured, Mapping) else None
-    return [c for c in claims if isinstance(c, Mapping)] if isinstance(claims, list) else []
-
-
 def _binding_text(binding: Any) -> str:
     if not isinstance(binding, Mapping):
         return str(binding)
@@ -46,11 +42,11 @@ def _binding_text(binding: Any) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def case_payload(case: Mapping[str, Any], structured: Any = None) -> dict[str, Any]:
+def case_payload(case: Mapping[str, Any], output: ExecutorOutput | None = None) -> dict[str, Any]:
     """What a person needs to judge a case: question, tool evidence, the executor's answer and claims.
 
-    `structured`: the executor output as the system's strict parser read it (`Case.parsed_output`), whose claims
-    are shown; None when it did not parse. The text shown is what the case gave, either way: its
+    `output`: the executor output as the system's parser read it (`Case.executor_output`), whose claim objects
+    are shown; None when there is no case to read it from (an invalid output shows no claims either). The text shown is what the case gave, either way: its
     `structured_output_raw` as written, or its `structured_output` object serialised.
     """
     session = case.get("session") or {}
@@ -84,7 +80,7 @@ def case_payload(case: Mapping[str, Any], structured: Any = None) -> dict[str, A
                 "critical": c.get("critical"),
                 "bindings": [_binding_text(b) for b in c.get("evidence_bindings") or []] if isinstance(c.get("evidence_bindings"), list) else [],
             }
-            for c in _claims_of(structured)
+            for c in (output.objects if output is not None else [])
         },
         "meta": {k: v for k, v in (case.get("meta") or {}).items() if isinstance(v, str | int | float)},
     }  # fmt: skip
@@ -96,18 +92,6 @@ def _evaluation(record: Mapping[str, Any]) -> Mapping[str, Any]:
     return ev if isinstance(ev, Mapping) else {}
 
 
-def _outcome(record: Mapping[str, Any]):  # type: ignore[no-untyped-def]
-    gold = record.get("gold") or {}
-    return outcome(
-        error=record.get("error"),
-        verdict=record.get("verdict"),
-        model_verdict=record.get("model_verdict"),
-        claims=record.get("claims") or {},
-        gold_verdicts=gold.get("verdict") or [],
-        gold_claims=gold.get("claims"),
-    )
-
-
 def claim_rows(record: Mapping[str, Any], case: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """Every claim the executor made or the gold labels name: gold, predicted, right or wrong, the check's detail."""
     gold = (record.get("gold") or {}).get("claims") or {}
@@ -115,7 +99,7 @@ def claim_rows(record: Mapping[str, Any], case: Mapping[str, Any] | None) -> lis
     checks = {c.get("claim_id"): c for c in _evaluation(record).get("claim_checks") or [] if isinstance(c, Mapping)}
     order = list(dict.fromkeys([*record.get("executor_claim_ids", []), *gold, *predicted]))
     critical = set(record.get("critical_claims") or [])
-    wrong = set(_outcome(record).claims_wrong)
+    wrong = set(record_dict_outcome(record).claims_wrong)
     rows = []
     for cid in order:
         check = checks.get(cid) or {}
@@ -168,7 +152,7 @@ def record_payload(
         "spec": list(record.get("spec") or []),
         "ok": not is_failure(cat),
         "cat": CATEGORY_NAMES[cat],
-        "claims_wrong": len(_outcome(record).claims_wrong) if cat != RIGHT else 0,
+        "claims_wrong": len(record_dict_outcome(record).claims_wrong) if cat != RIGHT else 0,
         "verdict": record.get("verdict"),
         "model_verdict": record.get("model_verdict"),
         "derived_verdict": record.get("derived_verdict"),

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
+from harness import UsageError
 from harness.corpus.schema import Case
 from harness.report.casedata import case_payload
 from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
@@ -46,7 +47,7 @@ CHUNK = 5000
 FailureKey = tuple[str, str, int]
 
 
-class ReportError(ValueError):
+class ReportError(UsageError):
     """A run folder that cannot be reported on; the message names the file."""
 
 
@@ -208,7 +209,7 @@ def load_drill_down(run: LoadedRun) -> None:
             case: Case | None = Case.model_validate(raw)
         except ValidationError:
             case = None  # a case this version no longer accepts: shown as written, its claims unparsed
-        run.cases[cid] = case_payload(raw, case.parsed_output.structured if case is not None else None)
+        run.cases[cid] = case_payload(raw, case.executor_output if case is not None else None)
         if case is not None and cid in elided:
             run.traces[cid] = case.trace_json(run.manifest.excerpt_chars)
 

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness import UsageError
 from harness.corpus.loader import strict_yaml
 from harness.system.verifiers.factory import parse_model_spec
 
@@ -38,7 +39,7 @@ class Price(BaseModel):
 PriceTable = dict[str, Price]
 
 
-class PriceError(ValueError):
+class PriceError(UsageError):
     """A price file that cannot be read; the message names the file and key."""
 
 

@@ -29,10 +29,11 @@ from markupsafe import Markup
 
 from harness.report.analyses import in_sentence
 from harness.report.context import build_context
-from harness.report.load import load_runs
+from harness.report.load import ReportError, load_runs
 from harness.report.prices import PriceTable, load_prices
 from harness.report.select import DEFAULT_LIMIT
 from harness.run.folder import CERTIFICATE_HTML, MARKDOWN_FILE, REPORT_FILE, write_lines, write_text
+from harness.score.certificate import policy_tally
 from harness.score.registry import MetricSpec
 from harness.score.wording import p_text
 from harness.score.wording import pp_text as pp
@@ -117,6 +118,7 @@ def environment() -> Environment:
         figure=figure,
         delta=delta,
     )
+    env.globals["policy_tally"] = policy_tally
     return env
 
 
@@ -198,16 +200,24 @@ def render_run(
     agreement: dict[str, Any] | None = None,
 ) -> Path:
     """Write report.html and summary.md for the given run folders into `out_dir`; return the report's path.
-    `agreement`: the agreement section's data (`agreement_view.agreement_section`), shown when given."""
+    `agreement`: the agreement section's data (`agreement_view.agreement_section`), shown when given.
+
+    A report that cannot be written is a `ReportError` naming the file, never a silent skip."""
     runs = load_runs([Path(d) for d in run_dirs], limit=limit, rescore=rescore)
     context = build_context(runs, load_prices(None) if prices is None else prices)
     context["agreement"] = agreement
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for cert in context["signoff"]["certifications"]:
-        page = Path(cert["run_dir"]) / CERTIFICATE_HTML
-        cert["certificate_href"] = os.path.relpath(page, out_dir) if page.exists() else None
     report = out_dir / REPORT_FILE
-    write_html(context, report)
-    write_text(out_dir, MARKDOWN_FILE, render_markdown(context))
+    target = out_dir
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for cert in context["signoff"]["certifications"]:
+            page = Path(cert["run_dir"]) / CERTIFICATE_HTML
+            cert["certificate_href"] = os.path.relpath(page, out_dir) if page.exists() else None
+        target = report
+        write_html(context, report)
+        target = out_dir / MARKDOWN_FILE
+        write_text(out_dir, MARKDOWN_FILE, render_markdown(context))
+    except OSError as exc:
+        raise ReportError(f"{target}: the report could not be written ({exc.strerror or exc})") from exc
     return report

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from harness.score.outcome import CATEGORY_NAMES, RIGHT, Outcome, is_failure, outcome
+from harness.run.outcome import StoredOutcome
+from harness.score.outcome import CATEGORY_NAMES, RIGHT, Facts, Outcome, is_failure, judged_outcome
 from harness.score.outcome import category as outcome_category
 
 __all__ = ["CATEGORY_NAMES", "RIGHT", "OutcomeRow", "Selector", "category", "is_failure"]
@@ -47,6 +48,8 @@ class OutcomeRow(BaseModel):
     claims: dict[str, str]
     gold: OutcomeGold
     perturbation: str | None = None
+    judgement: StoredOutcome | None = Field(default=None, alias="outcome")
+    """The outcome the run stored with the record (absent in a folder written before records carried it)."""
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -54,16 +57,10 @@ class OutcomeRow(BaseModel):
 
     @cached_property
     def outcome(self) -> Outcome:
-        """The one outcome rule (harness.score.outcome), as scoring applies it; computed once per row (the
-        category and the results frame both read it)."""
-        return outcome(
-            error=self.error,
-            verdict=self.verdict,
-            model_verdict=None,
-            claims=self.claims,
-            gold_verdicts=self.gold.verdict,
-            gold_claims=self.gold.claims,
-        )
+        """The outcome the run stored with the record (`harness.run.outcome.judged`), as scoring reads it; read
+        once per row (the category and the results frame both read it)."""
+        facts = Facts(self.error, self.verdict, None, self.claims, self.gold.verdict, self.gold.claims)
+        return judged_outcome(self.judgement, facts)
 
     @property
     def scored(self) -> bool:

@@ -13,12 +13,13 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
+from harness import UsageError
 from harness.corpus.schema import Case
 from harness.run.caseref import CaseRef
 from harness.run.log import Manifest, ResultRecord, upgrade_v1
@@ -38,7 +39,7 @@ UnitKey = tuple[str, str, str, int]
 _CASE_ID = re.compile(rb'^\{"id": ("(?:[^"\\]|\\.)*")')
 
 
-class RunFileError(ValueError):
+class RunFileError(UsageError):
     """A damaged run file: the message names the file and, for a JSON-lines file, the line (exit code 2)."""
 
     def __init__(self, path: Path, problem: str, line: int | None = None) -> None:
@@ -149,22 +150,37 @@ def parse_record(line: bytes) -> ResultRecord:
     return ResultRecord.model_validate_json(line)
 
 
+T = TypeVar("T")
+
+
+def _read_lines(
+    path: Path, parse: Callable[[bytes], T]
+) -> Iterator[tuple[int, int, bytes, T | None, ValidationError | None]]:
+    """(line number, byte offset, line, `parse(line)` or None, its error) for every non-blank line of a run log.
+
+    The torn-tail rule, kept here only: a line that does not parse and has no newline is the last line of a
+    writer killed mid-write (every whole line ends with one); reading ends there, and it is no corrupt line.
+    """
+    with path.open("rb") as fh:
+        number, offset = 0, 0
+        for line in fh:
+            number += 1
+            if line.strip():
+                try:
+                    yield number, offset, line, parse(line), None
+                except ValidationError as exc:
+                    if not line.endswith(b"\n"):
+                        return
+                    yield number, offset, line, None, exc
+            offset += len(line)
+
+
 def _result_lines(path: Path) -> Iterator[tuple[int, bytes, ResultRecord | None, str | None]]:
     """(line number, raw line, its record or None, why it is corrupt); the torn tail of a kill ends it."""
     if not path.exists():
         return
-    with path.open("rb") as fh:
-        number = 0
-        for line in fh:
-            number += 1
-            if not line.strip():
-                continue
-            try:
-                yield number, line, parse_record(line), None
-            except ValidationError as exc:
-                if not line.endswith(b"\n"):
-                    return  # torn tail after a kill (the last line has no newline)
-                yield number, line, None, str(exc.errors()[0]["msg"])
+    for number, _, line, record, exc in _read_lines(path, parse_record):
+        yield number, line, record, None if exc is None else str(exc.errors()[0]["msg"])
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -174,16 +190,10 @@ def project_results(run_dir: Path, model: type[M]) -> Iterator[tuple[bytes, M]]:
     """Each line of results.jsonl read as `model`, a projection of the record (the few fields a reader needs,
     parsed without the rest), with the line itself; the torn tail of a kill ends it, a bad line is named."""
     path = run_dir / RESULTS_FILE
-    with path.open("rb") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield line, model.model_validate_json(line)
-            except ValidationError as exc:
-                if exc.errors()[0]["type"] == "json_invalid" and not line.endswith(b"\n"):
-                    return  # torn tail of a killed writer
-                raise RunFileError(path, first_problem(exc), number) from None
+    for number, _, line, row, exc in _read_lines(path, model.model_validate_json):
+        if exc is not None:
+            raise RunFileError(path, first_problem(exc), number) from None
+        yield line, cast(M, row)
 
 
 def iter_results(path: Path) -> Iterator[ResultRecord]:
@@ -229,32 +239,27 @@ class _Key(BaseModel):
     epoch: int
 
 
+def _unit_key(line: bytes) -> UnitKey:
+    """A record line's unit key: from the head the harness writes (no parse of the rest), else the line parsed."""
+    head = _KEY_HEAD.match(line)
+    if head is not None and line.endswith(b"\n"):
+        cid, digest, variant = (_json_string(g) for g in head.groups()[:3])
+        return (cid, digest, variant, int(head.group(4)))
+    k = _Key.model_validate_json(line)
+    return (k.case_id, k.case_hash, k.variant, k.epoch)
+
+
 def unit_offsets(run_dir: Path) -> dict[UnitKey, tuple[int, int]]:
     """Unit key -> (byte offset, line number) of its last line in results.jsonl: one cheap pass, no record kept."""
     path = run_dir / RESULTS_FILE
     out: dict[UnitKey, tuple[int, int]] = {}
     if not path.exists():
         return out
-    with path.open("rb") as fh:
-        offset, number = 0, 0
-        for line in fh:
-            number += 1
-            if line.strip():
-                head = _KEY_HEAD.match(line)
-                if head is not None and line.endswith(b"\n"):
-                    cid, digest, variant = (_json_string(g) for g in head.groups()[:3])
-                    key = (cid, digest, variant, int(head.group(4)))
-                else:
-                    try:
-                        k = _Key.model_validate_json(line)
-                    except ValidationError as exc:
-                        if not line.endswith(b"\n"):
-                            break  # torn tail
-                        raise RunFileError(path, f"not a results record: {exc.errors()[0]['msg']}", number) from None
-                    key = (k.case_id, k.case_hash, k.variant, k.epoch)
-                out.pop(key, None)
-                out[key] = (offset, number)
-            offset += len(line)
+    for number, offset, _, key, exc in _read_lines(path, _unit_key):
+        if exc is not None:
+            raise RunFileError(path, f"not a results record: {exc.errors()[0]['msg']}", number) from None
+        out.pop(cast(UnitKey, key), None)
+        out[cast(UnitKey, key)] = (offset, number)
     return out
 
 

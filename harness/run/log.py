@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from harness.corpus.schema import Case
+from harness.run.outcome import Facts, StoredOutcome, judged
 from harness.system.models import PolicySettings, Usage, Verdict
 from harness.system.store import EVALUATION_KEY
 
@@ -91,10 +92,29 @@ class ResultRecord(LogModel):
     """Perturbed claim id -> the case's own (claim-ids), to read the answers back."""
     store_namespace: str | None = None
     """The prefix of every session id this result's case wrote to the store (`--store`: where to find its rows)."""
+    outcome: StoredOutcome | None = None
+    """The result judged against its gold (`harness.run.outcome`), once, when the record is made; never None
+    after validation (see `_judged_once`). A record is not edited after it is made: a `model_copy(update=...)` of
+    its error, answers or gold would keep the old judgement (make a new record instead)."""
+
+    @model_validator(mode="after")
+    def _judged_once(self) -> ResultRecord:
+        """Judge the record as it is made, inside the run's worker, so no reader applies the rule again; a line
+        from a run folder written before records carried their outcome is judged as it is read (`judged`)."""
+        self.outcome = judged(self.outcome, self.facts)
+        return self
 
     @property
     def key(self) -> tuple[str, str, str, int]:
         return (self.case_id, self.case_hash, self.variant, self.epoch)
+
+    @property
+    def facts(self) -> Facts:
+        """What the record is judged on (`harness.run.outcome`): its error, answers and gold."""
+        gold = self.gold
+        return Facts(
+            self.error, self.verdict, self.model_verdict, self.claims, gold.verdict, gold.claims, gold.model_verdict
+        )
 
     @property
     def evaluation(self) -> dict[str, Any] | None:

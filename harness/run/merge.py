@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from harness import UsageError
 from harness.run.folder import (
     CASES_FILE,
     MANIFEST_FILE,
@@ -45,7 +46,7 @@ def without_timings(value: Any) -> Any:
     return value
 
 
-class MergeError(ValueError):
+class MergeError(UsageError):
     """Shards that cannot be merged (exit code 2)."""
 
 

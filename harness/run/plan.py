@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness import __version__
+from harness import UsageError, __version__
 from harness.corpus.perturb import PerturbContext, Perturbed, perturb
 from harness.corpus.schema import Case
 from harness.run.caseref import CaseRef
@@ -30,7 +30,7 @@ from harness.system.prompts.variant import prompt_source
 from harness.system.store import public_store_url
 
 
-class ResumeError(ValueError):
+class ResumeError(UsageError):
     """--resume on a folder whose run asked for something else."""
 
 

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
-from harness.llm.modes import check_base_url, public_url
+from harness.llm.modes import BaseURLError, check_base_url, public_url
+from harness.llm.openai_settings import DEFAULT_BASE_URL
 from harness.llm.openai_settings import OpenAISettings as ClientSettings
 from harness.run.log import VariantInfo
 from harness.system.prompts import PromptVariant
@@ -128,6 +129,38 @@ class OpenAIProviderSettings(client_settings(ClientSettings, _OpenAIEndpoint)): 
         return data
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a model is served, as a run checks it before the first case and watches it during the run."""
+
+    url: str
+    """The base URL (what the probe and the breaker name; may not be recorded as it is: see `public_url`)."""
+    key_env: str
+    """The environment variable that must hold its key."""
+    max_connection_failures: int
+    """Requests in a row that may fail with connection errors before the run stops."""
+
+
+def _openai_endpoint(settings: ProviderSettings) -> Endpoint:
+    """An `openai:` model's endpoint: its settings' base URL and key variable, else the client's defaults."""
+    assert isinstance(settings, OpenAIProviderSettings)
+    url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    failures = settings.max_connection_failures or ClientSettings().max_connection_failures
+    try:
+        checked = check_base_url(url)
+    except BaseURLError as exc:  # from OPENAI_BASE_URL (the settings' own were checked when read)
+        raise SettingsError(str(exc)) from None
+    return Endpoint(checked.rstrip("/"), settings.api_key_env or "OPENAI_API_KEY", failures)
+
+
+def endpoint_of(text: str, settings: ProviderSettings | None) -> Endpoint | None:
+    """The endpoint a model spec is served at, with these settings; None for a provider that calls none."""
+    provider = provider_of(text)
+    if provider.endpoint is None:
+        return None
+    return provider.endpoint(settings or provider.settings())
+
+
 Build = Callable[[ModelSpec, "str | PromptVariant", ProviderSettings, "Path | None", int], Verifier]
 """(spec, prompt, settings, response cache folder, epoch) -> the verifier of one variant and epoch."""
 
@@ -141,6 +174,8 @@ class Provider:
     """`<name>:<model>` (True) or `<name>` alone (False)."""
     takes_prompt: bool
     """Its variants are one per prompt; without one, one variant per model."""
+    endpoint: Callable[[ProviderSettings], Endpoint] | None = None
+    """Where its models are served (checked before the run, watched during it); None: it calls no endpoint."""
 
     @property
     def usage(self) -> str:
@@ -235,7 +270,11 @@ def _build_openai(
 
 
 register_provider(Provider(REFERENCE, NoSettings, _build_reference, takes_model=False, takes_prompt=False))
-register_provider(Provider(OPENAI, OpenAIProviderSettings, _build_openai, takes_model=True, takes_prompt=True))
+register_provider(
+    Provider(
+        OPENAI, OpenAIProviderSettings, _build_openai, takes_model=True, takes_prompt=True, endpoint=_openai_endpoint
+    )
+)
 
 
 # --- what a run records of its components -------------------------------------------------------

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from harness import UsageError
 from harness.llm.entries import flush_writes
 from harness.run.log import ResultRecord, VariantInfo
 from harness.run.records import record_from_crash
@@ -33,7 +34,7 @@ _WORKER_STATE: dict[str, Any] = {}
 """Per worker process: the run token it serves, its event loop and its verifiers."""
 
 
-class RayUnavailable(RuntimeError):
+class RayUnavailable(UsageError):
     """--executor ray without Ray installed, or a cluster that cannot be joined (exit code 2)."""
 
 

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from harness.corpus.schema import Case
 from harness.llm.entries import flush_writes
 from harness.run.caseref import CaseRef
+from harness.run.endpoints import Breaker
 from harness.run.folder import (
     MANIFEST_FILE,
     RESULTS_FILE,
@@ -43,7 +44,7 @@ from harness.run.plan import (
 )
 from harness.run.providers import components, json_safe
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
-from harness.run.schedule import Progress, SilentProgress, Task, run_tasks
+from harness.run.schedule import Progress, SilentProgress, Task, Watch, run_tasks
 from harness.run.study import Study, StudyError
 from harness.system.store import MEMORY_URL, Store, StoreURLError, public_store_url
 from harness.system.verifiers.base import Verifier
@@ -156,6 +157,8 @@ def run_study(
         shared = shared_keys[slot]
         return None if shared is None else task_key(shared, task.case.id, task.content_hash)
 
+    breaker = Breaker.for_run(study, variants)
+    watch = breaker.observe if breaker is not None else None
     progress = progress or SilentProgress()
     stop: dict[str, Any] | None = None
     progress.start(len(tasks) + len(done), len(done))
@@ -176,7 +179,7 @@ def run_study(
                     new, stop = 0, None
                     for k, look in enumerate(todo, 1):
                         new += _run_on_ray(
-                            look, factory, verifiers, writer, study, progress, replay, replay_key, placement
+                            look, factory, verifiers, writer, study, progress, replay, replay_key, placement, watch
                         )
                         stop = check(k) if check is not None else None
                         if stop is not None and stop["stop"]:
@@ -188,7 +191,7 @@ def run_study(
                         for k, look in enumerate(todo, 1):
                             sent += await run_tasks(
                                 look, verifier_for, writer, study.concurrency, study.excerpt_chars, progress,
-                                replay, replay_key, **placement,
+                                replay, replay_key, watch=watch, **placement,
                             )  # fmt: skip
                             stop = check(k) if check is not None else None
                             if stop is not None and stop["stop"]:
@@ -239,13 +242,14 @@ def _run_on_ray(
     replay: ResultReplay | None,
     replay_key: Callable[[Task], str | None],
     placement: dict[str, Any],
+    watch: Watch | None = None,
 ) -> int:
     """The units as Ray tasks; the records written here, on the driver. The driver's own verifiers (built for
     describe() and replay keys) are closed after. `placement`: run_tasks' store and deadline arguments."""
     from harness.run.ray_executor import run_on_ray
     from harness.run.schedule import Emitter
 
-    emitter = Emitter(writer, progress, replay, replay_key)
+    emitter = Emitter(writer, progress, replay, replay_key, watch)
     try:
         run_on_ray(tasks, factory, emitter, study.concurrency, study.excerpt_chars, uuid.uuid4().hex, placement)
     finally:

@@ -125,16 +125,18 @@ async def run_tasks(
     case_timeout: float | None = None,
     store_url: str = MEMORY_URL,
     namespace_seed: str = "",
+    watch: Watch | None = None,
 ) -> int:
     """Run every task with at most `concurrency` in flight; write each record as it finishes; return how many.
 
     With `replay`, a task whose `replay_key` names a kept result is answered from it, and every replayable
-    new result is kept under its key.
+    new result is kept under its key. `watch` sees each record once it is written; what it raises (the
+    breaker's `EndpointDown`) cancels the other workers and ends the run, every written record kept.
     """
     queue: asyncio.Queue[Task] = asyncio.Queue()
     for task in tasks:
         queue.put_nowait(task)
-    out = Emitter(writer, progress, replay, replay_key)
+    out = Emitter(writer, progress, replay, replay_key, watch)
     emit, key_of = out.emit, out.key_of
 
     async def worker() -> None:
@@ -156,8 +158,18 @@ async def run_tasks(
             store.close()
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(tasks))))]
-    await asyncio.gather(*workers)
+    try:
+        await asyncio.gather(*workers)
+    except BaseException:
+        for running in workers:
+            running.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
     return out.finished
+
+
+Watch = Callable[[ResultRecord], None]
+"""Sees every record the moment it is written (the breaker); raising stops the run."""
 
 
 class LineWriter(Protocol):
@@ -174,8 +186,10 @@ class Emitter:
         progress: Progress,
         replay: ResultReplay | None = None,
         replay_key: ReplayKey | None = None,
+        watch: Watch | None = None,
     ) -> None:
         self.writer, self.progress, self.replay, self.replay_key = writer, progress, replay, replay_key
+        self.watch = watch
         self.finished = 0
         """How many records were emitted (counted, not kept: memory stays flat in the size of the run)."""
 
@@ -186,6 +200,8 @@ class Emitter:
         self.progress.advance(record)
         if self.replay is not None and key is not None and not record.replayed and replayable(record):
             self.replay.put(key, line)
+        if self.watch is not None:
+            self.watch(record)
 
     def key_of(self, task: Task) -> str | None:
         """The task's replay key; a key that cannot be computed (a failing factory) is no key."""

@@ -11,6 +11,7 @@ import fnmatch
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from harness import UsageError
 from harness.corpus.loader import iter_cases_with_files
 from harness.corpus.schema import Case
 from harness.run.caseref import CaseRef
@@ -18,7 +19,7 @@ from harness.run.caseref import CaseRef
 KINDS = ("tag", "scenario", "id", "ids", "kind", "any")
 
 
-class FilterError(ValueError):
+class FilterError(UsageError):
     pass
 
 

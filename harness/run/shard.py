@@ -14,11 +14,13 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness import UsageError
+
 UnitKey = tuple[str, str, str, int]
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
-class ShardError(ValueError):
+class ShardError(UsageError):
     """A shard that cannot be: not I/N, or I outside 1..N (exit code 2)."""
 
 

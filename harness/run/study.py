@@ -10,6 +10,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
+from harness import UsageError
 from harness.corpus.loader import strict_yaml
 from harness.corpus.perturb import DEFAULT_PERTURB_SEED, parse_perturbations
 from harness.run.providers import (
@@ -50,7 +51,7 @@ class Gates(BaseModel):
         default=DEFAULT_MARGIN_PP,
         ge=0.0,
         le=100.0,
-        description="non-inferiority margin of the ship decision, in percentage points (see README: the decision)",
+        description="non-inferiority margin of the ship decision, in percentage points (docs/manual/ship-decision.md)",
     )
     require_ship: bool = Field(default=False, description="an inconclusive decision fails the run too")
     decide_on: list[str] = Field(
@@ -209,7 +210,7 @@ class Study(BaseModel):
         return self
 
 
-class StudyError(ValueError):
+class StudyError(UsageError):
     """A study file or flag combination that cannot run (exit code 2)."""
 
 

@@ -26,6 +26,13 @@ from harness.score.certificate_model import (
 )
 
 SHOW_FAILURES, SHOW_PROBLEMS = 100, 5
+NO_POLICY_CASES = "No policy cases in this run: nothing certified"
+"""The headline of a run in which no policy case ran (`--filter kind:quality`, a quality-only corpus)."""
+
+
+def policy_tally(passed: int, cases: int) -> str:
+    """`12/12 policy cases`, or, when none ran, that none did (never `0/0`): what every gate line shows."""
+    return f"{passed}/{cases} policy cases" if cases else "no policy cases in this run"
 
 
 def partial_reasons(
@@ -65,7 +72,9 @@ def certificate_status(
     violations = conformance["invariant_violations"]
     quality = conformance.get("quality_expectation_mismatches") or 0
     on = f" on {corpus}" if corpus else ""
-    if cases == 0 or passed < cases or violations or errors or quality or protocol_problems:
+    if cases == 0:
+        return "failed", NO_POLICY_CASES
+    if passed < cases or violations or errors or quality or protocol_problems:
         parts = [f"{cases - passed} of {cases} policy cases failed"]
         if protocol_problems:
             parts.append(f"{len(protocol_problems)} protocol problems")

@@ -11,10 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from harness import UsageError
+from harness.score.certificate import policy_tally
 from harness.score.registry import Direction, decidable, gateable, metric
 
 
-class GateError(ValueError):
+class GateError(UsageError):
     """A gate that names an unknown metric (bad usage, exit 2)."""
 
 
@@ -58,7 +60,7 @@ def threshold_gates(
             "value": conf["policy_passed"],
             "threshold": conf["policy_cases"],
             "passed": bool(conf["passed"]),
-            "detail": f"{conf['policy_passed']}/{conf['policy_cases']} policy cases, {conf['invariant_violations']} invariant violations, {conf['quality_expectation_mismatches']} quality cases off their deterministic expectations",
+            "detail": f"{policy_tally(conf['policy_passed'], conf['policy_cases'])}, {conf['invariant_violations']} invariant violations, {conf['quality_expectation_mismatches']} quality cases off their deterministic expectations",
         }
     )
     for variant in summary["variants"]:

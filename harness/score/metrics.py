@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from harness.run.outcome import verdict_right
 from harness.score import classification
 from harness.score.frames import CLASSES, SUPPORTED, VERDICTS, single_gold
 from harness.score.registry import Frames, Value, compute_grouped
@@ -231,7 +232,7 @@ def stability(quality: pd.DataFrame) -> dict[str, Any] | None:
         "stable_right": int((per_case["right"] == per_case["n"]).sum()),
         "flaky": int(((per_case["right"] > 0) & (per_case["right"] < per_case["n"])).sum()),
         "stable_wrong": int((per_case["right"] == 0).sum()),
-        "majority_verdict_accuracy": float(np.mean([majority[c] in gold[c] for c in per_case.index])),
+        "majority_verdict_accuracy": float(np.mean([verdict_right(majority[c], gold[c]) for c in per_case.index])),
         "flaky_cases": sorted(per_case.index[(per_case["right"] > 0) & (per_case["right"] < per_case["n"])].tolist()),
     }
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness import UsageError
 from harness.run.log import VariantInfo
 
 
-class PairingError(ValueError):
+class PairingError(UsageError):
     """A candidate without a control, or a control that names nothing (bad usage, exit 2)."""
 
 

@@ -51,7 +51,7 @@ def calibration_metrics(quality: pd.DataFrame) -> dict[str, Any]:
     if rows.empty:
         return out
     score = rows["groundedness"].to_numpy(dtype=float).clip(0.0, 1.0)
-    pass_right = np.array(["PASS" in gold for gold in rows["gold_verdicts"]], dtype=float)
+    pass_right = (~rows["unsafe_eligible"].astype(bool)).to_numpy(dtype=float)  # the outcome's: PASS is right
     if len(set(pass_right)) == 2 and len(set(score)) > 1:
         out["auroc"] = auroc(pass_right.astype(bool), score)
     if len(set(score)) > 1:

@@ -18,6 +18,7 @@ from harness.system.models import (
     ToolInvocation,
     TraceEntry,
 )
+from harness.system.parser import as_invocation_id, binding_invocation_ids, claim_bindings, claim_entries  # noqa: F401 - also read from here
 
 SCHEMA_VERSION = "executor_evidence_v2"
 REMOVED_V1_FIELDS = ("diagnosis_summary", "user_facing_answer")
@@ -67,11 +68,9 @@ def _issue(rule_id: str, message: str, claim_id: Any = None, path: str | None = 
 
 def iter_claims(inp: GatekeeperInput) -> Iterator[tuple[int, dict[str, Any]]]:
     """(index, claim) for every claim that is a JSON object."""
-    if inp.parsed.structured is None:
-        return
-    for index, claim in enumerate(inp.parsed.structured.get("claims", [])):
-        if isinstance(claim, dict):
-            yield index, claim
+    for entry in claim_entries(inp.parsed.structured):
+        if entry.is_object:
+            yield entry.index, entry.raw
 
 
 def iter_bindings(inp: GatekeeperInput) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -79,42 +78,6 @@ def iter_bindings(inp: GatekeeperInput) -> Iterator[tuple[str, dict[str, Any], d
     for ci, claim in iter_claims(inp):
         for suffix, binding, _typed in claim_bindings(claim):
             yield f"claims[{ci}].evidence_bindings{suffix}", claim, binding
-
-
-def claim_bindings(claim: Mapping[str, Any]) -> list[tuple[str, dict[str, Any], bool]]:
-    """(path suffix, binding, well typed) for every binding object a claim names.
-
-    The one reader of `evidence_bindings` for the gatekeeper and the policy (§3): a single object given
-    instead of a list is still a binding (mistyped, so it never resolves) and its ids are still checked.
-    """
-    bindings = claim.get("evidence_bindings")
-    if isinstance(bindings, dict):
-        return [("", bindings, False)]  # mistyped: a binding, but never one that resolves
-    if not isinstance(bindings, list):
-        return []
-    return [(f"[{bi}]", b, _ids_typed(b)) for bi, b in enumerate(bindings) if isinstance(b, dict)]
-
-
-def _ids_typed(binding: Mapping[str, Any]) -> bool:
-    """`source_invocation_ids` is absent, null or a list: a bare value is mistyped (and never resolves)."""
-    ids = binding.get("source_invocation_ids")
-    return ids is None or isinstance(ids, list)
-
-
-def binding_invocation_ids(binding: Mapping[str, Any]) -> list[str]:
-    """The ids a binding names, whatever their type (§3): a list's items, or a bare value as one id.
-
-    A value that is not a string becomes an id no row can have; absent or null names none.
-    """
-    ids = binding.get("source_invocation_ids")
-    if ids is None:
-        return []
-    return [as_invocation_id(i) for i in (ids if isinstance(ids, list) else [ids])]
-
-
-def as_invocation_id(value: Any) -> str:
-    """Invocation ids are strings; `101` is not a row of the session (§3), whatever row "101" exists."""
-    return value if isinstance(value, str) else f"<not a string: {value!r}>"
 
 
 # --- fail rules ---------------------------------------------------------------------
@@ -141,18 +104,14 @@ def check_schema(inp: GatekeeperInput) -> list[GatekeeperIssue]:
     for key in ("open_questions", "next_steps"):
         if key in doc and not _is_str_list(doc[key]):
             issues.append(_issue(SCHEMA, f"{key} must be a list of strings", path=key))
-    seen: set[str] = set()
-    for ci, claim in enumerate(doc["claims"]):
-        path = f"claims[{ci}]"
-        if not isinstance(claim, dict):
+    for entry in claim_entries(doc):
+        path = f"claims[{entry.index}]"
+        if not entry.is_object:
             issues.append(_issue(SCHEMA, "claim is not an object", path=path))
             continue
-        issues.extend(_check_claim(claim, path))
-        cid = claim.get("claim_id")
-        if isinstance(cid, str):
-            if cid in seen:
-                issues.append(_issue(SCHEMA, f"claim_id {cid} repeats", cid, f"{path}.claim_id"))
-            seen.add(cid)
+        issues.extend(_check_claim(entry.raw, path))
+        if entry.claim_id is not None and not entry.first:
+            issues.append(_issue(SCHEMA, f"claim_id {entry.claim_id} repeats", entry.claim_id, f"{path}.claim_id"))
     return issues
 
 

@@ -8,6 +8,7 @@ evaluation) is strict.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -140,6 +141,69 @@ class Claim(BaseModel):
     status: str = "confirmed"
     critical: bool = False
     evidence_bindings: list[EvidenceBinding] = Field(default_factory=list)
+
+
+@dataclass(slots=True)
+class BindingEntry:
+    """One binding object a claim names, as given: where it sits (`""` for a single object given instead of a
+    list, else `[i]`), the object itself, and whether its form is usable (a mistyped one never resolves, §3)."""
+
+    path: str
+    raw: Any
+    well_typed: bool
+
+
+@dataclass(slots=True)
+class ClaimEntry:
+    """One item of the executor's `claims` list, as given (`raw` is the item itself, not a copy).
+
+    `claim_id` is the item's id when it is an object with a string `claim_id`, else None; `first` is True for
+    the first item carrying its id (a repeat is a gatekeeper failure, and the policy reads the first only).
+    """
+
+    index: int
+    raw: Any
+    claim_id: str | None = None
+    first: bool = False
+    bindings: tuple[BindingEntry, ...] = ()
+
+    @property
+    def is_object(self) -> bool:
+        return isinstance(self.raw, dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorOutput:
+    """The executor output as the parser read it, typed once for every layer: the parse status, every item of the
+    claims list with its validity, and the claims as the policy reads them. Made by `parser.executor_output`
+    (plain dataclasses: made for every case run, they must cost next to nothing)."""
+
+    parsed: ParsedExecutorOutput
+    entries: tuple[ClaimEntry, ...] = ()
+    """Every item of the claims list, in order; empty unless the output is `valid`."""
+    claims: list[Claim] = field(default_factory=list)
+    """The policy's reading: one `Claim` per claim id, from its first item (form errors are the gatekeeper's)."""
+
+    @property
+    def valid(self) -> bool:
+        return self.parsed.parse_status.status == "valid"
+
+    @property
+    def objects(self) -> list[dict[str, Any]]:
+        """The items that are JSON objects, with or without an id (what a person reading the output sees)."""
+        return [e.raw for e in self.entries if e.is_object]
+
+    @property
+    def claim_objects(self) -> list[dict[str, Any]]:
+        """The items that are objects with a string `claim_id`, repeats included, in order."""
+        return [e.raw for e in self.entries if e.claim_id is not None]
+
+    @property
+    def claim_count(self) -> int | None:
+        """The number of claims the executor made: its objects with a string `claim_id`, a repeated id counted
+        each time it was given (None when the output is not `valid`). The one count the corpus statistics, the
+        export and the generator use; `claims` (the policy's, repeats dropped) is not a count of what was said."""
+        return len(self.claim_objects) if self.valid else None
 
 
 # --- gatekeeper ---------------------------------------------------------------------

@@ -24,8 +24,8 @@ from harness.system.models import (
     VerifierInput,
     VerifierReply,
 )
-from harness.system.parser import parse_structured_output
-from harness.system.policy import PolicySettings, apply_policy, structured_claims
+from harness.system.parser import executor_output, parse_structured_output
+from harness.system.policy import PolicySettings, apply_policy
 from harness.system.reply import parse_verifier_reply
 from harness.system.store import Store
 from harness.system.trace import DEFAULT_EXCERPT_CHARS, session_trace_summary
@@ -55,7 +55,8 @@ def prepare(
 ) -> Prepared:
     """Parse the executor output, read its claims, build the trace summary and run the gatekeeper."""
     parsed = parse_structured_output(emission.structured_output_raw)
-    claims = structured_claims(parsed)
+    output = executor_output(parsed)
+    claims = output.claims
     rows = {inv.id: inv for inv in invocations}
     summary = session_trace_summary(trace, invocations, excerpt_chars)
     gatekeeper = run_gatekeeper(GatekeeperInput(parsed=parsed, invocations=rows, trace=summary))
@@ -65,7 +66,7 @@ def prepare(
         executor_final_answer=emission.final_answer,
         executor_output_parse_status=parsed.parse_status,
         executor_structured_output=structured,
-        claims=list(structured.get("claims", [])) if structured else [],
+        claims=[e.raw for e in output.entries],  # every item as given: the verifier sees what the executor wrote
         tool_trace_summary=summary,
         gatekeeper_result=gatekeeper,
         executor_claims=claims,

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
-from typing import Any
 
-from harness.system.gatekeeper import INVOCATION_REF, binding_invocation_ids, cited_row_problem, claim_bindings
+from harness.system.gatekeeper import INVOCATION_REF, cited_row_problem
 from harness.system.models import (
     LEGACY_MAPPING,
     Adjustment,
@@ -33,6 +32,7 @@ from harness.system.models import (
     VerifierReply,
     most_severe,
 )
+from harness.system.parser import executor_output
 from harness.system.trace import complete_ref
 
 NOT_DIRECT = frozenset({Derivability.UNSUPPORTED, Derivability.EXTERNAL_UNKNOWN, Derivability.OVERSTATED})
@@ -63,38 +63,8 @@ class PolicyOutcome:
 
 
 def structured_claims(parsed: ParsedExecutorOutput) -> list[Claim]:
-    """The executor's claims with a usable claim_id, first occurrence of each id.
-
-    Read leniently: form errors are the gatekeeper's to report. `critical` counts
-    only when it is literally `true`.
-    """
-    if parsed.parse_status.status != "valid" or parsed.structured is None:
-        return []
-    claims: list[Claim] = []
-    seen: set[str] = set()
-    for raw in parsed.structured.get("claims", []):
-        if not isinstance(raw, dict) or not isinstance(raw.get("claim_id"), str) or raw["claim_id"] in seen:
-            continue
-        seen.add(raw["claim_id"])
-        claims.append(
-            Claim(
-                claim_id=raw["claim_id"],
-                statement=raw["statement"] if isinstance(raw.get("statement"), str) else "",
-                status=raw["status"] if isinstance(raw.get("status"), str) else "",
-                critical=raw.get("critical") is True,
-                evidence_bindings=[_binding(b, typed) for _, b, typed in claim_bindings(raw)],
-            )
-        )
-    return claims
-
-
-def _binding(raw: dict[str, Any], well_typed: bool) -> EvidenceBinding:
-    return EvidenceBinding(
-        trace_ref=raw["trace_ref"] if isinstance(raw.get("trace_ref"), str) and raw["trace_ref"] else None,
-        tool_name=raw["tool_name"] if isinstance(raw.get("tool_name"), str) and raw["tool_name"] else None,
-        source_invocation_ids=binding_invocation_ids(raw),
-        well_typed=well_typed,
-    )
+    """The executor's claims with a usable claim_id, first occurrence of each id (`ExecutorOutput.claims`)."""
+    return executor_output(parsed).claims
 
 
 # --- binding resolution -------------------------------------------------------------

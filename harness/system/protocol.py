@@ -8,9 +8,10 @@ INTERPRETATION §7, open to keys of the SUT's own (its wording, latency and toke
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.system.models import (
     GatekeeperStatus,
@@ -47,6 +48,11 @@ class OtherSessionRows(Closed):
     tool_invocations: list[ToolInvocation] = Field(default_factory=list)
 
 
+def repeated_ids(ids: list[str], where: str, what: str = "invocation id") -> list[str]:
+    """A message for each id that repeats in `ids` (listed at `where`)."""
+    return [f"{where}: {what} {i!r} repeats" for i, n in Counter(ids).items() if n > 1]
+
+
 class SessionInput(Closed):
     id: str = Field(min_length=1)
     question: str
@@ -58,6 +64,22 @@ class SessionInput(Closed):
     tool_trace_summary: list[TraceEntry] | None = Field(
         default=None, description="present when the case gives one; otherwise the SUT builds it from the rows"
     )
+
+    @model_validator(mode="after")
+    def _one_store_per_request(self) -> SessionInput:
+        """The rows must fit one store (INTERPRETATION §2): invocation ids unique within each session, and
+        session ids unique within the request. Else the request is refused, naming the key."""
+        problems = repeated_ids([inv.id for inv in self.tool_invocations], "tool_invocations")
+        for index, other in enumerate(self.other_sessions):
+            problems += repeated_ids(
+                [inv.id for inv in other.tool_invocations], f"other_sessions.{index}.tool_invocations"
+            )
+        problems += repeated_ids(
+            [self.id, *(other.id for other in self.other_sessions)], "other_sessions", "session id"
+        )
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
 
 
 class ExecutorInput(Closed):

@@ -12,20 +12,24 @@ import asyncio
 import ipaddress
 import os
 import sys
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from pydantic import ValidationError
 
 from harness import __version__
-from harness.system.models import ExecutorEmission, TraceEntry
+from harness.system.models import ExecutorEmission, TraceEntry, VerifierCall, VerifierInput
 from harness.system.pipeline import run_pipeline
 from harness.system.policy import PolicySettings
 from harness.system.protocol import PROTOCOL_VERSION, SutInfo, VerifyRequest
 from harness.system.store import NewSession, Store
+
+if TYPE_CHECKING:
+    from harness.system.verifiers.llm import LLMVerifier
 
 SUT_NAME = "verifier-bench bundled system"
 PROMPT = "baseline"
@@ -100,7 +104,7 @@ async def verify(request: VerifyRequest, store: Store, namespace: str) -> dict[s
         timeout=request.settings.timeout_s,
         max_attempts=2,
     )
-    verifier = LLMVerifier(model, load_prompt(PROMPT))
+    verifier = DeadlineVerifier(LLMVerifier(model, load_prompt(PROMPT)), request.settings.timeout_s)
     trace: list[TraceEntry] | None = request.session.tool_trace_summary
     try:
         run = await run_pipeline(
@@ -119,6 +123,43 @@ async def verify(request: VerifyRequest, store: Store, namespace: str) -> dict[s
     finally:
         await verifier.aclose()
     return dict(run.self_evaluation)
+
+
+class DeadlineVerifier:
+    """An LLM verifier bounded as a whole by the request's `timeout_s`: every attempt, back-off and Retry-After
+    included, since that is all the SUT may spend waiting for its model (PROTOCOL.md), and the kit waits no longer
+    than it plus a grace. A call cut off there is a transport failure: the policy makes it LOW_CONFID (§5 step 2)."""
+
+    def __init__(self, inner: LLMVerifier, seconds: float) -> None:
+        self.inner = inner
+        self.seconds = seconds
+        self.name = inner.name
+
+    async def verify(self, inputs: VerifierInput) -> VerifierCall:
+        start = time.perf_counter()
+        try:
+            async with asyncio.timeout(self.seconds):
+                return await self.inner.verify(inputs)
+        except TimeoutError:
+            prompt = self.inner.prompt
+            return VerifierCall(
+                raw_reply=None,
+                model=self.inner.model.name,
+                prompt_name=prompt.name,
+                prompt_version=prompt.version,
+                prompt_hash=prompt.content_hash,
+                latency_ms=(time.perf_counter() - start) * 1000,
+                error=f"timeout: no reply within settings.timeout_s ({self.seconds:g} s), retries included",
+            )
+
+    def describe(self) -> dict[str, object]:
+        return {**self.inner.describe(), "deadline_s": self.seconds}
+
+    def replay_identity(self) -> dict[str, Any] | None:
+        return None
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 class SutServer:

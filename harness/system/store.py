@@ -36,6 +36,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.pool import StaticPool
 
+from harness import UsageError
 from harness.system.models import ToolInvocation, VerifierEvaluation
 
 EVALUATION_KEY = "verifier_evaluation"
@@ -44,7 +45,7 @@ KEY_LENGTH = 200
 MEMORY_URL = "sqlite://"
 
 
-class StoreURLError(ValueError):
+class StoreURLError(UsageError):
     """A store URL that names no database this store can open (exit code 2)."""
 
 

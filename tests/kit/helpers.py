@@ -13,6 +13,8 @@ from pathlib import Path
 
 from aiohttp import web
 
+from harness.devtools.java_sut import stop_process
+
 ROOT = Path(__file__).resolve().parents[2]
 VBENCH = [sys.executable, "-m", "harness.cli"]
 
@@ -42,12 +44,7 @@ def sut_process(
             time.sleep(0.05)
         yield f"http://127.0.0.1:{int(port_file.read_text())}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 def serve_args(port_file: Path, *extra: str) -> list[str]:

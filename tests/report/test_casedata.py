@@ -12,6 +12,7 @@ import yaml
 
 from harness.cli import main
 from harness.report.casedata import case_payload
+from harness.system.parser import output_of
 from tests.report.conftest import embedded
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,9 +54,10 @@ def test_a_case_given_as_raw_text_shows_the_claims_of_its_strict_parse(tmp_path:
 def test_claims_come_from_the_parse_passed_in_not_from_the_case_text() -> None:
     structured = {"claims": [{"claim_id": "C1", "statement": "s", "status": "confirmed", "critical": True}]}
     raw = {"id": "c", "executor": {"final_answer": "a", "structured_output_raw": json.dumps(structured)}}
-    assert list(case_payload(raw, structured)["claims"]) == ["C1"]
-    assert case_payload(raw, structured)["structured"]["text"] == json.dumps(structured)
-    # an object the strict parser did not accept (None passed in) shows its text but no claims
+    assert list(case_payload(raw, output_of(structured))["claims"]) == ["C1"]
+    assert case_payload(raw, output_of(structured))["structured"]["text"] == json.dumps(structured)
+    # an object the strict parser did not accept (no reading, or an invalid one) shows its text but no claims
     unparsed = {"id": "c", "executor": {"structured_output": structured}}
-    payload = case_payload(unparsed, None)
-    assert payload["claims"] == {} and payload["structured"]["text"] == json.dumps(structured, indent=1)
+    for output in (None, output_of({"claims": "not a list"})):
+        payload = case_payload(unparsed, output)
+        assert payload["claims"] == {} and payload["structured"]["text"] == json.dumps(structured, indent=1)

@@ -16,7 +16,7 @@ from harness.corpus.loader import load_cases
 from harness.run.caseref import CaseRef
 from harness.run.log import VariantInfo
 from harness.run.schedule import Task, run_one
-from harness.system import policy
+from harness.system import parser
 from harness.system.pipeline import prepare
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 from tests.run.corpus_builder import write_corpus
@@ -25,8 +25,9 @@ CASES = Path(__file__).resolve().parents[2] / "cases"
 
 
 def count_claim_readings(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    """Count the calls of `policy.structured_claims` through every harness module that holds it, by calling module."""
-    original = policy.structured_claims
+    """Count the calls of `parser.executor_output` (the one reading of the claims) through every harness module that
+    holds it, by calling module."""
+    original = parser.executor_output
     calls: Counter[str] = Counter()
 
     def counting(parsed: Any) -> Any:
@@ -34,8 +35,8 @@ def count_claim_readings(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
         return original(parsed)
 
     for name, module in list(sys.modules.items()):
-        if name.startswith("harness") and getattr(module, "structured_claims", None) is original:
-            monkeypatch.setattr(module, "structured_claims", counting)
+        if name.startswith("harness") and getattr(module, "executor_output", None) is original:
+            monkeypatch.setattr(module, "executor_output", counting)
     return calls
 
 

@@ -107,6 +107,7 @@ def test_an_equivalent_prompt_ships_within_a_margin_its_cases_can_show(
     assert "excerpt_chars" not in d["changed"] and "code_fingerprint" not in d["changed"]
 
 
+@pytest.mark.slow
 def test_inconclusive_passes_unless_ship_is_required(tmp_path: Path, server: LocalOpenAIServer) -> None:
     corpus = write_copies(tmp_path / "cases")
     off = prompt_dir(tmp_path, "off", OFF_BY_ONE_LINE)

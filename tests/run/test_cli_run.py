@@ -100,6 +100,7 @@ def test_warm_cache_rerun_sends_no_request(tmp_path: Path, openai_server: LocalO
     assert openai_server.request_count == cold_requests + 7
 
 
+@pytest.mark.slow
 def test_resume_after_kill_9_ends_with_the_same_metrics(tmp_path: Path, api_key: str) -> None:
     corpus = write_corpus(tmp_path / "cases")
     with LocalOpenAIServer(latency_ms=250) as server:
@@ -333,26 +334,26 @@ def test_a_policy_only_run_scores_and_exits_0(tmp_path: Path) -> None:
 
 def test_a_run_where_every_call_failed_exits_1(tmp_path: Path, api_key: str) -> None:
     corpus = write_corpus(tmp_path / "cases", ["q1", "q2"], with_policy=False)
-    with LocalOpenAIServer() as server:
-        dead = server.base_url
-    args = [
-        "run",
-        "--cases",
-        str(corpus),
-        "--model",
-        "openai:m",
-        "--base-url",
-        dead,
-        "--max-attempts",
-        "1",
-        "--no-cache",
-        "--no-report",
-    ]
-    assert main([*args, "--out", str(tmp_path / "dead")]) == 1
-    summary = json.loads((tmp_path / "dead" / "summary.json").read_text())
-    assert summary["variants"][0]["errors"] == 2
-    assert [g["gate"] for g in summary["gates"] if not g["passed"]] == ["error_rate<=0.0"]
-    assert main([*args, "--out", str(tmp_path / "allowed"), "--max-error-rate", "1"]) == 0
+    with LocalOpenAIServer() as server:  # it answers GET /models, and a 500 to every completion
+        server.script(*[Fault(kind="server_error")] * 4)
+        args = [
+            "run",
+            "--cases",
+            str(corpus),
+            "--model",
+            "openai:m",
+            "--base-url",
+            server.base_url,
+            "--max-attempts",
+            "1",
+            "--no-cache",
+            "--no-report",
+        ]
+        assert main([*args, "--out", str(tmp_path / "dead")]) == 1
+        summary = json.loads((tmp_path / "dead" / "summary.json").read_text())
+        assert summary["variants"][0]["errors"] == 2
+        assert [g["gate"] for g in summary["gates"] if not g["passed"]] == ["error_rate<=0.0"]
+        assert main([*args, "--out", str(tmp_path / "allowed"), "--max-error-rate", "1"]) == 0
 
 
 def test_resume_retries_the_cases_that_got_no_reply(tmp_path: Path, api_key: str) -> None:

@@ -12,7 +12,9 @@ from harness.cli import main
 from harness.devtools.local_server import Fault, LocalOpenAIServer
 from harness.run.log import error_reason
 from tests.run.corpus_builder import write_corpus
-from tests.run.test_cli_run import llm_args
+from tests.run.test_cli_run import api_key, llm_args  # noqa: F401 - api_key: a fixture
+
+pytestmark = pytest.mark.usefixtures("api_key")  # every run here is an openai: model's, which needs a key
 
 
 def test_error_reason_is_the_word_before_the_detail() -> None:

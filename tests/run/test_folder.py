@@ -52,8 +52,10 @@ def test_a_v1_folder_scores_to_the_summary_the_v1_code_wrote(tmp_path: Path) -> 
     shutil.copytree(V1_RUN, run)
     written = json.loads((V1_RUN / "summary.json").read_text())
     again = score_run(run, GateSettings())
-    # summary.json keys are added, never renamed: every key the v1 code wrote is there with its value
-    assert missing_or_changed(without_timings(written), without_timings(json.loads(json.dumps(again)))) == []
+    # summary.json keys are added, never renamed: every key the v1 code wrote is there with its value, except the
+    # bounds of rate CIs, whose interval method changed (cluster-adjusted Wilson with a small-sample shrink)
+    changed = missing_or_changed(without_timings(written), without_timings(json.loads(json.dumps(again))))
+    assert [c for c in changed if "_ci[" not in c.split(":")[0]] == []
     assert (run / "outcomes.jsonl").read_text() == (V1_RUN / "outcomes.jsonl").read_text()
 
 

@@ -123,6 +123,7 @@ def test_what_the_registry_takes_the_client_is_built_with() -> None:
         "backoff_base": 0,
         "backoff_max": 0,
         "max_retry_after": 0,
+        "max_connection_failures": 2,
         "max_tokens": 1,
         "token_param": "max_completion_tokens",
         "extra_body": {"top_k": 5},

@@ -222,8 +222,9 @@ def test_a_reply_from_another_endpoint_is_not_a_replay(
 
 
 def test_no_replay_through_the_cli_runs_the_system_and_refreshes_the_kept_results(
-    tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer
+    tmp_path: Path, corpus: Path, openai_server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-replay")
     args = ["run", "--cases", str(corpus), "--model", MODEL, "--base-url", openai_server.base_url]
     args += ["--cache", str(tmp_path / "cache"), "--no-report"]
     assert main([*args, "--out", str(tmp_path / "cold")]) == 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from harness.corpus.loader import load_cases
 from harness.run.execute import execute_case, scripted_verifier_for
+from harness.run.log import ResultRecord
 from harness.run.records import record_from_run
 from harness.score.conformance import policy_case_mismatches
 from harness.score.outcome import outcome, record_outcome
@@ -66,7 +67,8 @@ def test_conformance_and_the_scored_outcome_of_a_policy_result_agree() -> None:
         run = asyncio.run(execute_case(case, scripted_verifier_for(case)))
         for verdict in VERDICTS[:-1]:
             evaluation = run.evaluation.model_copy(update={"verdict": verdict})
-            record = record_from_run(case, "policy", 0, run).model_copy(update={"verdict": verdict})
+            made = record_from_run(case, "policy", 0, run).model_dump(exclude={"outcome"})
+            record = ResultRecord.model_validate({**made, "verdict": verdict})  # judged as it is made
             result = record_outcome(record)
             lines = policy_case_mismatches(case, evaluation)
             assert any(line.startswith("verdict:") for line in lines) == (not result.verdict_correct), case.id

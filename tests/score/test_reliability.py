@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from harness.run.outcome import pass_allowed
 from harness.score.reliability import calibration_metrics, consistency_metrics
 
 
@@ -19,6 +20,7 @@ def frame(rows: list[tuple[str, int, bool, str, float | None, list[str]]]) -> pd
                 "verdict": v,
                 "groundedness": g,
                 "gold_verdicts": gold,
+                "unsafe_eligible": not pass_allowed(gold),  # the outcome's column, as the quality frame has it
             }
             for c, e, ok, v, g, gold in rows
         ]

@@ -19,6 +19,7 @@ from typing import Any
 import jinja2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness import UsageError
 from harness.llm.types import ChatMessage
 from harness.system.models import VerifierInput
 
@@ -31,7 +32,7 @@ _SECTION_TAGS = re.compile(
 )
 
 
-class PromptError(Exception):
+class PromptError(UsageError):
     """A prompt variant cannot be loaded or rendered; the message names the file."""
 
 

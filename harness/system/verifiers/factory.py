@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from harness import UsageError
 from harness.llm.cache import CachingChatModel
 from harness.llm.types import ChatModel
 from harness.system.prompts import PromptVariant, load_prompt
@@ -19,7 +20,7 @@ REFERENCE = "reference"
 OPENAI = "openai"
 
 
-class ModelSpecError(ValueError):
+class ModelSpecError(UsageError):
     """A model spec the factory does not know."""
 
 

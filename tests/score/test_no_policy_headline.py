@@ -1,0 +1,33 @@
+"""A run in which no policy case ran says so in every headline and gate line: never `0 of 0`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.score.certificate import NO_POLICY_CASES, certificate_status
+from tests.run.corpus_builder import write_corpus
+
+
+def test_the_certificate_status_of_no_policy_case() -> None:
+    conformance = {"scenarios": {"s1": {"cases": 0, "passed": 0}}, "policy_cases": 0, "policy_passed": 0}
+    conformance |= {"invariant_violations": 0, "quality_expectation_mismatches": 0}
+    assert certificate_status(conformance, errors=0) == ("failed", NO_POLICY_CASES)
+
+
+def test_a_quality_only_run_says_nothing_was_certified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = write_corpus(tmp_path / "cases")
+    out = tmp_path / "run"
+    main(["run", "--cases", str(corpus), "--filter", "kind:quality", "--out", str(out), "--no-cache"])
+    printed = capsys.readouterr()
+    certificate = json.loads((out / "certificate.json").read_text())
+    summary = json.loads((out / "summary.json").read_text())
+    assert certificate["headline"] == NO_POLICY_CASES
+    assert NO_POLICY_CASES in printed.err and "no policy cases in this run" in printed.out  # headline, tally
+    written = [printed.out, printed.err, json.dumps(summary["gates"]), json.dumps(certificate)]
+    written += [(out / name).read_text() for name in ("summary.md", "certificate.html", "report.html")]
+    for text in written:
+        assert "0 of 0 policy" not in text and "0/0 policy" not in text
