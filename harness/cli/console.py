@@ -73,6 +73,10 @@ def print_summary(
     print_robustness(console, summary)
     for decision in summary.get("decisions", []):
         print_decision(console, decision)
+    if summary.get("stop_early"):
+        from harness.score.sequential import stop_sentence  # scipy: only for a run that stopped early
+
+        console.print(stop_sentence(summary["stop_early"]), markup=False, highlight=False)
     for gate in summary["gates"]:
         mark = "[green]gate passed[/green]" if gate["passed"] else "[red]gate failed[/red]"
         console.print(
@@ -112,7 +116,7 @@ def print_decision(console: Console, d: dict[str, Any]) -> None:
         title=f"paired on {d['paired_cases']} cases ({d['unpaired_cases']} unpaired); "
         f"margin {pp(d['margin'], False)}, alpha {d['alpha']:g}"
     )
-    for col in ("metric", "control", "candidate", "Δ [95% CI]", "p", "outcome", "cases needed",
+    for col in ("metric", "control", "candidate", f"Δ [{100 * (1 - d['alpha']):.3g}% CI]", "p", "outcome", "cases needed",
                 "detectable (80% power)", "gated"):  # fmt: skip
         table.add_column(col, overflow="fold")
     for name, m in d["metrics"].items():

@@ -22,6 +22,7 @@ from harness.corpus.perturb import PERTURBATIONS
 from harness.run.caseref import CaseRef
 from harness.run.endpoints import EndpointDown, check_endpoints
 from harness.run.folder import DROPPED_FILE, RESULTS_FILE, RunFileError
+from harness.run.looks import EarlyStop
 from harness.run.plan import ResumeError
 from harness.run.providers import grammar, study_factory
 from harness.run.ray_executor import RayUnavailable
@@ -87,6 +88,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="append",
         choices=decidable(),
         help="a metric the ship decision gates on (repeatable; default verdict_accuracy and unsafe_pass_rate)",
+    )
+    run.add_argument(
+        "--stop-early",
+        action="store_true",
+        help="send quality cases in a seeded random order, in looks, and stop once the sequential rule blocks, "
+        "ships or finds a ship out of reach (needs --control or --baseline; docs/concepts/decisions.md)",
+    )
+    run.add_argument(
+        "--look-size", type=int, metavar="N", help="with --stop-early: quality cases per look (default 20)"
     )
     run.add_argument(
         "--require-ship", action="store_true", help="an inconclusive decision exits 1 too (proof of non-inferiority)"
@@ -203,6 +213,8 @@ def study_from_args(args: argparse.Namespace) -> Study:
         "shard": args.shard,
         "executor": args.executor,
         "ray_address": args.ray_address,
+        "stop_early": args.stop_early or None,
+        "look_size": args.look_size,
     }
     if args.no_cache:
         overrides["cache"] = None
@@ -245,9 +257,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     run_dir = study.out or Path("reports") / datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     from harness.cli.progress import RichProgress
 
+    early, alpha = _early_stop(study, cases, run_dir)
+
     preload = import_in_background(AFTER_RUN_MODULES + (REPORT_MODULES if study.report else ()))
     try:
-        result = run_study(study, cases, run_dir, default_factory(study), RichProgress(err))
+        result = run_study(study, cases, run_dir, default_factory(study), RichProgress(err), early_stop=early)
         del cases  # scoring and the report read the run folder: the cases' memory is theirs to reuse
         preload.join()
         from harness.score.scoring import GateSettings
@@ -259,7 +273,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 fail_under=gates.fail_under,
                 max_unsafe_pass=gates.max_unsafe_pass,
                 baseline=study.baseline,
-                alpha=gates.alpha,
+                alpha=alpha,
                 max_error_rate=gates.max_error_rate,
                 control=study.control,
                 margin=gates.margin / 100,
@@ -353,6 +367,22 @@ def _preflight(study: Study, cases: list[CaseRef]) -> None:
     baseline = load_control_run(study.baseline) if study.baseline is not None else None
     quality = {c.id: c.hash for c in cases if c.kind == "quality"}
     preflight(build_variants(study), study.control, baseline, quality)
+
+
+def _early_stop(study: Study, cases: list[CaseRef], run_dir: Path) -> tuple[EarlyStop | None, float]:
+    """With stop_early: the sequential rule the run checks after each look, and the level its decisions are made
+    at (the design's last look, so the summary's decision and the stop agree). Else none, and the study's alpha."""
+    if not study.stop_early:
+        return None, study.gates.alpha
+    from harness.score.early_stop import final_level, run_rule
+
+    quality = [c.id for c in cases if c.kind == "quality"]
+    gates = study.gates
+    rule = run_rule(
+        run_dir, quality, look_size=study.look_size, seed=study.stop_seed, control=study.control,
+        baseline=study.baseline, gated=tuple(gates.decide_on), margin=gates.margin / 100, alpha=gates.alpha,
+    )  # fmt: skip
+    return rule, final_level(len(set(quality)), study.look_size, gates.alpha)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from harness.score.certificate_model import read_certificate
 from harness.score.compare import compare_pairs
 from harness.score.frames import CLASSES
 from harness.score.outcomes import load_outcomes
+from harness.score.sequential import stop_sentence
 
 _SECRET_WORDS = frozenset(
     {"key", "apikey", "token", "secret", "password", "passwd", "authorization", "authorisation", "cookie",
@@ -199,6 +200,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         "signoff": signoff,
         "gates": gates,
         "decisions": decision_rows(runs),
+        "stop_lines": [stop_sentence(r.summary["stop_early"]) for r in runs if r.summary.get("stop_early")],
         "passed": passed,
         "selection": {**selection, "complete": selection["embedded"] == selection["results"]},
         "data": data,

@@ -155,6 +155,7 @@ def make_manifest(
             "baseline_sha256": folder_fingerprint(study.baseline) if study.baseline else None,
             "perturb": list(study.perturb),
             "perturb_seed": study.perturb_seed,
+            "stop_early": {"look_size": study.look_size, "seed": study.stop_seed} if study.stop_early else None,
             "perturbed_cases": {name: sum(p.name == name for p in perturbed) for name in study.perturb},
         },
         python=sys.version.split()[0],

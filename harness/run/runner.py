@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.corpus.schema import Case
 from harness.llm.entries import flush_writes
@@ -31,6 +31,7 @@ from harness.run.folder import (
     write_manifest,
 )
 from harness.run.log import Manifest, ResultRecord, VariantInfo
+from harness.run.looks import EarlyStop, split_into_looks, stop_record
 from harness.run.plan import (
     ResumeError,
     build_variants,
@@ -44,11 +45,12 @@ from harness.run.plan import (
 from harness.run.providers import components, json_safe
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
 from harness.run.schedule import Progress, SilentProgress, Task, Watch, run_tasks
-from harness.run.study import Study
+from harness.run.study import Study, StudyError
 from harness.system.store import MEMORY_URL, Store, StoreURLError, public_store_url
 from harness.system.verifiers.base import Verifier
 
 VerifierFactory = Callable[[VariantInfo, int], Verifier]
+T = TypeVar("T")
 
 
 @dataclass
@@ -74,12 +76,18 @@ def run_study(
     factory: VerifierFactory,
     progress: Progress | None = None,
     run_id: str | None = None,
+    early_stop: EarlyStop | None = None,
 ) -> RunResult:
     """Run (or resume) a study of `cases` into `run_dir`; the records are in the run folder.
 
     Cases given as refs (`load_case_refs`) are never all in memory at once; given as `Case` objects they are
     made refs first (the caller's objects are not kept).
+
+    With `early_stop` (a `stop_early` study), the units go in its looks and the run stops sending when its
+    rule says so after a look; the stop is recorded in the manifest's settings (`stop_early`).
     """
+    if study.stop_early != (early_stop is not None):
+        raise StudyError("stop_early needs the sequential rule (early_stop), and the rule needs stop_early")
     if study.store:
         check_store(study.store)
     refs = [c if isinstance(c, CaseRef) else CaseRef.of(c) for c in cases]
@@ -121,6 +129,7 @@ def run_study(
 
     by_name = {v.name: v for v in variants}
     tasks = [t for t in planned if t.key not in done]
+    looks = split_into_looks(planned, early_stop) if early_stop is not None else [planned]
 
     def verifier_for(task: Task) -> Verifier:
         assert task.variant is not None  # a policy task's verifier is its case's scripted reply (`run_one`)
@@ -151,6 +160,7 @@ def run_study(
     breaker = Breaker.for_run(study, variants)
     watch = breaker.observe if breaker is not None else None
     progress = progress or SilentProgress()
+    stop: dict[str, Any] | None = None
     progress.start(len(tasks) + len(done), len(done))
     try:
         with ResultWriter(run_dir) as writer, executor_session(study) as executor:
@@ -163,32 +173,38 @@ def run_study(
                     "store_url": study.store or MEMORY_URL,
                     "namespace_seed": f"{manifest.run_id}\0{manifest.created}\0{run_dir.resolve()}",
                 }
+                todo = [[t for t in look if t.key not in done] for look in looks]
+                check = early_stop.check if early_stop is not None else None
                 if study.executor == "ray":
-                    new = _run_on_ray(
-                        tasks, factory, verifiers, writer, study, progress, replay, replay_key, placement, watch
-                    )
-                else:
-                    new = asyncio.run(
-                        _closing(
-                            run_tasks(
-                                tasks,
-                                verifier_for,
-                                writer,
-                                study.concurrency,
-                                study.excerpt_chars,
-                                progress,
-                                replay,
-                                replay_key,
-                                watch=watch,
-                                **placement,
-                            ),
-                            verifiers,
+                    new, stop = 0, None
+                    for k, look in enumerate(todo, 1):
+                        new += _run_on_ray(
+                            look, factory, verifiers, writer, study, progress, replay, replay_key, placement, watch
                         )
-                    )
+                        stop = check(k) if check is not None else None
+                        if stop is not None and stop["stop"]:
+                            break
+                else:
+
+                    async def in_looks() -> tuple[int, dict[str, Any] | None]:
+                        sent, stop = 0, None
+                        for k, look in enumerate(todo, 1):
+                            sent += await run_tasks(
+                                look, verifier_for, writer, study.concurrency, study.excerpt_chars, progress,
+                                replay, replay_key, watch=watch, **placement,
+                            )  # fmt: skip
+                            stop = check(k) if check is not None else None
+                            if stop is not None and stop["stop"]:
+                                break
+                        return sent, stop
+
+                    new, stop = asyncio.run(_closing(in_looks(), verifiers))
     finally:
         flush_writes()  # the kept replies and results are on disk before the run returns
         progress.stop()
     manifest.components = components(variants, verifiers)
+    if stop is not None:
+        manifest.settings["stop_early"] = {**manifest.settings["stop_early"], **stop_record(stop, looks)}
     write_manifest(run_dir, manifest)
     return RunResult(run_dir=run_dir, manifest=manifest, finished=new, skipped=len(done), dropped=dropped)
 
@@ -264,7 +280,7 @@ def fewer_collections(young: int = 20_000) -> Iterator[None]:
         gc.unfreeze()
 
 
-async def _closing(work: Coroutine[Any, Any, int], verifiers: Mapping[Any, Verifier]) -> int:
+async def _closing(work: Coroutine[Any, Any, T], verifiers: Mapping[Any, Verifier]) -> T:
     """Run `work`, then close every verifier's connections in the loop that opened them."""
     try:
         return await work

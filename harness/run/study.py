@@ -110,6 +110,13 @@ class Study(BaseModel):
     ray_address: str | None = Field(
         default=None, description="the Ray cluster to join (default: a local one started for the run)"
     )
+    stop_early: bool = Field(
+        default=False,
+        description="send quality cases in a seeded random order, in looks, and stop when the sequential rule "
+        "blocks, ships or finds a ship out of reach (needs a decision: a control)",
+    )
+    look_size: int = Field(default=20, ge=1, description="with stop_early: quality cases per look")
+    stop_seed: int = Field(default=0, ge=0, description="with stop_early: the seed of the order cases are sent in")
 
     @field_validator("shard", mode="before")
     @classmethod
@@ -142,6 +149,22 @@ class Study(BaseModel):
         return (
             parse_perturbations(names) if isinstance(names, list) and all(isinstance(n, str) for n in names) else names
         )
+
+    @model_validator(mode="after")
+    def _stop_early_needs_a_decision(self) -> Study:
+        if not self.stop_early:
+            stray = sorted({"look_size", "stop_seed"} & self.model_fields_set)
+            if stray:
+                raise ValueError(f"{', '.join(stray)} given, but not stop_early: add --stop-early, or drop them")
+            return self
+        if self.control is None and self.baseline is None:
+            raise ValueError(
+                "stop_early (--stop-early) stops on a ship decision, and this run has none: name a control "
+                "(--control VARIANT, with a candidate beside it) or a --baseline"
+            )
+        if self.perturb or self.shard is not None:
+            raise ValueError("stop_early (--stop-early) cannot be combined with perturb or shard")
+        return self
 
     @model_validator(mode="after")
     def _drop_needs_resume(self) -> Study:

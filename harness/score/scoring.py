@@ -154,6 +154,9 @@ def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
     if baseline is not None:
         summary["baseline"] = {"path": str(gates.baseline)}
     summary["decisions"] = [d.model_dump(mode="json") for d in decisions]
+    stop = manifest.settings.get("stop_early")
+    if isinstance(stop, dict) and "look" in stop:  # a --stop-early run: where and why it stopped sending cases
+        summary["stop_early"] = stop
     gate_rows += decision_gates(decisions, gates.require_ship)
     summary["gates"] = gate_rows
     summary["passed"] = all(g["passed"] for g in gate_rows)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.score.sequential import METHOD
+
 FALSE_SHIP_MAX, FALSE_SHIP_UPPER_MAX = 0.025, 0.05
 FALSE_BLOCK_MAX = 0.06
 POWER_MIN = 0.80
@@ -72,9 +74,10 @@ def table(data: dict[str, Any]) -> str:
         cov = " / ".join(f"{v['rate'] * 100:.1f}% ({v['mean_width'] * 100:.0f} pp)" for v in c["coverage"].values())
         kind = "yes" if c["truly_worse"] else "equivalent" if c["equivalent"] else "no"
         saved, mean = c["stop_early"]["median_share_saved"], c["stop_early"]["mean_share_saved"]
+        futile = c["stop_early"].get("stop_reasons", {}).get("futility", 0)
         rows.append(
             f"| {c['cases']} | {c['candidate_skill']} | {delta:+.1f} pp | {kind} | {_rate(d['ship'])} | {_rate(d['block'])} | "
-            f"{_rate(d['inconclusive'])} | {_rate(e['ship'])} | {_rate(e['block'])} | {saved * 100:.0f}% ({mean * 100:.1f}%) | {cov} |"
+            f"{_rate(d['inconclusive'])} | {_rate(e['ship'])} | {_rate(e['block'])} | {saved * 100:.0f}% ({mean * 100:.1f}%), {futile} futility | {cov} |"
         )
     return "\n".join(rows)
 
@@ -90,6 +93,9 @@ def markdown(data: dict[str, Any]) -> str:
         f"margin {s['margin'] * 100:g} pp, alpha {s['alpha']}, gated on {', '.join(s['gated'])}; early stopping in looks of "
         f"{s['look_size']} cases. Rates: k/n with Clopper–Pearson 95% intervals. Truth: exact expectation over the "
         "judge's draws on the same cases.",
+        "",
+        f"Early stopping (`vbench run --stop-early`): {METHOD}. Requests saved: the share of the planned cases not "
+        "sent, per pair; 'futility': pairs stopped for futility (outcome inconclusive).",
         "",
         table(data),
         "",

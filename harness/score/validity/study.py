@@ -16,7 +16,7 @@ import numpy as np
 
 from harness.run.study import DEFAULT_DECIDE_ON
 from harness.score.paired import DEFAULT_MARGIN
-from harness.score.validity.sequential import DEFAULT_LOOK_SIZE, curtailed, look_order
+from harness.score.validity.sequential import DEFAULT_LOOK_SIZE, look_order, sequential
 from harness.score.validity.simulate import (
     LOWER_IS_BETTER,
     Rate,
@@ -60,6 +60,7 @@ class Condition:
     early: dict[str, int] = field(default_factory=dict)
     early_mismatches: int = 0
     saved: list[float] = field(default_factory=list)
+    stops: dict[str, int] = field(default_factory=dict)
     coverage: dict[str, tuple[Rate, float]] = field(default_factory=dict)
 
     @property
@@ -82,6 +83,7 @@ class Condition:
             "stop_early": {
                 "decisions": {o: self.rate(o, early=True).as_dict() for o in ("ship", "block", "inconclusive")},
                 "differs_from_fixed_n": self.early_mismatches,
+                "stop_reasons": dict(sorted(self.stops.items())),
                 "median_share_saved": float(np.median(self.saved)) if self.saved else None,
                 "mean_share_saved": float(np.mean(self.saved)) if self.saved else None,
             },
@@ -131,7 +133,7 @@ def run_condition(tables: Sequence[CaseTable], size: int, skill: float, s: Study
         fixed = decide_pair(cases, control, candidate, s.gated, s.margin, s.alpha)
         cond.outcomes[fixed] = cond.outcomes.get(fixed, 0) + 1
         if s.stop_early:
-            stopped = curtailed(
+            stopped = sequential(
                 {n: metric_units(cases, control, n) for n in s.gated},
                 {n: metric_units(cases, candidate, n) for n in s.gated},
                 look_order(len(cases), base + 2 * i),
@@ -140,6 +142,7 @@ def run_condition(tables: Sequence[CaseTable], size: int, skill: float, s: Study
             cond.early[stopped.outcome] = cond.early.get(stopped.outcome, 0) + 1
             cond.early_mismatches += stopped.outcome != fixed
             cond.saved.append(stopped.share_saved)
+            cond.stops[str(stopped.reason)] = cond.stops.get(str(stopped.reason), 0) + 1
     if s.coverage:
         cond.coverage = coverage(cases, candidates, truth_cand)
     return cond

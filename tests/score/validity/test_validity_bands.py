@@ -7,6 +7,7 @@ full study (`nox -s validity`) holds it to.
 from __future__ import annotations
 
 from functools import cache
+from statistics import median
 
 import pytest
 
@@ -47,6 +48,8 @@ def test_an_equivalent_candidate_is_rarely_blocked() -> None:
     assert cond.equivalent
     assert cond.rate("block").value <= FALSE_BLOCK_MAX
     assert cond.rate("block", early=True).value <= FALSE_BLOCK_MAX
+    assert median(cond.saved) >= 0.2, cond.as_dict()["stop_early"]
+    assert cond.stops.get("futility", 0) > 0
 
 
 def test_a_candidate_16_points_worse_is_blocked_on_the_full_corpus() -> None:
@@ -65,5 +68,5 @@ def test_per_variant_intervals_cover_the_exact_truth(size: int) -> None:
 
 def test_early_stopping_saves_requests_on_a_clearly_worse_candidate() -> None:
     cond = run_condition(tables(), 136, 0.55, settings(30))
-    assert sum(cond.saved) > 0
+    assert median(cond.saved) >= 0.2, cond.as_dict()["stop_early"]
     assert cond.rate("block", early=True).value >= POWER_MIN
