@@ -108,6 +108,7 @@ def print_robustness(console: Console, summary: dict[str, Any]) -> None:
 def print_decision(console: Console, d: dict[str, Any]) -> None:
     """The decision with its one line of why, the paired figures in points, and the first regressed cases."""
     from harness.score.decide import Decision, decision_line
+    from harness.score.wording import ci_label
 
     style = DECISION_STYLE[d["decision"]]
     word, _, rest = decision_line(Decision.model_validate(d)).partition(" ")
@@ -116,7 +117,7 @@ def print_decision(console: Console, d: dict[str, Any]) -> None:
         title=f"paired on {d['paired_cases']} cases ({d['unpaired_cases']} unpaired); "
         f"margin {pp(d['margin'], False)}, alpha {d['alpha']:g}"
     )
-    for col in ("metric", "control", "candidate", f"Δ [{100 * (1 - d['alpha']):.3g}% CI]", "p", "outcome", "cases needed",
+    for col in ("metric", "control", "candidate", f"Δ [{ci_label(d['alpha'])}]", "p", "outcome", "cases needed",
                 "detectable (80% power)", "gated"):  # fmt: skip
         table.add_column(col, overflow="fold")
     for name, m in d["metrics"].items():

@@ -317,6 +317,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 AFTER_RUN_MODULES = ("harness.score.scoring", "harness.kit.certificate")
 """What scoring and the certificate import (pandas, the kit's server): ~0.4 s of imports."""
+
+
 def _render_report(run_dir: Path) -> None:
     """report.html and summary.md of the run; one that cannot be written is a `ReportError` that fails the command.
     A function of its own so the bench can time the report as one phase."""

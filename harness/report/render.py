@@ -35,7 +35,7 @@ from harness.report.select import DEFAULT_LIMIT
 from harness.run.folder import CERTIFICATE_HTML, MARKDOWN_FILE, REPORT_FILE, write_lines, write_text
 from harness.score.certificate import policy_tally
 from harness.score.registry import MetricSpec
-from harness.score.wording import p_text
+from harness.score.wording import ci_label, p_text
 from harness.score.wording import pp_text as pp
 
 
@@ -117,6 +117,7 @@ def environment() -> Environment:
         in_sentence=in_sentence,
         figure=figure,
         delta=delta,
+        ci_label=ci_label,
     )
     env.globals["policy_tally"] = policy_tally
     return env

@@ -21,3 +21,9 @@ def format_p(p: float | None) -> str:
     """'p' followed by this: '= 0.042' or '< 0.001'."""
     text = p_text(p)
     return text if text.startswith("<") or text == "n/a" else f"= {text}"
+
+
+def ci_label(alpha: float | None) -> str:
+    """An interval's name from the level it was made at: "95% CI" at alpha 0.05, "96.1% CI" at a stop-early run's
+    last-look level 0.039."""
+    return f"{100 * (1 - (0.05 if alpha is None else alpha)):.3g}% CI"

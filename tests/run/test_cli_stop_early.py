@@ -95,6 +95,9 @@ def test_a_clearly_worse_candidate_stops_early_blocked_and_saves_requests(
     assert f"Δ [{100 * (1 - d['alpha']):.3g}% CI]" in printed  # the interval shown is the one decided at
     render_run([out], out)
     assert f"{stop['requests_saved']} saved" in (out / "summary.md").read_text()
+    level = f"Δ [{100 * (1 - d['alpha']):.3g}% CI]"  # the report's tables name the level decided at, not 95%
+    assert level != "Δ [95% CI]" and level in (out / "summary.md").read_text()
+    assert level in (out / "report.html").read_text()
 
     # resuming the stopped run replays its looks from the records and sends nothing more
     assert run(judge, out, model_name(CONTROL_SKILL, 1), model_name(0.4, 2), "--resume") == 1
