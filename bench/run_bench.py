@@ -31,13 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.data import request_bodies, synth_cases, synth_run, write_case_lines
-from bench.procs import ROOT, ServerProcess, host, run_worker, write_figures
+from bench.procs import ROOT, ServerProcess, host, run_worker, write_figures, yardstick
 from bench.table import build_targets, markdown
-from bench.whole import cli_figures, headline, phase_profile, startup
+from bench.whole import cli_figures, headline, phase_profile, report_time, slow_headline, startup
 from bench.workers import SUITE_KINDS
 
 PACKAGES = ("verifier-bench", "openai", "httpx", "httpx2", "aiohttp", "pydantic", "sqlalchemy", "jinja2")
 PACKAGES += ("inspect-ai", "pyinstrument", "pandas")
+PARTS = ("whole", "slow", "phases", "startup", "report_time", "suite", "warm", "stages", "profile", "reference", "report")
+"""The bench's parts, in the order they run; `--parts` picks some (the headline's warm-up runs whenever one needs it)."""
 PEERS = {"peer": "(d) Inspect AI", "promptfoo": "(p) promptfoo"}
 """The peers, each run `--peer-reps` times per latency after the suite, on the same server."""
 
@@ -59,6 +61,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--raw-transports", default="httpx,aiohttp", help="the raw script's transports (httpx: the client's own)"
     )
     parser.add_argument("--startup-reps", type=int, default=5, help="runs of each start-up command")
+    parser.add_argument(
+        "--slow-latency", type=float, default=2000.0, help="ms: the headline again at a real judge's latency (0: skip)"
+    )
+    parser.add_argument("--slow-reps", type=int, default=3, help="repetitions of the slow-latency headline")
+    parser.add_argument("--report-reps", type=int, default=5, help="runs of `vbench report` on the 1,000-case run")
+    parser.add_argument(
+        "--parts",
+        default="all",
+        help="comma-separated parts to run (all, or: whole, slow, phases, startup, report_time, suite, warm, "
+        "stages, profile, reference, report): the targets of the parts left out read 'not measured'",
+    )
     parser.add_argument("--render-sizes", default="10000,100000")
     parser.add_argument("--corpus", type=Path, default=ROOT / "cases", help="corpus for (e)")
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench")
@@ -69,7 +82,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.n, args.reps, args.peer_reps, args.latencies = min(args.n, 24), "1", "1,0", "20,0"
         args.whole_reps, args.raw_transports, args.startup_reps = 1, "httpx", 1
         args.render_sizes = "300"
+        args.slow_latency, args.slow_reps, args.report_reps = 40.0, 1, 1
         args.corpus = ROOT / "cases" / "policy"
+    args.parts = set(PARTS if args.parts == "all" else (x.strip() for x in str(args.parts).split(",") if x.strip()))
+    if args.parts - set(PARTS):
+        parser.error(f"unknown part: {', '.join(sorted(args.parts - set(PARTS)))} (known: {', '.join(PARTS)})")
     args.latencies = [float(x) for x in str(args.latencies).split(",") if x.strip()]
     args.reps = _per_latency(args.reps, len(args.latencies))
     args.peer_reps = _per_latency(args.peer_reps, len(args.latencies))
@@ -255,6 +272,10 @@ def main(argv: list[str] | None = None) -> int:
             "servers": args.servers,
             "raw_transports": args.raw_transports,
             "startup_reps": args.startup_reps,
+            "slow_latency_ms": args.slow_latency,
+            "slow_reps": args.slow_reps,
+            "report_reps": args.report_reps,
+            "parts": sorted(args.parts),
         },
     }
     work = Path(tempfile.mkdtemp(prefix="vbench-bench-"))
@@ -265,32 +286,54 @@ def main(argv: list[str] | None = None) -> int:
         cases = write_case_lines(work / "cases", work / "cases.jsonl")
         (work / "bodies.json").write_text(json.dumps(request_bodies(cases)), encoding="utf-8")
         headline_ms = args.latencies[0]
-        log(f"headline: whole processes at {headline_ms:g} ms on {', '.join(args.servers)} x {args.whole_reps}")
-        whole = headline(work, headline_ms, args.concurrency, args.whole_reps, args.servers, args.raw_transports, log)
-        figures["whole"], figures["cli"] = whole, cli_figures(whole)
-        figures["phases"] = phase_profile(work, headline_ms, args.concurrency)
-        log(f"phases of one whole vbench run: {figures['phases'].get('error') or 'measured'}")
-        one_file = sorted((work / "cases").glob("*.yaml"))[0]
-        figures["startup"] = startup(work, one_file, args.startup_reps)
-        log("start-up: " + ", ".join(f"{k} {v.get('wall_s', 0):.2f} s" for k, v in figures["startup"].items()))
+        parts = args.parts
+        if parts & {"whole", "slow", "report_time", "report"}:
+            servers = args.servers if "whole" in parts else []
+            log(f"headline: whole processes at {headline_ms:g} ms on {', '.join(servers) or 'no server'} x {args.whole_reps}")
+            whole = headline(work, headline_ms, args.concurrency, args.whole_reps, servers, args.raw_transports, log)
+            figures["whole"], figures["cli"] = whole, cli_figures(whole)
+            run_dir = Path((whole.get("warmup") or {}).get("run_dir", ""))
+            if "slow" in parts and args.slow_latency > 0:
+                log(f"headline at {args.slow_latency:g} ms: async server x {args.slow_reps}")
+                bodies = Path(whole.get("bodies", work / "requests.jsonl"))
+                figures["slow"] = slow_headline(
+                    work, bodies, args.slow_latency, args.concurrency, args.slow_reps, log
+                )
+            if "report_time" in parts:
+                figures["report_time"] = report_time(run_dir, args.report_reps) | {"yardstick_s": yardstick()}
+                log(f"vbench report of the {headline_ms:g} ms run: {_brief(figures['report_time'])}")
+        if "phases" in parts:
+            figures["phases"] = phase_profile(work, headline_ms, args.concurrency)
+            log(f"phases of one whole vbench run: {figures['phases'].get('error') or 'measured'}")
+        if "startup" in parts:
+            one_file = sorted((work / "cases").glob("*.yaml"))[0]
+            figures["startup"] = startup(work, one_file, args.startup_reps)
+            log("start-up: " + ", ".join(f"{k} {v.get('wall_s', 0):.2f} s" for k, v in figures["startup"].items()))
         figures["latencies"] = []
         for latency, reps, peer_reps in zip(args.latencies, args.reps, args.peer_reps, strict=True):
+            if "suite" not in parts:
+                break
             row = measure_latency(args, work, latency, reps, peer_reps)
             row["ratios"] = ratios(row)
             figures["latencies"].append(row)
-        figures["warm_cache"] = warm_cache(args, work, headline_ms)
-        log(f"warm/cold: {figures['warm_cache'].get('ratio')}")
-        figures["stages"] = run_worker("stages", "--work", str(work), "--n", str(args.n))
-        log(f"stages: {figures['stages'].get('total_ms_per_case')} ms per case")
-        figures["profile"] = profile_run(args, work, work / "profile.txt")
-        log(f"profile: {figures['profile'].get('self_time_share') or figures['profile'].get('error')}")
-        figures["reference"] = run_worker("reference", "--corpus", str(args.corpus), "--out", str(work / "out-ref"))
-        log(f"reference: {_brief(figures['reference'])}")
-        template = Path(figures["cli"].get("run_dir", ""))
-        if (template / "results.jsonl").exists():
-            figures["report"] = report_sizes(args, work, template)
-        else:
-            figures["report"] = [{"error": "no template run folder (the CLI run failed)"}]
+        if "warm" in parts:
+            figures["warm_cache"] = warm_cache(args, work, headline_ms)
+            log(f"warm/cold: {figures['warm_cache'].get('ratio')}")
+        if "stages" in parts:
+            figures["stages"] = run_worker("stages", "--work", str(work), "--n", str(args.n))
+            log(f"stages: {figures['stages'].get('total_ms_per_case')} ms per case")
+        if "profile" in parts:
+            figures["profile"] = profile_run(args, work, work / "profile.txt")
+            log(f"profile: {figures['profile'].get('self_time_share') or figures['profile'].get('error')}")
+        if "reference" in parts:
+            figures["reference"] = run_worker("reference", "--corpus", str(args.corpus), "--out", str(work / "out-ref"))
+            log(f"reference: {_brief(figures['reference'])}")
+        if "report" in parts:
+            template = Path((figures.get("cli") or {}).get("run_dir", ""))
+            if (template / "results.jsonl").exists():
+                figures["report"] = report_sizes(args, work, template)
+            else:
+                figures["report"] = [{"error": "no template run folder (the CLI run failed)"}]
         profile_file = work / "profile.txt"
         profile_text = profile_file.read_text(encoding="utf-8") if profile_file.exists() else None
     finally:

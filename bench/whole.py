@@ -174,6 +174,37 @@ def startup(work: Path, one_file: Path, reps: int) -> dict[str, Any]:
     return {name: summarise(runs[name]) | {"command": shown[name]} for name in commands}
 
 
+def slow_headline(
+    work: Path, bodies: Path, latency_ms: float, concurrency: int, reps: int, log: Any
+) -> dict[str, Any]:
+    """The headline at a real judge's latency (seconds a reply): the same captured requests (a request body does
+    not depend on the server's latency), the async server and the raw client's own transport only."""
+    if not bodies.exists():
+        return {"error": "no captured requests (the headline's warm-up failed)"}
+    row = measure_server("async", work, bodies, latency_ms, concurrency, reps, ["httpx"], log)
+    row["ratios"] = ratios(row)
+    return row
+
+
+def report_time(run_dir: Path, reps: int) -> dict[str, Any]:
+    """`vbench report RUN_DIR` of the headline's 1,000-case run as a user re-renders it: whole processes, median of
+    `reps`, into a folder of its own (the run's own report is left as the run wrote it)."""
+    if not (run_dir / "results.jsonl").exists():
+        return {"error": "no run folder to report on (the headline's warm-up failed)"}
+    out = run_dir.parent / "report-time"
+    runs = []
+    for _ in range(reps):
+        shutil.rmtree(out, ignore_errors=True)
+        result = timed_process([vbench_path(), "report", str(run_dir), "--out", str(out)], cwd=run_dir.parent)
+        output = result.pop("output")
+        if result["returncode"] != 0 or not (out / "report.html").exists():
+            result["error"] = f"vbench report exited {result['returncode']}: {output[-300:]}"
+        runs.append(result)
+    shutil.rmtree(out, ignore_errors=True)
+    results = sum(1 for line in (run_dir / "results.jsonl").open(encoding="utf-8") if line.strip())
+    return summarise(runs) | {"results": results}
+
+
 def headline(
     work: Path, latency_ms: float, concurrency: int, reps: int, servers: list[str], transports: list[str], log: Any
 ) -> dict[str, Any]:
@@ -182,7 +213,7 @@ def headline(
     sent = sum(1 for line in bodies.open(encoding="utf-8") if line.strip()) if bodies.exists() else 0
     brief = warm.get("error") or f"{warm['wall_s']:.2f} s"
     log(f"warm-up vbench run: {brief}; {sent} requests captured")
-    out: dict[str, Any] = {"warmup": warm, "captured_requests": sent, "rows": []}
+    out: dict[str, Any] = {"warmup": warm, "captured_requests": sent, "rows": [], "bodies": str(bodies)}
     if "error" in warm or not sent:
         out["error"] = warm.get("error") or "the warm-up run sent no request"
         return out

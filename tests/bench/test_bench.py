@@ -142,30 +142,72 @@ def _whole_row(server: str, ratio: float, same: float) -> dict:
 
 
 def test_targets_pass_and_miss_at_the_issue_thresholds() -> None:
-    """The headline (whole processes, both servers, both raw transports) is judged at 1.10; start-up at 0.5 s
+    """The headline (whole processes, both servers, both raw transports) is judged at 1.25; start-up at 0.5 s
     and 1.5 s; run_study against the in-process raw client is reported only."""
-    passing = build_targets(_figures(1.10, 0.5, 4.9, 0.10, 29.0, 1500))
+    passing = build_targets(_figures(1.25, 0.5, 4.9, 0.10, 29.0, 1500))
     headline, startup, suite = ["PASS"] * 4, ["PASS", "MISS"], ["INFO"]  # start-up: 0.49 s and 1.51 s
-    assert [r["result"] for r in passing] == headline + startup + suite + ["PASS"] * 4 + ["INFO"] + ["PASS"] * 2
+    cpu = ["INFO"]  # the suite's figures carry no CPU per request: not measured, and said so
+    assert [r["result"] for r in passing] == headline + cpu + startup + suite + ["PASS"] * 4 + ["INFO"] + ["PASS"] * 2
     assert passing[0]["figure"].startswith("vbench run / raw httpx client, whole processes, async server, 200 ms")
     assert passing[3]["figure"].startswith("vbench run / raw aiohttp client, whole processes, threaded stdlib server")
-    assert "(5 peer runs)" in passing[7]["figure"]
-    missing = build_targets(_figures(1.11, 1.01, 5.0, 0.11, 30.0, 1536))
+    assert passing[4]["measured"] == "not measured: not run"
+    assert "(5 peer runs)" in passing[8]["figure"]
+    missing = build_targets(_figures(1.26, 1.01, 5.0, 0.11, 30.0, 1536))
     assert [r["result"] for r in missing][:4] == ["MISS"] * 4
-    assert [r["result"] for r in missing][7:] == ["MISS", "MISS", "PASS", "MISS", "INFO", "MISS", "MISS"]
+    assert [r["result"] for r in missing][8:] == ["MISS", "MISS", "PASS", "MISS", "INFO", "MISS", "MISS"]
+
+
+def _with_new_targets(figures: dict, slow_ratio: float, report_s: float, harness_cpu_ms: float) -> dict:
+    """The figures with the slow-latency headline, `vbench report`'s time and the suite's CPU per request."""
+    slow = _whole_row("async", slow_ratio, slow_ratio) | {"latency_ms": 2000.0}
+    del slow["kinds"]["raw-aiohttp"]
+    slow["ratios"] = whole_ratios(slow)
+    figures["config"] |= {"slow_latency_ms": 2000.0}
+    figures["slow"] = slow
+    figures["report_time"] = {"reps": 5, "wall_s": report_s, "cpu_s": report_s, "peak_rss_mib": 90.0, "results": 1000}
+    figures["report_time"]["yardstick_s"] = 0.15
+    kinds = figures["latencies"][0]["kinds"]
+    kinds["harness"]["cpu_ms_per_request"], kinds["raw"] = harness_cpu_ms, {"cpu_ms_per_request": 3.5}
+    return figures
+
+
+def test_slow_latency_report_time_and_cpu_per_request_are_judged() -> None:
+    """The whole process at 2 s is judged at 1.03, `vbench report` of 1,000 results at 0.7 s, and the harness's
+    client CPU per request at 1.2 times the raw client's; each just inside passes and just outside misses."""
+
+    def results(slow: float, report_s: float, cpu_ms: float) -> dict[str, str]:
+        rows = build_targets(_with_new_targets(_figures(1.0, 0.5, 1.0, 0.05, 1.0, 100), slow, report_s, cpu_ms))
+        picked = {"2000 ms": "slow", "`vbench report`": "report", "harness CPU per request": "cpu"}
+        return {name: r["result"] for r in rows for key, name in picked.items() if key in r["figure"]}
+
+    assert results(1.03, 0.70, 4.2) == {"slow": "PASS", "report": "PASS", "cpu": "PASS"}
+    assert results(1.031, 0.71, 4.21) == {"slow": "MISS", "report": "MISS", "cpu": "MISS"}
+    rows = build_targets(_with_new_targets(_figures(1.0, 0.5, 1.0, 0.05, 1.0, 100), 1.02, 0.5, 4.0))
+    (report,) = [r for r in rows if "`vbench report`" in r["figure"]]
+    assert "yardstick 0.150 s" in report["measured"] and "1,000 results" in report["figure"]
+    (cpu,) = [r for r in rows if "harness CPU per request" in r["figure"]]
+    assert cpu["measured"] == "1.143 (4.00 ms / 3.50 ms)"
+
+
+def test_a_slow_headline_that_could_not_run_is_said_so() -> None:
+    figures = _figures(1.0, 0.5, 1.0, 0.05, 1.0, 100)
+    figures["config"]["slow_latency_ms"] = 2000.0
+    figures["slow"] = {"error": "no captured requests (the headline's warm-up failed)"}
+    (row,) = [r for r in build_targets(figures) if "2000 ms" in r["figure"]]
+    assert row["result"] == "INFO" and row["measured"].startswith("not measured: no captured requests")
 
 
 def test_the_ratio_target_holds_against_the_raw_client_on_the_harness_transport_too() -> None:
     """Switching the harness to a faster transport must not pass the target by itself: the raw script on aiohttp
     (the harness's transport) is judged as well, on each server."""
-    rows = build_targets(_figures(1.05, 0.5, 1.0, 0.05, 1.0, 100, same=1.12))
+    rows = build_targets(_figures(1.05, 0.5, 1.0, 0.05, 1.0, 100, same=1.28))
     assert [(r["figure"].split(" client")[0], r["result"]) for r in rows[:4]] == [
         ("vbench run / raw httpx", "PASS"),
         ("vbench run / raw aiohttp", "MISS"),
         ("vbench run / raw httpx", "PASS"),
         ("vbench run / raw aiohttp", "MISS"),
     ]
-    assert "(paired 1.120; 10.00 s / 8.93 s; CPU 8.00 s / 8.00 s)" in rows[1]["measured"]
+    assert "(paired 1.280; 10.00 s / 7.81 s; CPU 8.00 s / 8.00 s)" in rows[1]["measured"]
 
 
 def test_the_floor_adds_the_after_run_phases_to_the_raw_client() -> None:
@@ -280,6 +322,13 @@ def test_quick_bench_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
             assert got["reps"] == 1 and got["failures"] == 0 and got["cpu_s"] > 0, (row["server"], kind)
         assert row["ratios"]["vbench/raw-httpx"] > 0
     assert {k: v["reps"] for k, v in figures["startup"].items()} == {"version": 1, "validate_one_file": 1}
+    slow = figures["slow"]
+    assert slow["latency_ms"] == 40.0 and slow["kinds"]["vbench"]["failures"] == 0
+    assert slow["ratios"]["vbench/raw-httpx"] > 0
+    assert figures["report_time"]["reps"] == 1 and figures["report_time"]["results"] == n
+    assert "| `vbench report` of the 24 results of the headline run (median of 1) |" in (
+        tmp_path / json_file.name.replace(".json", ".md")
+    ).read_text()
     phases = figures["phases"]
     assert phases["exit_code"] == 0 and phases["phases"][PHASES["run_study"]]["cpu_s"] > 0
     assert sum(p["cpu_s"] for p in phases["phases"].values()) == pytest.approx(phases["cpu_s"])
