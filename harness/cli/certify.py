@@ -8,6 +8,7 @@ import contextlib
 import sys
 from pathlib import Path
 
+from harness import UsageError
 from harness.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE
 
 DEFAULT_CASES = Path("cases")
@@ -75,8 +76,7 @@ def schema_command(args: argparse.Namespace) -> int:
     from harness.system.protocol import protocol_schemas
 
     if not args.out.is_dir():
-        print(f"error: --out {args.out} is not a folder", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"--out {args.out} is not a folder")
     for name, schema in protocol_schemas().items():
         (args.out / name).write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
         print(args.out / name)
@@ -87,8 +87,7 @@ def serve_command(args: argparse.Namespace) -> int:
     from harness.system.serve import SutServer, serve
 
     if args.port_file is not None and not args.port_file.parent.is_dir():
-        print(f"error: --port-file {args.port_file}: its folder does not exist", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"--port-file {args.port_file}: its folder does not exist")
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(SutServer(args.store), args.host, args.port, args.port_file))
     return EXIT_OK
@@ -103,11 +102,6 @@ CERTIFY_FILES = (
     "certificate.html",
 )
 """What a certify run writes into --out (what --force replaces)."""
-
-
-def _usage_error(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return EXIT_USAGE
 
 
 def url_problem(flag: str, url: str) -> str | None:
@@ -141,14 +135,14 @@ def certify_command(args: argparse.Namespace) -> int:
         return verify_command(args)
     if args.replay:
         return replay_command(args)
-    from harness.corpus.loader import CorpusError, load_cases
+    from harness.corpus.loader import load_cases
     from harness.kit.certify import CertifySettings, certify
     from harness.kit.sut import SutUnreachable
-    from harness.run.select import FilterError, select_cases
+    from harness.run.select import select_cases
 
     dirs = args.cases or [DEFAULT_CASES]
     if not args.sut:
-        return _usage_error("--sut URL is required (the base URL of the system under test)")
+        raise UsageError("--sut URL is required (the base URL of the system under test)")
     checks = [
         url_problem("--sut", args.sut),
         url_problem("--model-base-url", args.model_base_url) if args.model_base_url else None,
@@ -160,26 +154,20 @@ def certify_command(args: argparse.Namespace) -> int:
         else None,
     ]
     if problem := next((c for c in checks if c), None):
-        return _usage_error(problem)
-    try:
-        corpus = load_cases(dirs)
-        cases = select_cases(corpus, args.filter)
-    except FilterError as exc:
-        return _usage_error(str(exc))
-    except CorpusError as exc:
-        print(str(exc), file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(problem)
+    corpus = load_cases(dirs)  # a broken case file or filter is a UsageError: `main` says so and exits 2
+    cases = select_cases(corpus, args.filter)
     policy = [c for c in cases if c.kind == "policy"]
     quality = [c for c in cases if c.kind == "quality"]
     if not policy:
-        return _usage_error("no policy case matches the given folders and filters: nothing to certify")
+        raise UsageError("no policy case matches the given folders and filters: nothing to certify")
     if args.mode == "certification" and quality and not args.model:
-        return _usage_error(
+        raise UsageError(
             f"--mode certification refuses to skip the {len(quality)} quality cases in the folders given: name a "
             "model with --model-base-url and --model, or give only policy case folders (e.g. --cases cases/policy)"
         )
     if problem := out_problem(args.out, args.force):
-        return _usage_error(problem)
+        raise UsageError(problem)
     settings = CertifySettings(
         sut_url=args.sut,
         out=args.out,
@@ -195,7 +183,7 @@ def certify_command(args: argparse.Namespace) -> int:
     try:
         result = certify(policy, quality, settings)
     except SutUnreachable as exc:
-        return _usage_error(f"{exc} (nothing was written to {args.out})")
+        raise UsageError(f"{exc} (nothing was written to {args.out})") from exc
     from harness.score.certificate import policy_tally
 
     cert, conf = result.certificate, result.summary["conformance"]
@@ -223,7 +211,7 @@ def certify_command(args: argparse.Namespace) -> int:
         try:
             print(f"signed: {sign_certificate(args.out, args.sign_key)}")
         except SigningError as exc:
-            return _usage_error(f"{exc} (the certificate was written unsigned)")
+            raise UsageError(f"{exc} (the certificate was written unsigned)") from exc
     print(f"certificate: {args.out / 'certificate.html'}")
     return EXIT_OK if cert.status == "certified" else EXIT_GATE
 
@@ -233,11 +221,11 @@ def verify_command(args: argparse.Namespace) -> int:
     from harness.kit.signing import SigningError, verify_certificate
 
     if args.public_key is None:
-        return _usage_error("vbench certify verify needs --public-key PEM")
+        raise UsageError("vbench certify verify needs --public-key PEM")
     try:
         good = verify_certificate(args.out, args.public_key)
     except (SigningError, FileNotFoundError) as exc:
-        return _usage_error(str(exc))
+        raise UsageError(str(exc)) from exc
     print(
         f"{args.out / 'certificate.json'}: "
         + ("signature valid" if good else "signature INVALID (changed or another key)")
@@ -252,11 +240,11 @@ def replay_command(args: argparse.Namespace) -> int:
     from harness.run.folder import RunFileError
 
     if args.sut and (problem := url_problem("--sut", args.sut)):
-        return _usage_error(problem)
+        raise UsageError(problem)
     try:
         result = replay(args.out, args.replay, args.sut)
     except (ReplayError, RunFileError, FileNotFoundError, CorpusError) as exc:
-        return _usage_error(str(exc))
+        raise UsageError(str(exc)) from exc
     print(f"replayed {result.case_id} against {result.sut_url}: HTTP {result.reply.status}")
     if result.reply.error:
         print(f"  ERROR {result.reply.error}")

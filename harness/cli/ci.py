@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.cli import EXIT_USAGE
+from harness import UsageError
 from harness.score.certificate import policy_tally
 
 COMMENT_FILE = "comment.md"
@@ -84,8 +84,7 @@ def control_name(prompt: str) -> str:
 def cmd_ci(args: argparse.Namespace) -> int:
     command = command_for(args)
     if isinstance(command, str):
-        print(f"error: vbench ci {args.mode}: {command}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"vbench ci {args.mode}: {command}")
     print("vbench " + " ".join(command), file=sys.stderr, flush=True)
     code = subprocess.call([sys.executable, "-m", "harness.cli", *command])
     publish(args.mode, args.out, code, os.environ)

@@ -8,11 +8,10 @@ validate, and `.github/workflows/verifier.yml`, the prompt gate on pull requests
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from harness import __version__
-from harness.cli import EXIT_OK, EXIT_USAGE
+from harness import UsageError, __version__
+from harness.cli import EXIT_OK
 from harness.system.prompts.variant import PARAMS_FILE, PROMPTS_DIR, TEMPLATE_FILES
 
 STARTER = Path(__file__).resolve().parent / "starter"
@@ -54,13 +53,11 @@ def starter_files() -> dict[str, str]:
 def cmd_init(args: argparse.Namespace) -> int:
     root: Path = args.dir
     if root.exists() and not root.is_dir():
-        print(f"error: {root} exists and is not a folder", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"{root} exists and is not a folder")
     files = starter_files()
     clash = sorted(name for name in files if (root / name).exists())
     if clash:
-        print(f"error: {root} already has {', '.join(clash)}: nothing written (init never overwrites)", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"{root} already has {', '.join(clash)}: nothing written (init never overwrites)")
     for name, text in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)

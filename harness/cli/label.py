@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from harness import UsageError
 from harness.cli import EXIT_OK, EXIT_USAGE
 from harness.report.labelling import DEFAULT_PORT
 
@@ -51,16 +52,15 @@ def _folder_problem(folder: Path) -> str | None:
     return None
 
 
-def _read_folder(folder: Path, action: Callable[[Path], T]) -> T | int:
-    """`action(folder)`, or the usage exit code after saying why the folder or a file in it cannot be read."""
+def _read_folder(folder: Path, action: Callable[[Path], T]) -> T:
+    """`action(folder)`; a folder or a file in it that cannot be read is a `UsageError` saying why."""
     problem = _folder_problem(folder)
     if problem is None:
         try:
             return action(folder)
         except ValueError as exc:
             problem = str(exc)
-    print(f"error: {problem}", file=sys.stderr)
-    return EXIT_USAGE
+    raise UsageError(problem)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -68,23 +68,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from harness.report.labelling import serve
 
     if problem := _folder_problem(args.folder):
-        print(f"error: {problem}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(problem)
     if not ANNOTATOR_PATTERN.match(args.annotator):
-        print(f"error: --annotator {args.annotator!r}: use 1-64 characters of A-Z a-z 0-9 . _ -", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"--annotator {args.annotator!r}: use 1-64 characters of A-Z a-z 0-9 . _ -")
     if args.annotator == "adjudicated":
-        print("error: --annotator adjudicated is the adjudication file's name; pick another", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError("--annotator adjudicated is the adjudication file's name; pick another")
     if args.port_file is not None and not args.port_file.parent.is_dir():
-        print(f"error: --port-file {args.port_file}: its folder does not exist", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"--port-file {args.port_file}: its folder does not exist")
     try:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(serve(args.folder, args.annotator, args.port, args.port_file))
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(str(exc)) from exc
     return EXIT_OK
 
 
@@ -92,8 +87,6 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from harness.score.agreement import agreement_report, write_agreement
 
     report = _read_folder(args.folder, agreement_report)
-    if isinstance(report, int):
-        return report
     out = write_agreement(report, args.out or args.folder / "agreement.json")
     for line in report.lines():
         print(line)
@@ -108,11 +101,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     from harness.score.label_export import export_cases
 
     if args.out.resolve() == args.folder.resolve():
-        print("error: --out must be another folder than the imported sessions", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError("--out must be another folder than the imported sessions")
     result = _read_folder(args.folder, lambda folder: export_cases(folder, args.out))
-    if isinstance(result, int):
-        return result
     for case_id, why in result.left_out.items():
         print(f"left out {case_id}: {why}", file=sys.stderr)
     print(json.dumps({"written": len(result.written), "left_out": len(result.left_out)}))
