@@ -2,7 +2,7 @@
 
 Every figure the scorer computes comes from summary.json. Of each result only
 the few fields in `OutcomeRow` are parsed (for the sign-off and the per-epoch
-table), in chunks, so memory stays flat however long the log is; a whole
+table), a small tuple each, so memory stays small however long the log is; a whole
 record is parsed only for the few the page embeds for drill-down (see
 `select`), and case content is read only for those. When several runs are combined, a variant
 name that occurs in more than one run is prefixed with its run id.
@@ -15,16 +15,15 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from pydantic import ValidationError
 
 from harness import UsageError
 from harness.corpus.schema import Case
 from harness.report.casedata import case_payload
 from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
-from harness.report.signoff import ResultRow, result_row, results_table
+from harness.report.signoff import ResultRow, result_row
 from harness.run.folder import (
     MANIFEST_FILE,
     RESULTS_FILE,
@@ -38,12 +37,13 @@ from harness.run.folder import (
 )
 from harness.run.log import Manifest, with_trace
 from harness.run.schedule import POLICY_VARIANT
-from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
+from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
 from harness.score.headline import is_headline
-from harness.score.scoring import GateSettings, score_run
 from harness.score.summary_model import read_summary_file
 
-CHUNK = 5000
+if TYPE_CHECKING:
+    from harness.score.scoring import GateSettings
+
 FailureKey = tuple[str, str, int]
 
 
@@ -58,7 +58,8 @@ class LoadedRun:
     manifest: Manifest
     summary: dict[str, Any]
     rename: dict[str, str]
-    results: pd.DataFrame = field(default_factory=pd.DataFrame)  # signoff.results_frame of every result
+    results: list[ResultRow] = field(default_factory=list)
+    """Every headline result, once (the last of a retried unit)."""
     picked: list[tuple[int, str, bool, bytes]] = field(default_factory=list)
     """The results `stream_results` picked for drill-down: (category, case id, whether its trace was elided, the
     results.jsonl line)."""
@@ -140,6 +141,8 @@ def gate_settings(manifest: Manifest) -> GateSettings:
                 "since: its decisions cannot be made again. Restore that baseline, or report from the run's own "
                 "summary.json (without --rescore)"
             )
+    from harness.score.scoring import GateSettings  # scoring loads pandas: only when a run is scored again
+
     return GateSettings(
         fail_under=dict(gates.get("fail_under") or {}),
         max_unsafe_pass=gates.get("max_unsafe_pass"),
@@ -147,9 +150,9 @@ def gate_settings(manifest: Manifest) -> GateSettings:
         max_error_rate=float(gates.get("max_error_rate") or 0.0),
         control=manifest.settings.get("control"),
         baseline=Path(baseline) if baseline else None,
-        margin=float(gates.get("margin", DEFAULT_MARGIN * 100)) / 100,
+        margin=float(gates.get("margin", DEFAULT_MARGIN_PP)) / 100,
         require_ship=bool(gates.get("require_ship", False)),
-        decide_on=tuple(gates.get("decide_on") or DEFAULT_GATED),
+        decide_on=tuple(gates.get("decide_on") or DEFAULT_DECIDE_ON),
     )
 
 
@@ -163,8 +166,8 @@ def read_summary(run_dir: Path) -> dict[str, Any] | None:
         return None
 
 
-def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
-    """One pass over results.jsonl: the results frame, built in chunks, and the embedded picks.
+def stream_results(run: LoadedRun, limit: int) -> int:
+    """One pass over results.jsonl: a `ResultRow` of every headline result, and the embedded picks.
 
     Only the few fields every result contributes are parsed (see `OutcomeRow`); the picked lines
     are parsed whole at the end. Returns how many results were read.
@@ -174,9 +177,8 @@ def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
         raise ReportError(f"{path}: missing; the run wrote no results")
     failed = run.failures()
     selector = Selector(limit=limit)
-    frames: list[pd.DataFrame] = []
-    batch: list[ResultRow] = []  # each row as its tuple of atoms at once: the parsed row is dropped young
-    keys: set[tuple[str, str, str, int]] = set()  # a retried unit is logged twice: the summary counts it once
+    rows: dict[tuple[str, str, int], ResultRow] = {}  # a retried unit is logged twice: the last one counts
+    keys: set[tuple[str, str, str, int]] = set()  # ... and the summary counts it once
     for line, row in project_results(run.run_dir, OutcomeRow):
         if not is_headline(row):
             continue  # a robustness unit: only summary.json's robustness figures read it
@@ -185,12 +187,9 @@ def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
         if renamed != row.variant:
             row.variant = renamed
         selector.offer(row.case_id, row.variant, row.epoch, category(row, row.key in failed), line)
-        batch.append(result_row(row, failed))
-        if len(batch) >= chunk:
-            frames.append(results_table(run.label, batch))
-            batch = []
-    frames.append(results_table(run.label, batch))
-    run.results = pd.concat(frames, ignore_index=True).drop_duplicates(["case_id", "variant", "epoch"], keep="last")
+        rows.pop(row.key, None)
+        rows[row.key] = result_row(run.label, row, failed)
+    run.results = list(rows.values())
     run.picked = []
     for cat, line in selector.chosen():
         record = parse_record(line)
@@ -228,6 +227,13 @@ def drill_down(run: LoadedRun) -> Iterator[tuple[int, dict[str, Any]]]:
         yield cat, data
 
 
+def _score(run_dir: Path, manifest: Manifest) -> dict[str, Any]:
+    """The run scored again from its log (rewriting summary.json, outcomes.jsonl and junit.xml)."""
+    from harness.score.scoring import score_run  # scoring loads pandas: only when a run is scored again
+
+    return score_run(run_dir, gate_settings(manifest))
+
+
 def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: bool = False) -> list[LoadedRun]:
     """Every run folder, ready for the analyses; the embedding budget is shared between runs.
 
@@ -246,10 +252,10 @@ def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: boo
         run_dir = Path(run_dir)
         summary = None if rescore else read_summary(run_dir)
         if summary is None:
-            summary = score_run(run_dir, gate_settings(manifest))
+            summary = _score(run_dir, manifest)
         run = LoadedRun(run_dir, label, manifest, rename_summary(summary, rename), rename)
         if stream_results(run, per_run) != summary.get("run", {}).get("results"):
-            run.summary = rename_summary(score_run(run_dir, gate_settings(manifest)), rename)  # stale
+            run.summary = rename_summary(_score(run_dir, manifest), rename)  # stale
             stream_results(run, per_run)
         load_drill_down(run)
         runs.append(run)
