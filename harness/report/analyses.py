@@ -132,7 +132,9 @@ def confusion_tables(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, An
 
 def comparison_rows(comparisons: Sequence[Mapping[str, Any]], alpha: float = ALPHA) -> list[dict[str, Any]]:
     """Paired comparisons with a plain-words reading of McNemar's p and the paired bootstrap CI."""
-    from harness.score.compare import conclusion
+    if not comparisons:
+        return []
+    from harness.score.compare import conclusion  # the comparison module loads pandas: only when there are any
 
     rows = []
     for c in comparisons:
