@@ -247,16 +247,35 @@ def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: boo
     labels = unique_labels(manifests)
     renames = variant_renames(manifests, labels)
     per_run = max(1, limit // len(run_dirs))
-    runs = []
-    for run_dir, manifest, label, rename in zip(run_dirs, manifests, labels, renames, strict=True):
-        run_dir = Path(run_dir)
-        summary = None if rescore else read_summary(run_dir)
-        if summary is None:
-            summary = _score(run_dir, manifest)
-        run = LoadedRun(run_dir, label, manifest, rename_summary(summary, rename), rename)
-        if stream_results(run, per_run) != summary.get("run", {}).get("results"):
-            run.summary = rename_summary(_score(run_dir, manifest), rename)  # stale
-            stream_results(run, per_run)
-        load_drill_down(run)
-        runs.append(run)
-    return runs
+    return [
+        load_run(Path(run_dir), manifest, label, rename, per_run, None if rescore else read_summary(Path(run_dir)))
+        for run_dir, manifest, label, rename in zip(run_dirs, manifests, labels, renames, strict=True)
+    ]
+
+
+def load_scored(run_dir: Path, summary: Mapping[str, Any], manifest: Manifest | None, limit: int) -> LoadedRun:
+    """A run just scored, from the scorer's summary in memory: summary.json is not read and nothing is scored again
+    (unless the summary counts other results than the log holds); the log is read once, for the per-result tables
+    and the drill-down."""
+    manifest = manifest or read_manifest_checked(run_dir)
+    label = unique_labels([manifest])[0]
+    return load_run(run_dir, manifest, label, variant_renames([manifest], [label])[0], limit, summary)
+
+
+def load_run(
+    run_dir: Path,
+    manifest: Manifest,
+    label: str,
+    rename: dict[str, str],
+    limit: int,
+    summary: Mapping[str, Any] | None,
+) -> LoadedRun:
+    """One run ready for the analyses, from its summary (scored again from the log when None or stale)."""
+    if summary is None:
+        summary = _score(run_dir, manifest)
+    run = LoadedRun(run_dir, label, manifest, rename_summary(summary, rename), rename)
+    if stream_results(run, limit) != summary.get("run", {}).get("results"):
+        run.summary = rename_summary(_score(run_dir, manifest), rename)  # stale
+        stream_results(run, limit)
+    load_drill_down(run)
+    return run
