@@ -186,14 +186,12 @@ def stream_results(run: LoadedRun, limit: int) -> int:
         renamed = run.rename.get(row.variant, row.variant)
         if renamed != row.variant:
             row.variant = renamed
-        selector.offer(row.case_id, row.variant, row.epoch, category(row, row.key in failed), line)
+        pick = (row.case_id, row.trace_from_case, line)
+        selector.offer(row.case_id, row.variant, row.epoch, category(row, row.key in failed), pick)
         rows.pop(row.key, None)
         rows[row.key] = result_row(run.label, row, failed)
     run.results = list(rows.values())
-    run.picked = []
-    for cat, line in selector.chosen():
-        record = parse_record(line)
-        run.picked.append((cat, record.case_id, record.trace_from_case, line))
+    run.picked = [(cat, cid, elided, line) for cat, (cid, elided, line) in selector.chosen()]
     run.selection = selector.describe()
     return len(keys)
 
