@@ -37,7 +37,6 @@ from harness.run.folder import (
 )
 from harness.run.log import Manifest, with_trace
 from harness.run.schedule import POLICY_VARIANT
-from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
 from harness.score.headline import is_headline
 from harness.score.summary_model import read_summary_file
 
@@ -141,6 +140,7 @@ def gate_settings(manifest: Manifest) -> GateSettings:
                 "since: its decisions cannot be made again. Restore that baseline, or report from the run's own "
                 "summary.json (without --rescore)"
             )
+    from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP  # the study's reader: only to score again
     from harness.score.scoring import GateSettings  # scoring loads pandas: only when a run is scored again
 
     return GateSettings(
