@@ -1,16 +1,15 @@
-"""The report's analyses as data: pure functions from summary.json parts and the frames to table rows.
+"""The report's analyses as data: pure functions from summary.json parts and the result rows to table rows.
 
 Nothing here formats HTML; the templates and figures read these rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import pandas as pd
-
 from harness.report.prices import PriceTable, cost_of
+from harness.report.signoff import ResultRow
 from harness.score.outcome import Facts, Outcome, judged_outcome
 from harness.score.registry import MetricSpec, decidable, metric, metrics
 
@@ -133,7 +132,9 @@ def confusion_tables(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, An
 
 def comparison_rows(comparisons: Sequence[Mapping[str, Any]], alpha: float = ALPHA) -> list[dict[str, Any]]:
     """Paired comparisons with a plain-words reading of McNemar's p and the paired bootstrap CI."""
-    from harness.score.compare import conclusion
+    if not comparisons:
+        return []
+    from harness.score.compare import conclusion  # the comparison module loads pandas: only when there are any
 
     rows = []
     for c in comparisons:
@@ -223,15 +224,17 @@ def stability_rows(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
     return rows
 
 
-def per_epoch_accuracy(results: pd.DataFrame) -> dict[str, list[tuple[int, float, int]]]:
+def per_epoch_accuracy(results: Iterable[ResultRow]) -> dict[str, list[tuple[int, float, int]]]:
     """Verdict accuracy of each epoch per variant: (epoch, accuracy, results), over scored quality results."""
-    scored = results[results["scored"] & (results["kind"] == "quality")]
-    if scored.empty:
-        return {}
-    grouped = scored.groupby(["variant", "epoch"])["verdict_correct"].agg(["mean", "count"]).reset_index()
+    tally: dict[tuple[str, int], list[int]] = {}
+    for r in results:
+        if r.scored and r.kind == "quality":
+            right_n = tally.setdefault((r.variant, r.epoch), [0, 0])
+            right_n[0] += r.verdict_correct
+            right_n[1] += 1
     out: dict[str, list[tuple[int, float, int]]] = {}
-    for variant, epoch, mean, count in grouped.itertuples(index=False):
-        out.setdefault(str(variant), []).append((int(epoch), float(mean), int(count)))
+    for (variant, epoch), (right, n) in sorted(tally.items()):
+        out.setdefault(variant, []).append((epoch, right / n, n))
     return out
 
 
@@ -315,22 +318,24 @@ def quality_mismatches(record: Mapping[str, Any]) -> list[str]:
 MATRIX_LIMIT = 1500
 
 
-def case_matrix(results: pd.DataFrame, names: Sequence[str], limit: int = MATRIX_LIMIT) -> dict[str, Any]:
+def case_matrix(results: Iterable[ResultRow], names: Sequence[str], limit: int = MATRIX_LIMIT) -> dict[str, Any]:
     """Quality cases × variants: right (every epoch), wrong (every epoch), flipped (epochs disagree) or error.
 
     Rows whose cells differ between variants come first; past `limit` rows the rest are counted, not shown.
     """
-    quality = results[results["kind"] == "quality"]
-    if quality.empty or not names:
+    per: dict[tuple[str, str], list[int]] = {}  # (case, variant) -> [all scored, right, results]
+    for r in results:
+        if r.kind == "quality":
+            cell = per.setdefault((r.case_id, r.variant), [1, 0, 0])
+            cell[0] &= r.scored
+            cell[1] += r.verdict_correct
+            cell[2] += 1
+    if not per or not names:
         return {"variants": list(names), "rows": [], "total": 0, "differing": 0}
-    per = quality.groupby(["case_id", "variant"]).agg(
-        scored=("scored", "all"), right=("verdict_correct", "sum"), n=("verdict_correct", "size")
-    )
     cells: dict[str, dict[str, str]] = {}
-    keys = per.index.to_list()
-    for (case_id, variant), scored, right, n in zip(keys, per["scored"], per["right"], per["n"], strict=True):
+    for (case_id, variant), (scored, right, n) in per.items():
         state = "error" if not scored else "right" if right == n else "wrong" if right == 0 else "flipped"
-        cells.setdefault(str(case_id), {})[str(variant)] = state
+        cells.setdefault(case_id, {})[variant] = state
     rows = []
     for case_id in sorted(cells):
         states = [cells[case_id].get(n, "none") for n in names]

@@ -7,8 +7,6 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import pandas as pd
-
 from harness import __version__
 from harness.corpus.catalogue import load_catalogue
 from harness.report import analyses, figures
@@ -19,10 +17,7 @@ from harness.report.robustness import robustness_rows
 from harness.report.signoff import certification, columns_for, scenario_rows
 from harness.run.folder import RunFileError
 from harness.score.certificate_model import read_certificate
-from harness.score.compare import compare_pairs
-from harness.score.frames import CLASSES
-from harness.score.outcomes import load_outcomes
-from harness.score.sequential import stop_sentence
+from harness.system.models import Derivability
 
 _SECRET_WORDS = frozenset(
     {"key", "apikey", "token", "secret", "password", "passwd", "authorization", "authorisation", "cookie",
@@ -73,6 +68,11 @@ def merged_comparisons(runs: Sequence[LoadedRun], names: Sequence[str]) -> list[
     """One run: its summary's comparisons. Several: every pair, paired by case from the runs' outcomes."""
     if len(runs) == 1:
         return list(runs[0].summary.get("comparisons", []))
+    import pandas as pd  # the pairing of several runs is the scorer's (pandas): loaded only for it
+
+    from harness.score.compare import compare_pairs
+    from harness.score.outcomes import load_outcomes
+
     frames = []
     for run in runs:
         frame = load_outcomes(run.run_dir)
@@ -94,8 +94,7 @@ def recorded_corpus_policy_cases(run: LoadedRun) -> int | None:
 def build_signoff(runs: Sequence[LoadedRun]) -> dict[str, Any]:
     catalogue = load_catalogue()
     columns = [c for run in runs for c in columns_for(run.label, run.manifest, run.policy_variant, run.rename)]
-    results = pd.concat([run.results for run in runs], ignore_index=True)
-    rows = scenario_rows(catalogue, results, columns)
+    rows = scenario_rows(catalogue, [r for run in runs for r in run.results], columns)
     certs = [
         {
             **certification(
@@ -134,7 +133,9 @@ DECISION_BADGE = {"ship": "pass", "block": "fail", "inconclusive": "warn"}
 
 def decision_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
     """Each run's ship decisions with their one line of why and the regressions in words."""
-    from harness.score.decide import Decision, headline
+    if not any(run.summary.get("decisions") for run in runs):
+        return []
+    from harness.score.decide import Decision, headline  # the decision engine loads pandas: only when one decided
     from harness.score.junit import regression_line
 
     rows = []
@@ -154,12 +155,26 @@ def decision_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
     return rows
 
 
+CLASSES = [d.value for d in Derivability]
+
+
+def stop_lines(runs: Sequence[LoadedRun]) -> list[str]:
+    """The sentence of each run that stopped early (the sequential test loads scipy: only for such a run)."""
+    stopped = [r.summary["stop_early"] for r in runs if r.summary.get("stop_early")]
+    if not stopped:
+        return []
+    from harness.score.sequential import stop_sentence
+
+    return [stop_sentence(s) for s in stopped]
+
+
 def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, Any]:
     """The whole page's data."""
     variants = merged_variants(runs)
     names = [v["name"] for v in variants]
     comparisons = analyses.comparison_rows(merged_comparisons(runs, names))
-    per_epoch = analyses.per_epoch_accuracy(pd.concat([run.results for run in runs], ignore_index=True))
+    results = [r for run in runs for r in run.results]
+    per_epoch = analyses.per_epoch_accuracy(results)
     chart_pairs, pairs_note = analyses.chart_comparisons(comparisons, variants)
     catalogue = load_catalogue()
     titles = {sid: f"{s.requirement} › {s.title}" for sid, s in catalogue.items()}
@@ -191,7 +206,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         "per_dataset": analyses.breakdown_table(variants, "per_dataset"),
         "stability": stability,
         "robustness": robustness_rows(variants),
-        "case_matrix": analyses.case_matrix(pd.concat([run.results for run in runs], ignore_index=True), names),
+        "case_matrix": analyses.case_matrix(results, names),
         "per_epoch": per_epoch,
         "operations": operations,
         "priced": any(r["cost"] is not None for r in operations),
@@ -200,7 +215,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         "signoff": signoff,
         "gates": gates,
         "decisions": decision_rows(runs),
-        "stop_lines": [stop_sentence(r.summary["stop_early"]) for r in runs if r.summary.get("stop_early")],
+        "stop_lines": stop_lines(runs),
         "passed": passed,
         "selection": {**selection, "complete": selection["embedded"] == selection["results"]},
         "data": data,

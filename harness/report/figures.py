@@ -1,46 +1,21 @@
-"""Charts as inline SVG (matplotlib, Agg): pure functions from analysis rows to SVG text.
+"""Charts as inline SVG: pure functions from analysis rows to SVG text, drawn with the small kit in `svg`.
 
-Text is written as SVG `<text>` (matplotlib escapes `<`, `>`, `&`); labels are
-class names, verdicts and variant names, with `$` escaped so a name is never
-read as mathtext. Element ids are prefixed per figure so several SVGs can
-live in one page.
+Labels are class names, verdicts and variant names, written as SVG `<text>`
+and escaped (`svg.esc`). Each chart is an `<svg class="chart">` with an
+accessible name and no ids, so several live in one page.
 """
 
 from __future__ import annotations
 
-import io
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
-import numpy as np
-from matplotlib.ticker import MaxNLocator
-
 from harness.report.analyses import PUBLISHED_GROUNDING, headline_metrics
+from harness.report.svg import FONT, Axes, Canvas, clip, nice_ticks, text_width
 
 PALETTE = ["#2563eb", "#d97706", "#059669", "#dc2626", "#7c3aed", "#0891b2", "#be185d", "#4d7c0f", "#9a3412", "#475569"]
-RC: Any = {
-    "svg.fonttype": "none",
-    "font.family": "sans-serif",
-    "font.sans-serif": ["DejaVu Sans", "Liberation Sans", "Arial", "Helvetica"],
-    "font.size": 9,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.titlesize": 10,
-    "axes.titleweight": "bold",
-    "axes.edgecolor": "#94a3b8",
-    "axes.labelcolor": "#334155",
-    "xtick.color": "#475569",
-    "ytick.color": "#475569",
-}
-_ROOT = re.compile(r"<svg\b[^>]*>")
-_ID = re.compile(r'\bid="([^"]+)"')
-_REF = re.compile(r'(url\(#|xlink:href="#|href="#)([^)"]+)')
+ROW = 26  # pixels per row of a chart with one row per variant
+GREEN, RED, GREY = "#16a34a", "#dc2626", "#64748b"
 
 
 def color(i: int) -> str:
@@ -48,83 +23,78 @@ def color(i: int) -> str:
 
 
 def label(text: Any, limit: int = 48) -> str:
-    """A label safe for matplotlib: `$` escaped (no mathtext), long names shortened."""
-    value = str(text)
-    if len(value) > limit:
-        value = value[: limit - 1] + "…"
-    return value.replace("$", r"\$")
+    """A chart label: shown as written (escaped when drawn), a long one shortened."""
+    return clip(text, limit)
 
 
-def to_svg(fig: Any, name: str, alt: str) -> str:
-    """The figure as inline SVG: no prolog, ids prefixed by `name`, scaling with its container."""
-    buf = io.StringIO()
-    with plt.rc_context({**RC, "svg.hashsalt": name}):
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    plt.close(fig)
-    text = buf.getvalue()
-    text = text[text.index("<svg") :]
-    text = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)
-    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.DOTALL)
-    text = _ID.sub(lambda m: f'id="{name}-{m.group(1)}"', text)
-    text = _REF.sub(lambda m: f"{m.group(1)}{name}-{m.group(2)}", text)
-    root = _ROOT.search(text)
-    assert root is not None
-    tag = root.group(0).replace("<svg", f'<svg role="img" aria-label="{_attr(alt)}" class="chart"', 1)
-    return text[: root.start()] + tag + text[root.end() :]
+def _label_column(names: Sequence[str]) -> float:
+    """The width of a column of row labels, with room for the tick marks."""
+    return max([text_width(n, FONT - 1) for n in names] + [30.0]) + 20
 
 
-def _attr(text: str) -> str:
-    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+def _rows(n: int) -> tuple[float, float]:
+    """The y data box of `n` rows, row i at height n - 1 - i (the first on top)."""
+    return (-0.6, n - 0.4)
 
 
 def headline_chart(variants: Sequence[Mapping[str, Any]]) -> str:
     """Each headline metric with its 95% CI, one panel per metric, one row per variant."""
-    names = [v["name"] for v in variants]
+    names = [label(v["name"], 40) for v in variants]
     shown = headline_metrics()
-    with plt.rc_context(RC):
-        fig, axes = plt.subplots(1, len(shown), figsize=(2.3 * len(shown) + 1.6, 0.42 * len(names) + 1.0), sharey=True)
-        for ax, metric in zip(np.atleast_1d(axes), shown, strict=True):
-            for i, v in enumerate(variants):
-                value, ci = v.get(metric.key), v.get(f"{metric.key}_ci")
-                if value is None:
-                    continue
-                y = len(names) - 1 - i
-                if ci:
-                    ax.plot(ci, [y, y], color=color(i), lw=2.2, solid_capstyle="round", alpha=0.6)
-                ax.plot([value], [y], "o", color=color(i), ms=6)
-                ax.annotate(
-                    f"{value:.2f}", (value, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=7.5
-                )
-            ax.set_xlim(0, 1.02)
-            ax.set_title(label(metric.label) + ("  ↓" if not metric.higher_is_better else ""))
-            ax.grid(axis="x", color="#e2e8f0")
-            ax.set_ylim(-0.6, len(names) - 0.4)
-        first = np.atleast_1d(axes)[0]
-        first.set_yticks(range(len(names)), [label(n, 40) for n in reversed(names)])
-        fig.tight_layout()
-    return to_svg(fig, "headline", "headline metrics per variant with 95% confidence intervals")
+    left = _label_column(names)
+    panel, gap = 170.0, 22.0
+    top, height = 34.0, ROW * len(names) + 8
+    c = Canvas(left + len(shown) * (panel + gap) + 4, top + height + 26, "headline metrics per variant with 95% confidence intervals")  # fmt: skip
+    for k, metric in enumerate(shown):
+        ax = Axes(c, left + k * (panel + gap), top, panel, height, (0.0, 1.02), _rows(len(names)))
+        ticks = nice_ticks(0, 1, 5)
+        ax.xgrid(ticks)
+        ax.frame()
+        ax.xticks(ticks)
+        ax.title(label(metric.label) + ("  ↓" if not metric.higher_is_better else ""))
+        if k == 0:
+            ax.yticks([len(names) - 1 - i for i in range(len(names))], names)
+        for i, v in enumerate(variants):
+            value, ci = v.get(metric.key), v.get(f"{metric.key}_ci")
+            if value is None:
+                continue
+            y = len(names) - 1 - i
+            if ci:
+                ax.hspan(y, ci[0], ci[1], color(i), opacity="0.6")
+            ax.point(value, y, color(i), 4)
+            c.text(ax.sx(value), ax.sy(y) - 10, f"{value:.2f}", anchor="middle", size=FONT - 2)
+    return c.render()
 
 
 def per_class_chart(variants: Sequence[Mapping[str, Any]], classes: Sequence[str]) -> str | None:
     """Precision and recall of each derivability class, bars grouped by variant."""
     if not any(v.get("per_class") for v in variants):
         return None
-    x = np.arange(len(classes))
+    names = [c.replace("_", " ") for c in classes]
+    legend = [(label(v["name"], 40), color(i)) for i, v in enumerate(variants)]
+    legend_w = max(text_width(n, FONT - 1) for n, _ in legend) + 40
+    longest = max(text_width(label(n, 20), FONT - 1) for n in names)
+    panel, gap, left, top, height = 300.0, 30.0, max(44.0, 0.9 * longest - 20), 30.0, 190.0
+    below = longest * 0.45 + 24  # the tick labels are turned 25 degrees
+    c = Canvas(left + 2 * panel + gap + legend_w, top + height + below, "per-class precision and recall")
     width = 0.8 / max(1, len(variants))
-    with plt.rc_context(RC):
-        fig, axes = plt.subplots(1, 2, figsize=(11, 3.2), sharey=True)
-        for ax, key in zip(axes, ("precision", "recall"), strict=True):
-            for i, v in enumerate(variants):
-                per = v.get("per_class") or {}
-                values = [(per.get(c) or {}).get(key, 0.0) for c in classes]
-                ax.bar(x + i * width - 0.4 + width / 2, values, width, color=color(i), label=label(v["name"], 40))
-            ax.set_xticks(x, [label(c.replace("_", " "), 20) for c in classes], rotation=25, ha="right")
-            ax.set_ylim(0, 1.05)
-            ax.set_title(key)
-            ax.grid(axis="y", color="#e2e8f0")
-        axes[1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=8)
-        fig.tight_layout()
-    return to_svg(fig, "perclass", "per-class precision and recall")
+    ticks = nice_ticks(0, 1, 5)
+    for k, key in enumerate(("precision", "recall")):
+        ax = Axes(c, left + k * (panel + gap), top, panel, height, (-0.5, len(classes) - 0.5), (0.0, 1.05))
+        ax.ygrid(ticks)
+        ax.frame()
+        if k == 0:
+            ax.yticks(ticks)
+        ax.xticks(list(range(len(classes))), [label(n, 20) for n in names], rotate=-25)
+        ax.title(key)
+        for i, v in enumerate(variants):
+            per = v.get("per_class") or {}
+            for j, cls in enumerate(classes):
+                value = (per.get(cls) or {}).get(key, 0.0) or 0.0
+                x = j + i * width - 0.4 + width / 2
+                ax.vbar(x, 0.0, value, width, color(i), name=f"{legend[i][0]} · {names[j]}: {value:.2f}")
+    c.legend(legend, left + 2 * panel + gap + 12, top + 6, columns=1)
+    return c.render()
 
 
 def stability_chart(rows: Sequence[Mapping[str, Any]]) -> str | None:
@@ -132,44 +102,57 @@ def stability_chart(rows: Sequence[Mapping[str, Any]]) -> str | None:
     rows = [r for r in rows if r.get("stability")]
     if not rows:
         return None
-    parts = (
-        ("stable_right", "stable right", "#16a34a"),
-        ("flaky", "flaky", "#f59e0b"),
-        ("stable_wrong", "stable wrong", "#dc2626"),
-    )
-    with plt.rc_context(RC):
-        fig, ax = plt.subplots(figsize=(6, 0.45 * len(rows) + 1.1))
-        left = np.zeros(len(rows))
-        y = np.arange(len(rows))[::-1]
-        for key, name, col in parts:
-            values = np.array([r["stability"][key] for r in rows], dtype=float)
-            ax.barh(y, values, left=left, color=col, label=name, height=0.6)
-            left += values
-        ax.set_yticks(y, [label(r["name"], 40) for r in rows])
-        ax.set_xlabel("cases")
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
-        fig.tight_layout()
-    return to_svg(fig, "stability", "cases whose verdict was stable or flaky across epochs")  # fmt: skip
+    parts = (("stable_right", "stable right", GREEN), ("flaky", "flaky", "#f59e0b"), ("stable_wrong", "stable wrong", RED))  # fmt: skip
+    names = [label(r["name"], 40) for r in rows]
+    left = _label_column(names)
+    top, height = 30.0, ROW * len(rows) + 8
+    total = max(sum(float(r["stability"][k]) for k, _, _ in parts) for r in rows) or 1.0
+    c = Canvas(max(left + 320, 420), top + height + 44, "cases whose verdict was stable or flaky across epochs")
+    ax = Axes(c, left, top, c.width - left - 12, height, (0.0, total * 1.04), _rows(len(rows)))
+    ticks = nice_ticks(0, total, 5)
+    ax.xgrid(ticks)
+    for i, r in enumerate(rows):
+        y, start = len(rows) - 1 - i, 0.0
+        for key, _, col in parts:
+            value = float(r["stability"][key])
+            ax.hbar(y, start, start + value, 0.6, col)
+            start += value
+    ax.frame()
+    ax.xticks(ticks)
+    ax.yticks([len(rows) - 1 - i for i in range(len(rows))], names)
+    ax.xlabel("cases")
+    c.legend([(name, col) for _, name, col in parts], left, 10)
+    return c.render()
 
 
 def epoch_chart(per_epoch: Mapping[str, Sequence[tuple[int, float, int]]], order: Sequence[str]) -> str | None:
     """Verdict accuracy per epoch, one line per variant (only with several epochs)."""
     if not any(len(v) > 1 for v in per_epoch.values()):
         return None
-    with plt.rc_context(RC):
-        fig, ax = plt.subplots(figsize=(6, 2.8))
-        for i, name in enumerate(order):
-            points = per_epoch.get(name) or []
-            if points:
-                ax.plot([p[0] for p in points], [p[1] for p in points], "o-", color=color(i), label=label(name, 40))
-        ax.set_xlabel("epoch")
-        ax.set_ylabel("verdict accuracy")
-        ax.set_ylim(0, 1.02)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.grid(color="#e2e8f0")
-        ax.legend(frameon=False, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2)
-        fig.tight_layout()
-    return to_svg(fig, "epochs", "verdict accuracy per epoch")
+    epochs = [p[0] for points in per_epoch.values() for p in points]
+    shown = [(i, name) for i, name in enumerate(order) if per_epoch.get(name)]
+    legend = [(label(name, 40), color(i)) for i, name in shown]
+    legend_h = 16 * ((len(legend) + 1) // 2)
+    left, top, height = 56.0, 16.0 + legend_h + 8, 170.0
+    legend_w = 2 * (max(text_width(n, FONT - 1) for n, _ in legend) + 36)
+    c = Canvas(max(440, left + legend_w), top + height + 44, "verdict accuracy per epoch")
+    lo, hi = min(epochs), max(epochs)
+    ax = Axes(c, left, top, c.width - left - 16, height, (lo - 0.3, hi + 0.3), (0.0, 1.02))
+    xticks = (
+        [float(e) for e in range(lo, hi + 1)] if hi - lo <= 12 else [t for t in nice_ticks(lo, hi) if t.is_integer()]
+    )
+    yticks = nice_ticks(0, 1, 5)
+    ax.xgrid(xticks)
+    ax.ygrid(yticks)
+    ax.frame()
+    ax.xticks(xticks)
+    ax.yticks(yticks)
+    ax.xlabel("epoch")
+    ax.ylabel("verdict accuracy")
+    for i, name in shown:
+        ax.lines([(p[0], p[1]) for p in per_epoch[name]], color(i))
+    c.legend(legend, left, 14, columns=2)
+    return c.render()
 
 
 def latency_chart(rows: Sequence[Mapping[str, Any]]) -> str | None:
@@ -177,23 +160,25 @@ def latency_chart(rows: Sequence[Mapping[str, Any]]) -> str | None:
     rows = [r for r in rows if (r.get("latency") or {}).get("p50") is not None]
     if not rows:
         return None
-    y = np.arange(len(rows))[::-1]
-    with plt.rc_context(RC):
-        fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.0))
-        ax.barh(y, [r["latency"]["p95"] for r in rows], color="#cbd5e1", height=0.6, label="p95")
-        ax.barh(
-            y,
-            [r["latency"]["p50"] for r in rows],
-            color=[color(i) for i in range(len(rows))],
-            height=0.35,
-            label="median",
-        )
-        ax.set_yticks(y, [label(r["name"], 40) for r in rows])
-        ax.set_xlabel("latency per result (ms)")
-        # above the axes, never over the bars
-        ax.legend(frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2)
-        fig.tight_layout()
-    return to_svg(fig, "latency", "verifier latency per variant")  # fmt: skip
+    names = [label(r["name"], 40) for r in rows]
+    left = _label_column(names)
+    top, height = 30.0, ROW * len(rows) + 8
+    most = max(max(float(r["latency"].get("p95") or 0.0), float(r["latency"]["p50"])) for r in rows) or 1.0
+    c = Canvas(max(left + 460, 560), top + height + 44, "verifier latency per variant")
+    ax = Axes(c, left, top, c.width - left - 16, height, (0.0, most * 1.05), _rows(len(rows)))
+    ticks = nice_ticks(0, most, 6)
+    ax.xgrid(ticks)
+    for i, r in enumerate(rows):
+        y = len(rows) - 1 - i
+        if r["latency"].get("p95") is not None:
+            ax.hbar(y, 0.0, float(r["latency"]["p95"]), 0.6, "#cbd5e1")
+        ax.hbar(y, 0.0, float(r["latency"]["p50"]), 0.35, color(i))
+    ax.frame()
+    ax.xticks(ticks)
+    ax.yticks([len(rows) - 1 - i for i in range(len(rows))], names)
+    ax.xlabel("latency per result (ms)")
+    c.legend([("p95", "#cbd5e1"), ("median", color(0))], left, 10)  # above the axes, never over the bars
+    return c.render()
 
 
 def grounding_chart(grounding: Mapping[str, Any]) -> str | None:
@@ -203,32 +188,31 @@ def grounding_chart(grounding: Mapping[str, Any]) -> str | None:
     for i, row in enumerate(rows):
         for d, cell in zip(datasets, row["datasets"], strict=True):
             if cell["value"] is not None:
-                bars.append(
-                    (
-                        f"{row['name']} · {d}",
-                        100 * cell["value"],
-                        [100 * c for c in cell["ci"]] if cell["ci"] else None,
-                        color(i),
-                    )
-                )
+                ci = [100 * x for x in cell["ci"]] if cell["ci"] else None
+                bars.append((f"{row['name']} · {d}", 100 * cell["value"], ci, color(i)))
     if not bars:
         return None
     published = [(f"{n} (published, LLM-AggreFact)", v, None, "#94a3b8") for n, v in PUBLISHED_GROUNDING]
     items = bars + published
-    y = np.arange(len(items))[::-1]
-    with plt.rc_context(RC):
-        fig, ax = plt.subplots(figsize=(8, 0.36 * len(items) + 1.0))
-        for yi, (_name, value, ci, col) in zip(y, items, strict=True):
-            ax.barh(yi, value, color=col, height=0.6)
-            if ci:
-                ax.plot(ci, [yi, yi], color="#0f172a", lw=1.2)
-            ax.text(max(value, ci[1] if ci else value) + 0.8, yi, f"{value:.1f}", va="center", fontsize=7.5)
-        ax.axvline(50, color="#64748b", ls=":", lw=1)
-        ax.set_yticks(y, [label(it[0], 60) for it in items])
-        ax.set_xlim(0, 105)
-        ax.set_xlabel("balanced accuracy (%) — 50 is chance")
-        fig.tight_layout()
-    return to_svg(fig, "grounding", "grounding balanced accuracy with published figures for context")  # fmt: skip
+    names = [label(it[0], 60) for it in items]
+    left = _label_column(names)
+    top, height = 12.0, 22 * len(items) + 8
+    c = Canvas(max(left + 440, 560), top + height + 44, "grounding balanced accuracy with published figures for context")  # fmt: skip
+    ax = Axes(c, left, top, c.width - left - 16, height, (0.0, 105.0), _rows(len(items)))
+    ticks = nice_ticks(0, 100, 5)
+    ax.xgrid(ticks)
+    for i, (_name, value, ci, col) in enumerate(items):
+        y = len(items) - 1 - i
+        ax.hbar(y, 0.0, value, 0.6, col)
+        if ci:
+            ax.hspan(y, ci[0], ci[1], "#0f172a", 1.2)
+        c.text(ax.sx(max(value, ci[1] if ci else value) + 0.8), ax.sy(y), f"{value:.1f}", size=FONT - 2)
+    ax.vline(50, GREY, dash="2 3")
+    ax.frame()
+    ax.xticks(ticks)
+    ax.yticks([len(items) - 1 - i for i in range(len(items))], names)
+    ax.xlabel("balanced accuracy (%) — 50 is chance")
+    return c.render()
 
 
 def comparison_chart(rows: Sequence[Mapping[str, Any]]) -> str | None:
@@ -236,35 +220,36 @@ def comparison_chart(rows: Sequence[Mapping[str, Any]]) -> str | None:
     rows = [r for r in rows if r.get("cases")]
     if not rows:
         return None
-    y = np.arange(len(rows))[::-1]
-    with plt.rc_context(RC):
-        fig, axes = plt.subplots(1, 2, figsize=(10, 0.5 * len(rows) + 1.2), sharey=True)
-        for ax, key, title in zip(
-            axes,
-            ("verdict_accuracy_diff", "claim_accuracy_diff"),
-            ("verdict accuracy A − B", "claim accuracy A − B"),
-            strict=True,
-        ):
-            for yi, r in zip(y, rows, strict=True):
-                value, ci = r.get(key), r.get(f"{key}_ci")
-                if value is None:
-                    continue
-                value, ci = 100 * value, [100 * c for c in ci] if ci else None
-                sig = ci is not None and (ci[0] > 0 or ci[1] < 0)
-                col = "#16a34a" if sig and value > 0 else "#dc2626" if sig else "#64748b"
-                if ci:
-                    ax.plot(ci, [yi, yi], color=col, lw=2.2, alpha=0.6)
-                ax.plot([value], [yi], "o", color=col)
-            reach = [100 * abs(x) for r in rows for x in [r.get(key) or 0, *(r.get(f"{key}_ci") or [])]]
-            lim = max([*reach, 1.0]) * 1.15
-            ax.set_xlim(-lim, lim)
-            ax.axvline(0, color="#0f172a", lw=0.8)
-            ax.set_title(title)
-            ax.set_xlabel("percentage points")
-            ax.grid(axis="x", color="#e2e8f0")
-        axes[0].set_yticks(y, [label(f"{r['a']} vs {r['b']}", 70) for r in rows])
-        fig.tight_layout()
-    return to_svg(fig, "comparison", "paired differences between variants")  # fmt: skip
+    names = [label(f"{r['a']} vs {r['b']}", 70) for r in rows]
+    left = _label_column(names)
+    panel, gap, top, height = 260.0, 24.0, 30.0, ROW * len(rows) + 8
+    c = Canvas(left + 2 * panel + gap + 8, top + height + 44, "paired differences between variants")
+    panels = (("verdict_accuracy_diff", "verdict accuracy A − B"), ("claim_accuracy_diff", "claim accuracy A − B"))
+    for k, (key, title) in enumerate(panels):
+        reach = [100 * abs(x) for r in rows for x in [r.get(key) or 0, *(r.get(f"{key}_ci") or [])]]
+        lim = max([*reach, 1.0]) * 1.15
+        ax = Axes(c, left + k * (panel + gap), top, panel, height, (-lim, lim), _rows(len(rows)))
+        ticks = nice_ticks(-lim, lim, 5)
+        ax.xgrid(ticks)
+        ax.vline(0, "#0f172a", 0.8)
+        ax.frame()
+        ax.xticks(ticks)
+        ax.title(title)
+        ax.xlabel("percentage points")
+        if k == 0:
+            ax.yticks([len(rows) - 1 - i for i in range(len(rows))], names)
+        for i, r in enumerate(rows):
+            value, ci = r.get(key), r.get(f"{key}_ci")
+            if value is None:
+                continue
+            value, ci = 100 * value, [100 * x for x in ci] if ci else None
+            sig = ci is not None and (ci[0] > 0 or ci[1] < 0)
+            col = GREEN if sig and value > 0 else RED if sig else GREY
+            y = len(rows) - 1 - i
+            if ci:
+                ax.hspan(y, ci[0], ci[1], col, opacity="0.6")
+            ax.point(value, y, col, 4)
+    return c.render()
 
 
 def reliability_chart(variants: Sequence[Mapping[str, Any]]) -> str | None:
@@ -272,20 +257,22 @@ def reliability_chart(variants: Sequence[Mapping[str, Any]]) -> str | None:
     rows = [(i, v) for i, v in enumerate(variants) if (v.get("calibration") or {}).get("bins")]
     if not rows:
         return None
-    with plt.rc_context(RC):
-        fig, ax = plt.subplots(figsize=(5, 4))
-        ax.plot([0, 1], [0, 1], ls=":", color="#64748b", lw=1, label="perfectly calibrated")
-        for i, v in rows:
-            bins = v["calibration"]["bins"]
-            ax.plot(
-                [b["mean_score"] for b in bins], [b["pass_right"] for b in bins], "o-", color=color(i),
-                label=label(v["name"], 40), markersize=4,
-            )  # fmt: skip
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1.02)
-        ax.set_xlabel("groundedness score (bin mean)")
-        ax.set_ylabel("share where PASS is the right verdict")
-        ax.grid(color="#e2e8f0")
-        ax.legend(frameon=False, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2)
-        fig.tight_layout()
-    return to_svg(fig, "reliability", "reliability diagram of the groundedness score")
+    legend = [("perfectly calibrated", GREY)] + [(label(v["name"], 40), color(i)) for i, v in rows]
+    legend_h = 16 * ((len(legend) + 1) // 2)
+    left, top, size = 60.0, 16.0 + legend_h + 8, 280.0
+    c = Canvas(max(left + size + 20, 2 * (max(text_width(n, FONT - 1) for n, _ in legend) + 40) + left), top + size + 44, "reliability diagram of the groundedness score")  # fmt: skip
+    ax = Axes(c, left, top, size, size, (0.0, 1.0), (0.0, 1.02))
+    ticks = nice_ticks(0, 1, 5)
+    ax.xgrid(ticks)
+    ax.ygrid(ticks)
+    ax.frame()
+    ax.xticks(ticks)
+    ax.yticks(ticks)
+    c.line(ax.sx(0), ax.sy(0), ax.sx(1), ax.sy(1), GREY, 1.0, stroke_dasharray="2 3")
+    for i, v in rows:
+        bins = v["calibration"]["bins"]
+        ax.lines([(b["mean_score"], b["pass_right"]) for b in bins], color(i), r=2.5)
+    ax.xlabel("groundedness score (bin mean)")
+    ax.ylabel("share where PASS is the right verdict")
+    c.legend(legend, left - 40, 14, columns=2)
+    return c.render()

@@ -2,7 +2,7 @@
 
 Every figure the scorer computes comes from summary.json. Of each result only
 the few fields in `OutcomeRow` are parsed (for the sign-off and the per-epoch
-table), in chunks, so memory stays flat however long the log is; a whole
+table), a small tuple each, so memory stays small however long the log is; a whole
 record is parsed only for the few the page embeds for drill-down (see
 `select`), and case content is read only for those. When several runs are combined, a variant
 name that occurs in more than one run is prefixed with its run id.
@@ -15,16 +15,15 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from pydantic import ValidationError
 
 from harness import UsageError
 from harness.corpus.schema import Case
 from harness.report.casedata import case_payload
 from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
-from harness.report.signoff import ResultRow, result_row, results_table
+from harness.report.signoff import ResultRow, result_row
 from harness.run.folder import (
     MANIFEST_FILE,
     RESULTS_FILE,
@@ -38,12 +37,12 @@ from harness.run.folder import (
 )
 from harness.run.log import Manifest, with_trace
 from harness.run.schedule import POLICY_VARIANT
-from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
 from harness.score.headline import is_headline
-from harness.score.scoring import GateSettings, score_run
 from harness.score.summary_model import read_summary_file
 
-CHUNK = 5000
+if TYPE_CHECKING:
+    from harness.score.scoring import GateSettings
+
 FailureKey = tuple[str, str, int]
 
 
@@ -58,7 +57,8 @@ class LoadedRun:
     manifest: Manifest
     summary: dict[str, Any]
     rename: dict[str, str]
-    results: pd.DataFrame = field(default_factory=pd.DataFrame)  # signoff.results_frame of every result
+    results: list[ResultRow] = field(default_factory=list)
+    """Every headline result, once (the last of a retried unit)."""
     picked: list[tuple[int, str, bool, bytes]] = field(default_factory=list)
     """The results `stream_results` picked for drill-down: (category, case id, whether its trace was elided, the
     results.jsonl line)."""
@@ -140,6 +140,9 @@ def gate_settings(manifest: Manifest) -> GateSettings:
                 "since: its decisions cannot be made again. Restore that baseline, or report from the run's own "
                 "summary.json (without --rescore)"
             )
+    from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP  # the study's reader: only to score again
+    from harness.score.scoring import GateSettings  # scoring loads pandas: only when a run is scored again
+
     return GateSettings(
         fail_under=dict(gates.get("fail_under") or {}),
         max_unsafe_pass=gates.get("max_unsafe_pass"),
@@ -147,9 +150,9 @@ def gate_settings(manifest: Manifest) -> GateSettings:
         max_error_rate=float(gates.get("max_error_rate") or 0.0),
         control=manifest.settings.get("control"),
         baseline=Path(baseline) if baseline else None,
-        margin=float(gates.get("margin", DEFAULT_MARGIN * 100)) / 100,
+        margin=float(gates.get("margin", DEFAULT_MARGIN_PP)) / 100,
         require_ship=bool(gates.get("require_ship", False)),
-        decide_on=tuple(gates.get("decide_on") or DEFAULT_GATED),
+        decide_on=tuple(gates.get("decide_on") or DEFAULT_DECIDE_ON),
     )
 
 
@@ -163,8 +166,8 @@ def read_summary(run_dir: Path) -> dict[str, Any] | None:
         return None
 
 
-def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
-    """One pass over results.jsonl: the results frame, built in chunks, and the embedded picks.
+def stream_results(run: LoadedRun, limit: int) -> int:
+    """One pass over results.jsonl: a `ResultRow` of every headline result, and the embedded picks.
 
     Only the few fields every result contributes are parsed (see `OutcomeRow`); the picked lines
     are parsed whole at the end. Returns how many results were read.
@@ -174,9 +177,8 @@ def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
         raise ReportError(f"{path}: missing; the run wrote no results")
     failed = run.failures()
     selector = Selector(limit=limit)
-    frames: list[pd.DataFrame] = []
-    batch: list[ResultRow] = []  # each row as its tuple of atoms at once: the parsed row is dropped young
-    keys: set[tuple[str, str, str, int]] = set()  # a retried unit is logged twice: the summary counts it once
+    rows: dict[tuple[str, str, int], ResultRow] = {}  # a retried unit is logged twice: the last one counts
+    keys: set[tuple[str, str, str, int]] = set()  # ... and the summary counts it once
     for line, row in project_results(run.run_dir, OutcomeRow):
         if not is_headline(row):
             continue  # a robustness unit: only summary.json's robustness figures read it
@@ -184,17 +186,12 @@ def stream_results(run: LoadedRun, limit: int, chunk: int = CHUNK) -> int:
         renamed = run.rename.get(row.variant, row.variant)
         if renamed != row.variant:
             row.variant = renamed
-        selector.offer(row.case_id, row.variant, row.epoch, category(row, row.key in failed), line)
-        batch.append(result_row(row, failed))
-        if len(batch) >= chunk:
-            frames.append(results_table(run.label, batch))
-            batch = []
-    frames.append(results_table(run.label, batch))
-    run.results = pd.concat(frames, ignore_index=True).drop_duplicates(["case_id", "variant", "epoch"], keep="last")
-    run.picked = []
-    for cat, line in selector.chosen():
-        record = parse_record(line)
-        run.picked.append((cat, record.case_id, record.trace_from_case, line))
+        pick = (row.case_id, row.trace_from_case, line)
+        selector.offer(row.case_id, row.variant, row.epoch, category(row, row.key in failed), pick)
+        rows.pop(row.key, None)
+        rows[row.key] = result_row(run.label, row, failed)
+    run.results = list(rows.values())
+    run.picked = [(cat, cid, elided, line) for cat, (cid, elided, line) in selector.chosen()]
     run.selection = selector.describe()
     return len(keys)
 
@@ -228,6 +225,13 @@ def drill_down(run: LoadedRun) -> Iterator[tuple[int, dict[str, Any]]]:
         yield cat, data
 
 
+def _score(run_dir: Path, manifest: Manifest) -> dict[str, Any]:
+    """The run scored again from its log (rewriting summary.json, outcomes.jsonl and junit.xml)."""
+    from harness.score.scoring import score_run  # scoring loads pandas: only when a run is scored again
+
+    return score_run(run_dir, gate_settings(manifest))
+
+
 def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: bool = False) -> list[LoadedRun]:
     """Every run folder, ready for the analyses; the embedding budget is shared between runs.
 
@@ -241,16 +245,35 @@ def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: boo
     labels = unique_labels(manifests)
     renames = variant_renames(manifests, labels)
     per_run = max(1, limit // len(run_dirs))
-    runs = []
-    for run_dir, manifest, label, rename in zip(run_dirs, manifests, labels, renames, strict=True):
-        run_dir = Path(run_dir)
-        summary = None if rescore else read_summary(run_dir)
-        if summary is None:
-            summary = score_run(run_dir, gate_settings(manifest))
-        run = LoadedRun(run_dir, label, manifest, rename_summary(summary, rename), rename)
-        if stream_results(run, per_run) != summary.get("run", {}).get("results"):
-            run.summary = rename_summary(score_run(run_dir, gate_settings(manifest)), rename)  # stale
-            stream_results(run, per_run)
-        load_drill_down(run)
-        runs.append(run)
-    return runs
+    return [
+        load_run(Path(run_dir), manifest, label, rename, per_run, None if rescore else read_summary(Path(run_dir)))
+        for run_dir, manifest, label, rename in zip(run_dirs, manifests, labels, renames, strict=True)
+    ]
+
+
+def load_scored(run_dir: Path, summary: Mapping[str, Any], manifest: Manifest | None, limit: int) -> LoadedRun:
+    """A run just scored, from the scorer's summary in memory: summary.json is not read and nothing is scored again
+    (unless the summary counts other results than the log holds); the log is read once, for the per-result tables
+    and the drill-down."""
+    manifest = manifest or read_manifest_checked(run_dir)
+    label = unique_labels([manifest])[0]
+    return load_run(run_dir, manifest, label, variant_renames([manifest], [label])[0], limit, summary)
+
+
+def load_run(
+    run_dir: Path,
+    manifest: Manifest,
+    label: str,
+    rename: dict[str, str],
+    limit: int,
+    summary: Mapping[str, Any] | None,
+) -> LoadedRun:
+    """One run ready for the analyses, from its summary (scored again from the log when None or stale)."""
+    if summary is None:
+        summary = _score(run_dir, manifest)
+    run = LoadedRun(run_dir, label, manifest, rename_summary(summary, rename), rename)
+    if stream_results(run, limit) != summary.get("run", {}).get("results"):
+        run.summary = rename_summary(_score(run_dir, manifest), rename)  # stale
+        stream_results(run, limit)
+    load_drill_down(run)
+    return run

@@ -23,8 +23,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness import UsageError
-from harness.corpus.loader import strict_yaml
-from harness.system.verifiers.factory import parse_model_spec
 
 PRICES_ENV = "VBENCH_PRICES"
 
@@ -74,6 +72,8 @@ def load_prices(path: Path | None) -> PriceTable:
         elif path.suffix == ".json":
             data = json.loads(text)
         else:
+            from harness.corpus.loader import strict_yaml  # the corpus loader: only for a YAML price table
+
             data = strict_yaml(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError, yaml.YAMLError, ValueError) as exc:
         raise PriceError(f"{path}: not a valid {path.suffix.lstrip('.') or 'YAML'} file: {exc}") from exc
@@ -81,8 +81,10 @@ def load_prices(path: Path | None) -> PriceTable:
 
 
 def price_for(model: str, prices: PriceTable) -> Price | None:
-    if model in prices:
-        return prices[model]
+    if model in prices or not prices:
+        return prices.get(model)
+    from harness.system.verifiers.factory import parse_model_spec  # the verifier factory: only with a price table
+
     bare = parse_model_spec(model).model  # `openai:gpt-4o` is priced as `gpt-4o`
     return prices.get(bare) if bare else None
 

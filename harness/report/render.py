@@ -29,12 +29,14 @@ from markupsafe import Markup
 
 from harness.report.analyses import in_sentence
 from harness.report.context import build_context
-from harness.report.load import ReportError, load_runs
+from harness.report.load import LoadedRun, ReportError, load_runs, load_scored
 from harness.report.prices import PriceTable, load_prices
 from harness.report.select import DEFAULT_LIMIT
 from harness.run.folder import CERTIFICATE_HTML, MARKDOWN_FILE, REPORT_FILE, write_lines, write_text
+from harness.run.log import Manifest
 from harness.score.certificate import policy_tally
 from harness.score.registry import MetricSpec
+from harness.score.summary_model import Summary
 from harness.score.wording import ci_label, p_text
 from harness.score.wording import pp_text as pp
 
@@ -205,6 +207,33 @@ def render_run(
 
     A report that cannot be written is a `ReportError` naming the file, never a silent skip."""
     runs = load_runs([Path(d) for d in run_dirs], limit=limit, rescore=rescore)
+    return write_report(runs, out_dir, prices, agreement)
+
+
+def render_scored(
+    run_dir: Path,
+    summary: Summary | Mapping[str, Any],
+    out_dir: Path | None = None,
+    *,
+    manifest: Manifest | None = None,
+    prices: PriceTable | None = None,
+    limit: int = DEFAULT_LIMIT,
+    agreement: dict[str, Any] | None = None,
+) -> Path:
+    """The report of a run just scored, written into `out_dir` (default: the run folder); returns its path.
+
+    `summary` is the scorer's, in memory (`Summary` or its JSON dict): summary.json is not read back, nothing is
+    scored again, and results.jsonl is read once for the per-result tables and the drill-down. `manifest`: the
+    run's, when the caller holds it. Errors as `render_run`."""
+    data = summary.to_json() if isinstance(summary, Summary) else summary
+    run = load_scored(Path(run_dir), data, manifest, limit)
+    return write_report([run], Path(out_dir) if out_dir is not None else Path(run_dir), prices, agreement)
+
+
+def write_report(
+    runs: Sequence[LoadedRun], out_dir: Path, prices: PriceTable | None, agreement: dict[str, Any] | None
+) -> Path:
+    """report.html and summary.md of the loaded runs in `out_dir`; a file that cannot be written is a `ReportError`."""
     context = build_context(runs, load_prices(None) if prices is None else prices)
     context["agreement"] = agreement
     out_dir = Path(out_dir)

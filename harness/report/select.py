@@ -48,6 +48,8 @@ class OutcomeRow(BaseModel):
     claims: dict[str, str]
     gold: OutcomeGold
     perturbation: str | None = None
+    trace_from_case: bool = False
+    """The record's trace summary is the case's own, elided from the line (`ResultRecord.trace_from_case`)."""
     judgement: StoredOutcome | None = Field(default=None, alias="outcome")
     """The outcome the run stored with the record (absent in a folder written before records carried it)."""
 

@@ -8,11 +8,10 @@ are conformance; their quality scores are measurements, never certification.
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+import sys
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import pandas as pd
+from typing import Any, NamedTuple
 
 from harness.corpus.catalogue import Scenario
 from harness.report.select import OutcomeRow
@@ -21,7 +20,6 @@ from harness.score.certificate import certificate_status, corpus_label
 
 FailureKey = tuple[str, str, int]
 SHOW_FAILURES = 50
-RESULT_COLUMNS = ["run", "case_id", "variant", "epoch", "kind", "spec", "ok", "scored", "verdict_correct"]
 
 
 @dataclass(frozen=True)
@@ -32,17 +30,28 @@ class Column:
     label: str
 
 
-ResultRow = tuple[str, str, int, str, tuple[str, ...], bool, bool, bool]
-"""One result as the results frame holds it (its columns after `run`): small and made of atoms, so a long log's
-rows cost the garbage collector nothing while they wait to become a frame."""
+class ResultRow(NamedTuple):
+    """One result as the sign-off and the per-epoch and per-case tables read it: small and made of atoms (a plain
+    tuple), so a long log's rows cost the garbage collector little."""
+
+    run: str
+    case_id: str
+    variant: str
+    epoch: int
+    kind: str
+    spec: tuple[str, ...]
+    ok: bool
+    scored: bool
+    verdict_correct: bool
 
 
-def result_row(row: OutcomeRow, failed: Container[FailureKey]) -> ResultRow:
+def result_row(run: str, row: OutcomeRow, failed: Container[FailureKey]) -> ResultRow:
     """A result's case, variant, kind, scenarios, whether it held its conformance checks, and (for the per-epoch
     table) whether it was scored and its verdict right, as score.frames defines them."""
-    return (
-        row.case_id,
-        row.variant,
+    return ResultRow(
+        run,
+        sys.intern(row.case_id),
+        sys.intern(row.variant),
         row.epoch,
         row.kind,
         _spec_tuple(row.spec),
@@ -52,17 +61,10 @@ def result_row(row: OutcomeRow, failed: Container[FailureKey]) -> ResultRow:
     )
 
 
-def results_table(run: str, rows: Sequence[ResultRow]) -> pd.DataFrame:
-    """The results frame of `result_row` rows, one per result."""
-    columns = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in RESULT_COLUMNS[1:]]
-    data = {"run": [run] * len(rows), **dict(zip(RESULT_COLUMNS[1:], columns, strict=True))}
-    return pd.DataFrame(data, columns=RESULT_COLUMNS)
-
-
-def results_frame(run: str, rows: Sequence[OutcomeRow], failed: Container[FailureKey]) -> pd.DataFrame:
-    """One row per result: run, case, variant, kind, scenarios, whether it held its conformance checks,
+def result_rows(run: str, rows: Sequence[OutcomeRow], failed: Container[FailureKey]) -> list[ResultRow]:
+    """One `ResultRow` per result: run, case, variant, kind, scenarios, whether it held its conformance checks,
     and (for the per-epoch table) whether it was scored and its verdict right (see `result_row`)."""
-    return results_table(run, [result_row(r, failed) for r in rows])
+    return [result_row(run, r, failed) for r in rows]
 
 
 _SPECS: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -74,33 +76,35 @@ def _spec_tuple(spec: Sequence[str]) -> tuple[str, ...]:
     return _SPECS.setdefault(key, key)
 
 
-def cell_counts(results: pd.DataFrame) -> dict[tuple[str, str, str], dict[str, Any]]:
+def cell_counts(results: Iterable[ResultRow]) -> dict[tuple[str, str, str], dict[str, Any]]:
     """(scenario, run, variant) -> cases, passed cases, failing case ids. A case passes when all its epochs do."""
-    if results.empty:
-        return {}
-    keys = ["spec", "run", "variant"]
-    per_case = results.explode("spec").dropna(subset=["spec"]).groupby([*keys, "case_id"])["ok"].all().reset_index()
-    totals = per_case.groupby(keys)["ok"].agg(cases="size", passed="sum")
-    failed = per_case[~per_case["ok"]].groupby(keys)["case_id"].agg(sorted)
-    return {
-        (str(spec), str(run), str(variant)): {
-            "cases": int(cases),
-            "passed": int(passed),
-            "failed": [str(c) for c in failed.get((spec, run, variant), [])],
-        }
-        for (spec, run, variant), cases, passed in totals.itertuples(name=None)
-    }
-
-
-def scenario_cases(results: pd.DataFrame) -> dict[str, dict[str, list[str]]]:
-    """Scenario -> {policy: [case ids], quality: [case ids]} over every run."""
-    if results.empty:
-        return {}
-    pairs = results[["spec", "kind", "case_id"]].explode("spec").dropna(subset=["spec"]).drop_duplicates()
-    out: dict[str, dict[str, list[str]]] = {}
-    for (spec, kind), group in pairs.groupby(["spec", "kind"]):
-        out.setdefault(str(spec), {"policy": [], "quality": []})[str(kind)] = sorted(group["case_id"].astype(str))
+    per_case: dict[tuple[str, str, str, str], bool] = {}
+    for r in results:
+        for spec in r.spec:
+            key = (spec, r.run, r.variant, r.case_id)
+            per_case[key] = per_case.get(key, True) and r.ok
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for (spec, run, variant, case_id), ok in per_case.items():
+        cell = out.setdefault((spec, run, variant), {"cases": 0, "passed": 0, "failed": []})
+        cell["cases"] += 1
+        cell["passed"] += ok
+        if not ok:
+            cell["failed"].append(case_id)
+    for cell in out.values():
+        cell["failed"].sort()
     return out
+
+
+def scenario_cases(results: Iterable[ResultRow]) -> dict[str, dict[str, list[str]]]:
+    """Scenario -> {policy: [case ids], quality: [case ids]} over every run."""
+    found: dict[str, dict[str, set[str]]] = {}
+    for r in results:
+        for spec in r.spec:
+            found.setdefault(spec, {}).setdefault(r.kind, set()).add(r.case_id)
+    return {
+        spec: {"policy": [], "quality": [], **{kind: sorted(ids) for kind, ids in by_kind.items()}}
+        for spec, by_kind in sorted(found.items())
+    }
 
 
 def cell_status(cell: Mapping[str, Any] | None) -> str:
@@ -110,7 +114,7 @@ def cell_status(cell: Mapping[str, Any] | None) -> str:
 
 
 def scenario_rows(
-    catalogue: Mapping[str, Scenario], results: pd.DataFrame, columns: Sequence[Column]
+    catalogue: Mapping[str, Scenario], results: Sequence[ResultRow], columns: Sequence[Column]
 ) -> list[dict[str, Any]]:
     """A row per catalogue scenario (and per unknown scenario a case names), in spec order."""
     counts = cell_counts(results)

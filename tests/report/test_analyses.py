@@ -8,7 +8,7 @@ import pytest
 
 from harness.report import analyses
 from harness.report.prices import Price, PriceError, cost_of, load_prices
-from harness.report.signoff import results_frame
+from harness.report.signoff import ResultRow, result_rows
 from harness.score.frames import quality_frame
 from harness.score.registry import metric
 from tests.report.builders import as_dict, outcome, record
@@ -71,19 +71,19 @@ def test_per_epoch_accuracy_over_scored_quality_results() -> None:
         record("c3", "v", 2, error="timeout"),  # not scored: left out
         record("c1", "w", 1, kind="policy"),  # policy records are not quality results
     ]  # fmt: skip
-    results = results_frame("r", [outcome(r) for r in records], set())
+    results = result_rows("r", [outcome(r) for r in records], set())
     assert analyses.per_epoch_accuracy(results) == {"v": [(1, 0.5, 2), (2, 1.0, 2)]}
 
 
-def test_the_results_frame_scores_as_the_scorers_quality_frame_does() -> None:
+def test_the_result_rows_score_as_the_scorers_quality_frame_does() -> None:
     records = [
         record("c1", "v", 1), record("c2", "v", 1, verdict="REJECT"), record("c3", "v", 1, verdict=None, error="x"),
         record("c4", "v", 2, verdict="LOW_CONFID", gold_verdict=["LOW_CONFID", "REJECT"]),
     ]  # fmt: skip
-    ours = results_frame("r", [outcome(r) for r in records], set())
+    ours = result_rows("r", [outcome(r) for r in records], set())
     theirs = quality_frame(records)
-    assert ours["scored"].tolist() == theirs["scored"].tolist()
-    assert ours["verdict_correct"].tolist() == theirs["verdict_correct"].tolist() == [True, False, False, True]
+    assert [r.scored for r in ours] == theirs["scored"].tolist()
+    assert [r.verdict_correct for r in ours] == theirs["verdict_correct"].tolist() == [True, False, False, True]
 
 
 def test_quality_mismatches_say_what_differed() -> None:
@@ -191,17 +191,14 @@ def test_only_secrets_are_redacted_from_settings() -> None:
 
 
 def test_case_matrix_marks_right_wrong_flipped_and_puts_differences_first() -> None:
-    import pandas as pd
-
     rows = [
         # case, variant, epoch, scored, right
         ("c1", "a", 1, True, True), ("c1", "a", 2, True, True), ("c1", "b", 1, True, True), ("c1", "b", 2, True, True),
         ("c2", "a", 1, True, True), ("c2", "a", 2, True, False), ("c2", "b", 1, True, False), ("c2", "b", 2, True, False),
         ("c3", "a", 1, False, False), ("c3", "a", 2, True, True),
     ]  # fmt: skip
-    frame = pd.DataFrame(rows, columns=["case_id", "variant", "epoch", "scored", "verdict_correct"]).assign(
-        kind="quality"
-    )
+    frame = [ResultRow("r", c, v, e, "quality", (), True, scored, right) for c, v, e, scored, right in rows]
+    frame.append(ResultRow("r", "c4", "a", 1, "policy", (), True, True, False))  # policy results are not in it
     m = analyses.case_matrix(frame, ["a", "b"])
     assert (m["total"], m["differing"]) == (3, 2)
     assert [(r["case_id"], r["cells"], r["differs"]) for r in m["rows"]] == [

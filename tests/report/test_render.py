@@ -106,7 +106,7 @@ def test_chart_labels_are_escaped_and_never_mathtext() -> None:
     )
     assert "<script>" not in svg and "&lt;script&gt;alert(1)&lt;/script&gt;" in svg
     assert "$x$" in svg  # shown literally, not typeset
-    assert label("a$b") == r"a\$b" and label("x" * 100, 10) == "x" * 9 + "…"
+    assert label("a$b") == "a$b" and label("x" * 100, 10) == "x" * 9 + "…"
     assert "<?xml" not in svg and "<!--" not in svg
 
 
@@ -226,3 +226,30 @@ def test_a_metric_is_shown_in_its_own_kind_percent_or_number() -> None:
     assert delta(diff, accuracy) == "+12.3 pp [+4.6, +20.0]"
     assert delta(diff, kappa) == "0.123 [0.046, 0.200]"
     assert delta({}, kappa) == "n/a "
+
+
+def test_a_just_scored_run_reports_from_its_summary_in_memory(reference_run: Path, tmp_path: Path) -> None:
+    """The entry `vbench run` calls after scoring: the summary it is handed is the one shown, summary.json is neither
+    read nor written again (nothing is scored twice), and the log's results still fill the drill-down."""
+    import shutil
+
+    from harness.report.render import render_scored
+    from harness.score.summary_model import read_summary_file
+
+    run = tmp_path / "just-scored"
+    shutil.copytree(reference_run, run)
+    scored = read_summary_file(run)  # the scorer's typed summary, as it holds it in memory
+    (run / "summary.json").unlink()
+    marked = scored.to_json()
+    ref = next(v for v in marked["variants"] if v["name"] == "reference")
+    ref["verdict_accuracy"] = 0.4321  # a figure no scoring of this log gives
+    report = render_scored(run, marked, tmp_path / "out")
+    html = report.read_text(encoding="utf-8")
+    assert "43.2%" in html
+    assert not (run / "summary.json").exists()  # not scored again: scoring writes it
+    data = embedded(report)
+    assert len(data["records"]) == marked["run"]["results"] and (tmp_path / "out" / "summary.md").exists()
+
+    typed = render_scored(run, scored)  # the typed model is taken as it is, into the run folder by default
+    assert typed == run / "report.html" and f"{100 * scored.to_json()['variants'][0]['verdict_accuracy']:.1f}%" in typed.read_text(encoding="utf-8")  # fmt: skip
+    assert not (run / "summary.json").exists()

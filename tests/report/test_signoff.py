@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.corpus.catalogue import load_catalogue
-from harness.report.signoff import certification, columns_for, results_frame, scenario_rows
+from harness.report.signoff import certification, columns_for, result_rows, scenario_rows
 from harness.run.log import Manifest, VariantInfo
 from tests.report.builders import SPEC_MALFORMED, SPEC_PASS, SPEC_REJECT, outcome, record
 
@@ -42,7 +42,7 @@ def test_rows_cover_every_catalogue_scenario_and_each_column_counts_cases() -> N
     records, failures = scenario_fixture()
     catalogue = load_catalogue()
     cols = columns_for("r1", manifest(), "policy", {})
-    rows = scenario_rows(catalogue, results_frame("r1", records, failures), cols)
+    rows = scenario_rows(catalogue, result_rows("r1", records, failures), cols)
     by_id = {r["id"]: r for r in rows}
     assert list(by_id)[: len(catalogue)] == list(catalogue)  # spec order, every scenario
     assert [c.label for c in cols] == ["policy cases", "m@p", "reference"]
@@ -66,9 +66,7 @@ def test_rows_cover_every_catalogue_scenario_and_each_column_counts_cases() -> N
 
 def test_quality_only_scenarios_are_certified_for_their_deterministic_parts_only() -> None:
     records = [outcome(record("q1", "m@p", 1, spec=[SPEC_MALFORMED]))]
-    rows = scenario_rows(
-        load_catalogue(), results_frame("r1", records, {}), columns_for("r1", manifest(), "policy", {})
-    )
+    rows = scenario_rows(load_catalogue(), result_rows("r1", records, {}), columns_for("r1", manifest(), "policy", {}))
     assert {r["id"]: r["status"] for r in rows}[SPEC_MALFORMED] == "deterministic-only"
 
 
@@ -76,7 +74,7 @@ def test_certification_names_what_was_certified_and_what_not() -> None:
     records, failures = scenario_fixture()
     m = manifest(git_sha="abc123-dirty", filters=["tag:x"])
     cols = columns_for("r1", m, "policy", {})
-    rows = scenario_rows(load_catalogue(), results_frame("r1", records, failures), cols)
+    rows = scenario_rows(load_catalogue(), result_rows("r1", records, failures), cols)
     summary = {
         "conformance": {
             "passed": False, "policy_cases": 2, "policy_passed": 1, "invariant_violations": 0,
