@@ -35,7 +35,7 @@ def report_once(root: Path, run_dir: Path, out: Path) -> dict[str, Any]:
     done = timed_process([sys.executable, "-m", "harness.cli", "report", str(run_dir), "--out", str(out)], env, root)
     if done["returncode"] != 0:
         raise RuntimeError(f"vbench report ({root}) exited {done['returncode']}: {done['output'][-400:]}")
-    return {k: done[k] for k in ("wall_s", "cpu_s", "peak_rss_mib")}
+    return {k: done[k] for k in ("wall_s", "cpu_s", "user_s", "sys_s", "peak_rss_mib")}
 
 
 def make_run(n: int, work: Path) -> Path:

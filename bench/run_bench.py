@@ -38,7 +38,19 @@ from bench.workers import SUITE_KINDS
 
 PACKAGES = ("verifier-bench", "openai", "httpx", "httpx2", "aiohttp", "pydantic", "sqlalchemy", "jinja2")
 PACKAGES += ("inspect-ai", "pyinstrument", "pandas")
-PARTS = ("whole", "slow", "phases", "startup", "report_time", "suite", "warm", "stages", "profile", "reference", "report")
+PARTS = (
+    "whole",
+    "slow",
+    "phases",
+    "startup",
+    "report_time",
+    "suite",
+    "warm",
+    "stages",
+    "profile",
+    "reference",
+    "report",
+)
 """The bench's parts, in the order they run; `--parts` picks some (the headline's warm-up runs whenever one needs it)."""
 PEERS = {"peer": "(d) Inspect AI", "promptfoo": "(p) promptfoo"}
 """The peers, each run `--peer-reps` times per latency after the suite, on the same server."""
@@ -289,16 +301,16 @@ def main(argv: list[str] | None = None) -> int:
         parts = args.parts
         if parts & {"whole", "slow", "report_time", "report"}:
             servers = args.servers if "whole" in parts else []
-            log(f"headline: whole processes at {headline_ms:g} ms on {', '.join(servers) or 'no server'} x {args.whole_reps}")
+            log(
+                f"headline: whole processes at {headline_ms:g} ms on {', '.join(servers) or 'no server'} x {args.whole_reps}"
+            )
             whole = headline(work, headline_ms, args.concurrency, args.whole_reps, servers, args.raw_transports, log)
             figures["whole"], figures["cli"] = whole, cli_figures(whole)
             run_dir = Path((whole.get("warmup") or {}).get("run_dir", ""))
             if "slow" in parts and args.slow_latency > 0:
                 log(f"headline at {args.slow_latency:g} ms: async server x {args.slow_reps}")
                 bodies = Path(whole.get("bodies", work / "requests.jsonl"))
-                figures["slow"] = slow_headline(
-                    work, bodies, args.slow_latency, args.concurrency, args.slow_reps, log
-                )
+                figures["slow"] = slow_headline(work, bodies, args.slow_latency, args.concurrency, args.slow_reps, log)
             if "report_time" in parts:
                 figures["report_time"] = report_time(run_dir, args.report_reps) | {"yardstick_s": yardstick()}
                 log(f"vbench report of the {headline_ms:g} ms run: {_brief(figures['report_time'])}")

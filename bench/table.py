@@ -46,7 +46,12 @@ def whole_rows(figures: dict[str, Any]) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
     if whole.get("error"):
         return [
-            _row("vbench run / raw client, whole processes", "not measured: " + whole["error"][:160], f"≤ {MAX_RATIO}", None)
+            _row(
+                "vbench run / raw client, whole processes",
+                "not measured: " + whole["error"][:160],
+                f"≤ {MAX_RATIO}",
+                None,
+            )
         ]
     for row in whole.get("rows", []):
         where = f"{SERVER_NAMES.get(row['server'], row['server'])}, {row['latency_ms']:g} ms, c={cfg['concurrency']}, N={cfg['n']}"

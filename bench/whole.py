@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.procs import ServerKind, ServerProcess, timed_process
+from bench.procs import ROOT, ServerKind, ServerProcess, timed_process
 
 MODEL = "openai:local-model"
 RAW_CLIENT = Path(__file__).resolve().parent / "raw_client.py"
@@ -174,9 +174,7 @@ def startup(work: Path, one_file: Path, reps: int) -> dict[str, Any]:
     return {name: summarise(runs[name]) | {"command": shown[name]} for name in commands}
 
 
-def slow_headline(
-    work: Path, bodies: Path, latency_ms: float, concurrency: int, reps: int, log: Any
-) -> dict[str, Any]:
+def slow_headline(work: Path, bodies: Path, latency_ms: float, concurrency: int, reps: int, log: Any) -> dict[str, Any]:
     """The headline at a real judge's latency (seconds a reply): the same captured requests (a request body does
     not depend on the server's latency), the async server and the raw client's own transport only."""
     if not bodies.exists():
@@ -187,19 +185,19 @@ def slow_headline(
 
 
 def report_time(run_dir: Path, reps: int) -> dict[str, Any]:
-    """`vbench report RUN_DIR` of the headline's 1,000-case run as a user re-renders it: whole processes, median of
-    `reps`, into a folder of its own (the run's own report is left as the run wrote it)."""
+    """`vbench report RUN_DIR` of the headline's 1,000-case run as a user re-renders it: whole processes
+    (`bench.report_time.report_once`), median of `reps` after one untimed run that compiles the templates."""
+    from bench.report_time import report_once
+
     if not (run_dir / "results.jsonl").exists():
         return {"error": "no run folder to report on (the headline's warm-up failed)"}
     out = run_dir.parent / "report-time"
-    runs = []
-    for _ in range(reps):
-        shutil.rmtree(out, ignore_errors=True)
-        result = timed_process([vbench_path(), "report", str(run_dir), "--out", str(out)], cwd=run_dir.parent)
-        output = result.pop("output")
-        if result["returncode"] != 0 or not (out / "report.html").exists():
-            result["error"] = f"vbench report exited {result['returncode']}: {output[-300:]}"
-        runs.append(result)
+    runs: list[dict[str, Any]] = []
+    try:
+        report_once(ROOT, run_dir, out)
+        runs += [report_once(ROOT, run_dir, out) | {"failures": 0} for _ in range(reps)]
+    except RuntimeError as exc:
+        runs.append({"error": str(exc)})
     shutil.rmtree(out, ignore_errors=True)
     results = sum(1 for line in (run_dir / "results.jsonl").open(encoding="utf-8") if line.strip())
     return summarise(runs) | {"results": results}
