@@ -196,7 +196,8 @@ def flow_depth(text: str) -> int:
 def strict_yaml(text: str) -> Any:
     """Safe-load YAML text refusing repeated keys and aliases (`yaml.YAMLError`); for every YAML file a run
     reads (cases, study files, price tables), so none can stand for more data than it holds."""
-    if flow_depth(text) > MAX_FLOW_DEPTH:
+    openers = text.count("[") + text.count("{")  # the depth is at most this: most files need no walk
+    if openers > MAX_FLOW_DEPTH and flow_depth(text) > MAX_FLOW_DEPTH:
         raise CaseFileError(f"the YAML is nested too deeply (over {MAX_FLOW_DEPTH} levels of [ or {{)")
     loader = _StrictSafeLoader(text)
     try:
