@@ -160,6 +160,21 @@ def _sqlite_statements() -> dict[str, _Compiled]:
     }
 
 
+@functools.cache
+def _sqlite_schema() -> tuple[str, ...]:
+    """The CREATE statements `metadata.create_all` sends SQLite for a new database, compiled once from the tables
+    (a runner makes a private store per worker, and create_all's per-table checks cost most of making one)."""
+    from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    dialect = SQLiteDialect_pysqlite()
+    statements: list[str] = []
+    for table in metadata.sorted_tables:
+        statements.append(str(CreateTable(table).compile(dialect=dialect)))
+        statements += [str(CreateIndex(index).compile(dialect=dialect)) for index in sorted(table.indexes, key=str)]
+    return tuple(statements)
+
+
 _SESSION_COLUMNS = ("id", "question", "final_answer", "structured_output_raw", "self_evaluation")
 _INVOCATION_COLUMNS = ("session_id", "invocation_id", "seq", "tool_name", "arguments", "status", "result")
 _JSON_COLUMNS = frozenset({"self_evaluation", "arguments"})
@@ -188,10 +203,15 @@ class Store:
         if self.private:
             kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
         self.engine = create_engine(url, **kwargs)
-        metadata.create_all(self.engine)
         self._conn: Connection | None = None
         self._driver_conn: sqlite3.Connection | None = None
         """The private store's SQLite connection, used directly (`_driver`): the one `_conn` wraps."""
+        if self.private:  # a new empty database: the tables' DDL, compiled once, without create_all's checks
+            with self._driver() as cursor:
+                for ddl in _sqlite_schema():
+                    cursor.execute(ddl)
+        else:
+            metadata.create_all(self.engine)
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[Connection]:
