@@ -82,19 +82,82 @@ class _StrictSafeLoader(_BaseSafeLoader):  # type: ignore[misc,valid-type]
             )
         return super().construct_object(node, deep=deep)
 
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        """The tag of a node, remembered for short scalars: a corpus repeats its keys and small values across
+        every file, and the resolver's regular expressions ran once per scalar of each."""
+        if kind is not yaml.ScalarNode or len(value) > _RESOLVED_LENGTH:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = _RESOLVED.get(key)
+        if tag is None:
+            if len(_RESOLVED) >= _RESOLVED_ENTRIES:
+                _RESOLVED.clear()
+            tag = _RESOLVED[key] = super().resolve(kind, value, implicit)
+        return tag
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        """The document built by `_build` (plain strings, mappings and sequences directly, every other node by
+        its constructor), then the constructor's own clean-up."""
+        try:
+            return self._build(node)
+        finally:
+            self.constructed_objects, self.recursive_objects = {}, {}
+            self.state_generators = []
+            self.deep_construct = False
+
+    def _build(self, node: yaml.Node) -> Any:
+        """`construct_object` for the nodes a case is made of, without its per-node bookkeeping: a case file has
+        some 150 nodes, and building them was most of loading one. Each node is registered as built, so a node
+        met twice (an alias) is refused here or in `construct_object` alike."""
+        if node in self.constructed_objects:
+            return self.construct_object(node)  # refuses it: the node is used again by an alias
+        tag = node.tag
+        value: Any
+        if tag == _STR_TAG and type(node) is yaml.ScalarNode:
+            value = node.value
+        elif tag == _MAP_TAG and type(node) is yaml.MappingNode:
+            value = {}
+            self.constructed_objects[node] = value
+            for key_node, value_node in node.value:
+                key = self._build(key_node)
+                _refuse_repeat(key, value, key_node)
+                value[key] = self._build(value_node)
+            return value
+        elif tag == _SEQ_TAG and type(node) is yaml.SequenceNode:
+            value = []
+            self.constructed_objects[node] = value
+            for child in node.value:  # a loop, not a generator: one stack frame per level of nesting
+                value.append(self._build(child))
+            return value
+        else:
+            return self.construct_object(node, deep=True)
+        self.constructed_objects[node] = value
+        return value
+
+
+_RESOLVED: dict[tuple[str, tuple[bool, bool]], str] = {}
+"""Tags of short scalars already resolved (`_StrictSafeLoader.resolve`); emptied when it holds `_RESOLVED_ENTRIES`."""
+_RESOLVED_LENGTH, _RESOLVED_ENTRIES = 64, 50_000
+_STR_TAG, _MAP_TAG, _SEQ_TAG = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+
+
+def _refuse_repeat(key: Any, mapping: dict[Any, Any], key_node: yaml.Node) -> None:
+    """A key that cannot be a key (unhashable) or is already in `mapping`: the file is refused."""
+    try:
+        repeated = key in mapping
+    except TypeError:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"unhashable key {type(key).__name__}", key_node.start_mark
+        ) from None
+    if repeated:
+        raise yaml.constructor.ConstructorError(None, None, f"repeated key {key!r}", key_node.start_mark)
+
 
 def _construct_mapping(loader: _StrictSafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     out: dict[Any, Any] = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=deep)
-        try:
-            repeated = key in out
-        except TypeError:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"unhashable key {type(key).__name__}", key_node.start_mark
-            ) from None
-        if repeated:
-            raise yaml.constructor.ConstructorError(None, None, f"repeated key {key!r}", key_node.start_mark)
+        _refuse_repeat(key, out, key_node)
         out[key] = loader.construct_object(value_node, deep=deep)
     return out
 
@@ -133,7 +196,8 @@ def flow_depth(text: str) -> int:
 def strict_yaml(text: str) -> Any:
     """Safe-load YAML text refusing repeated keys and aliases (`yaml.YAMLError`); for every YAML file a run
     reads (cases, study files, price tables), so none can stand for more data than it holds."""
-    if flow_depth(text) > MAX_FLOW_DEPTH:
+    openers = text.count("[") + text.count("{")  # the depth is at most this: most files need no walk
+    if openers > MAX_FLOW_DEPTH and flow_depth(text) > MAX_FLOW_DEPTH:
         raise CaseFileError(f"the YAML is nested too deeply (over {MAX_FLOW_DEPTH} levels of [ or {{)")
     loader = _StrictSafeLoader(text)
     try:

@@ -12,7 +12,7 @@ import json
 from difflib import get_close_matches
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from harness.system.gatekeeper import RULES
 from harness.system.models import (
@@ -267,9 +267,11 @@ class Case(Contract):
 
     @model_validator(mode="before")
     @classmethod
-    def _no_nul(cls, data: Any) -> Any:
+    def _no_nul(cls, data: Any, info: ValidationInfo) -> Any:
         """PostgreSQL's text cannot hold a NUL character, so no case may carry one (a case that validates runs
-        on every backend)."""
+        on every backend). Not looked for again in a validated case's own JSON (`VALIDATED_BEFORE`)."""
+        if info.context is VALIDATED_BEFORE:
+            return data
         if _may_hold_nul(data) and (where := _nul_path(data, "")) is not None:
             raise ValueError(f"{where or '<root>'} holds a NUL character (\\0), which PostgreSQL cannot store")
         return data
@@ -317,6 +319,11 @@ def did_you_mean(word: str, known: Any) -> str:
     if close:
         return f" (did you mean {close[0]!r}?)"
     return f"; known: {', '.join(options)}" if len(options) <= 15 else ""
+
+
+VALIDATED_BEFORE: dict[str, bool] = {"validated_before": True}
+"""The validation context of a case's JSON made from a validated `Case` (a run's `CaseRef`): the whole-case NUL
+walk, which serialises the case, is not made again for each unit that runs it."""
 
 
 def _may_hold_nul(value: Any) -> bool:

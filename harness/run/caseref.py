@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.corpus.schema import Case, CaseKind
+from harness.corpus.schema import VALIDATED_BEFORE, Case, CaseKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,5 +31,6 @@ class CaseRef:
         return cls(case.id, case.kind, case.content_hash(), content)
 
     def load(self) -> Case:
-        """The case, validated again from its JSON: a new object each call, for the caller alone."""
-        return Case.model_validate_json(self.content)
+        """The case, validated again from its JSON: a new object each call, for the caller alone. The JSON was
+        made from a validated case, so the checks only a new file needs are not made again."""
+        return Case.model_validate_json(self.content, context=VALIDATED_BEFORE)

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 from harness.system.models import (
+    ClaimEntry,
+    ExecutorOutput,
     GatekeeperIssue,
     GatekeeperResult,
     GatekeeperStatus,
@@ -35,6 +38,25 @@ class GatekeeperInput:
     parsed: ParsedExecutorOutput
     invocations: Mapping[str, ToolInvocation]
     trace: Sequence[TraceEntry]
+    output: ExecutorOutput | None = None
+    """The parser's reading of `parsed` when the caller has it already (the pipeline does); else read here."""
+
+    @cached_property
+    def entries(self) -> tuple[ClaimEntry, ...]:
+        """Every item of the claims list (`claim_entries`), read once for all the rules."""
+        if self.output is not None and self.output.parsed is self.parsed:
+            return self.output.entries
+        return tuple(claim_entries(self.parsed.structured))
+
+    @cached_property
+    def bindings(self) -> tuple[tuple[str, dict[str, Any], dict[str, Any]], ...]:
+        """(path, claim, binding) for every binding object of every object claim, built once for all the rules."""
+        return tuple(
+            (f"claims[{entry.index}].evidence_bindings{binding.path}", entry.raw, binding.raw)
+            for entry in self.entries
+            if entry.is_object
+            for binding in entry.bindings
+        )
 
 
 RuleFn = Callable[[GatekeeperInput], list[GatekeeperIssue]]
@@ -68,16 +90,14 @@ def _issue(rule_id: str, message: str, claim_id: Any = None, path: str | None = 
 
 def iter_claims(inp: GatekeeperInput) -> Iterator[tuple[int, dict[str, Any]]]:
     """(index, claim) for every claim that is a JSON object."""
-    for entry in claim_entries(inp.parsed.structured):
+    for entry in inp.entries:
         if entry.is_object:
             yield entry.index, entry.raw
 
 
 def iter_bindings(inp: GatekeeperInput) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
     """(path, claim, binding) for every binding that is a JSON object (a single-object `evidence_bindings` too)."""
-    for ci, claim in iter_claims(inp):
-        for suffix, binding, _typed in claim_bindings(claim):
-            yield f"claims[{ci}].evidence_bindings{suffix}", claim, binding
+    return iter(inp.bindings)
 
 
 # --- fail rules ---------------------------------------------------------------------
@@ -104,7 +124,7 @@ def check_schema(inp: GatekeeperInput) -> list[GatekeeperIssue]:
     for key in ("open_questions", "next_steps"):
         if key in doc and not _is_str_list(doc[key]):
             issues.append(_issue(SCHEMA, f"{key} must be a list of strings", path=key))
-    for entry in claim_entries(doc):
+    for entry in inp.entries:
         path = f"claims[{entry.index}]"
         if not entry.is_object:
             issues.append(_issue(SCHEMA, "claim is not an object", path=path))

@@ -59,7 +59,7 @@ def prepare(
     claims = output.claims
     rows = {inv.id: inv for inv in invocations}
     summary = session_trace_summary(trace, invocations, excerpt_chars)
-    gatekeeper = run_gatekeeper(GatekeeperInput(parsed=parsed, invocations=rows, trace=summary))
+    gatekeeper = run_gatekeeper(GatekeeperInput(parsed=parsed, invocations=rows, trace=summary, output=output))
     structured = parsed.structured
     inputs = VerifierInput(
         question=question,

@@ -6,11 +6,18 @@ sibling keys written by others survive. Core statements rather than the ORM:
 the store is on every case's path and the ORM's unit of work cost more than
 the rest of the harness together. The statements are built once, with bound
 parameters, so SQLAlchemy compiles and caches each one once, not per case.
+
+A private in-memory store (the runner's default: one per worker, one case at a time) sends the same
+statements, compiled once to SQLite's SQL, straight to the driver: SQLAlchemy's execution machinery around
+each statement cost more than the statements themselves, seven times per case.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,6 +130,58 @@ _DELETE_SESSIONS_OF = delete(diagnosis_session).where(diagnosis_session.c.id.in_
 
 
 @dataclass(frozen=True)
+class _Compiled:
+    """A statement as the driver takes it: its SQL text and the order of its bound values."""
+
+    sql: str
+    keys: tuple[str, ...]
+
+
+@functools.cache
+def _sqlite_statements() -> dict[str, _Compiled]:
+    """The store's statements compiled once for SQLite (the private store's driver path): the same Core
+    statements the SQLAlchemy path executes, so their SQL has one home."""
+    from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
+
+    dialect = SQLiteDialect_pysqlite()
+
+    def compiled(statement: Any, columns: Sequence[str] | None = None) -> _Compiled:
+        done = statement.compile(dialect=dialect, column_keys=columns)
+        return _Compiled(str(done), tuple(done.positiontup or ()))
+
+    return {
+        "insert_session": compiled(_INSERT_SESSION, _SESSION_COLUMNS),
+        "insert_invocations": compiled(_INSERT_INVOCATIONS, _INVOCATION_COLUMNS),
+        "select_invocations": compiled(_SELECT_INVOCATIONS),
+        "select_evaluation": compiled(_SELECT_EVALUATION),
+        "update_evaluation": compiled(_UPDATE_EVALUATION, ["self_evaluation"]),
+        "delete_invocations": compiled(_DELETE_INVOCATIONS),
+        "delete_sessions": compiled(_DELETE_SESSIONS),
+    }
+
+
+@functools.cache
+def _sqlite_schema() -> tuple[str, ...]:
+    """The CREATE statements `metadata.create_all` sends SQLite for a new database, compiled once from the tables
+    (a runner makes a private store per worker, and create_all's per-table checks cost most of making one)."""
+    from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    dialect = SQLiteDialect_pysqlite()
+    statements: list[str] = []
+    for table in metadata.sorted_tables:
+        statements.append(str(CreateTable(table).compile(dialect=dialect)))
+        statements += [str(CreateIndex(index).compile(dialect=dialect)) for index in sorted(table.indexes, key=str)]
+    return tuple(statements)
+
+
+_SESSION_COLUMNS = ("id", "question", "final_answer", "structured_output_raw", "self_evaluation")
+_INVOCATION_COLUMNS = ("session_id", "invocation_id", "seq", "tool_name", "arguments", "status", "result")
+_JSON_COLUMNS = frozenset({"self_evaluation", "arguments"})
+"""Stored as JSON text: the driver path encodes them as SQLAlchemy's JSON type does (`json.dumps`)."""
+
+
+@dataclass(frozen=True)
 class NewSession:
     """A diagnosis_session row to insert, with its tool_invocation rows in call order."""
 
@@ -144,8 +203,15 @@ class Store:
         if self.private:
             kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
         self.engine = create_engine(url, **kwargs)
-        metadata.create_all(self.engine)
         self._conn: Connection | None = None
+        self._driver_conn: sqlite3.Connection | None = None
+        """The private store's SQLite connection, used directly (`_driver`): the one `_conn` wraps."""
+        if self.private:  # a new empty database: the tables' DDL, compiled once, without create_all's checks
+            with self._driver() as cursor:
+                for ddl in _sqlite_schema():
+                    cursor.execute(ddl)
+        else:
+            metadata.create_all(self.engine)
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[Connection]:
@@ -159,6 +225,27 @@ class Store:
             self._conn = self.engine.connect()
         with self._conn.begin():
             yield self._conn
+
+    @contextlib.contextmanager
+    def _driver(self) -> Iterator[sqlite3.Cursor]:
+        """A private store's transaction straight on its SQLite connection: committed on success, rolled back
+        on error, as `_transaction` does. None when this store is not private (`_transaction` serves it)."""
+        if self._driver_conn is None:
+            if self._conn is None or self._conn.closed:
+                self._conn = self.engine.connect()
+            driver = self._conn.connection.dbapi_connection
+            assert isinstance(driver, sqlite3.Connection)
+            self._driver_conn = driver
+        cursor = self._driver_conn.cursor()
+        try:
+            yield cursor
+        except BaseException:
+            self._driver_conn.rollback()
+            raise
+        else:
+            self._driver_conn.commit()
+        finally:
+            cursor.close()
 
     def add_session(
         self,
@@ -205,6 +292,16 @@ class Store:
                 }
                 for seq, inv in enumerate(new.invocations)
             )
+        if self.private and not replace:
+            sql = _sqlite_statements()
+            with self._driver() as cursor:
+                if session_rows:
+                    statement = sql["insert_session"]
+                    cursor.executemany(statement.sql, [_driver_row(statement, r) for r in session_rows])
+                if invocation_rows:
+                    statement = sql["insert_invocations"]
+                    cursor.executemany(statement.sql, [_driver_row(statement, r) for r in invocation_rows])
+            return
         with self._transaction() as conn:
             if replace and session_rows:
                 ids = {"b_ids": [row["id"] for row in session_rows]}
@@ -217,6 +314,19 @@ class Store:
 
     def invocations(self, session_id: str) -> list[ToolInvocation]:
         """The session's own tool_invocation rows, in call order."""
+        if self.private:
+            with self._driver() as cursor:
+                rows = cursor.execute(_sqlite_statements()["select_invocations"].sql, (session_id,)).fetchall()
+            return [
+                ToolInvocation.model_construct(
+                    id=invocation_id,
+                    tool_name=tool_name,
+                    arguments=(None if arguments is None else json.loads(arguments)) or {},
+                    status=status,
+                    result=result,
+                )
+                for invocation_id, tool_name, arguments, status, result in rows
+            ]
         with self._transaction() as conn:
             return [
                 ToolInvocation.model_construct(
@@ -230,14 +340,22 @@ class Store:
             ]
 
     def self_evaluation(self, session_id: str) -> dict[str, Any]:
-        with self._transaction() as conn:
-            value = conn.execute(_SELECT_EVALUATION, {"b_session": session_id}).scalar_one_or_none()
+        value = self._stored_evaluation(session_id)
         if value is None:
             raise KeyError(f"no diagnosis_session {session_id!r}")
         return dict(value)
 
     def write_verifier_evaluation(self, session_id: str, evaluation: VerifierEvaluation) -> dict[str, Any]:
         """Merge the evaluation into `self_evaluation`, keeping sibling keys; return the result."""
+        if self.private:
+            sql = _sqlite_statements()
+            with self._driver() as cursor:
+                found = cursor.execute(sql["select_evaluation"].sql, (session_id,)).fetchone()
+                if found is None:
+                    raise KeyError(f"no diagnosis_session {session_id!r}")
+                merged = {**_json_value(found[0]), EVALUATION_KEY: evaluation.model_dump(mode="json")}
+                cursor.execute(sql["update_evaluation"].sql, (json.dumps(merged), session_id))
+            return merged
         with self._transaction() as conn:
             current = conn.execute(_SELECT_EVALUATION, {"b_session": session_id}).scalar_one_or_none()
             if current is None:
@@ -246,15 +364,41 @@ class Store:
             conn.execute(_UPDATE_EVALUATION, {"b_session": session_id, "self_evaluation": merged})
         return merged
 
+    def _stored_evaluation(self, session_id: str) -> Any:
+        """The session's `self_evaluation` as stored (None when there is no such session)."""
+        if self.private:
+            with self._driver() as cursor:
+                found = cursor.execute(_sqlite_statements()["select_evaluation"].sql, (session_id,)).fetchone()
+            return None if found is None else _json_value(found[0])
+        with self._transaction() as conn:
+            return conn.execute(_SELECT_EVALUATION, {"b_session": session_id}).scalar_one_or_none()
+
     def clear(self) -> None:
         """Delete every row: the store is then as fresh as a new one (a runner worker empties its private store
         before each case it loads)."""
+        if self.private:
+            sql = _sqlite_statements()
+            with self._driver() as cursor:
+                cursor.execute(sql["delete_invocations"].sql)
+                cursor.execute(sql["delete_sessions"].sql)
+            return
         with self._transaction() as conn:
             conn.execute(_DELETE_INVOCATIONS)
             conn.execute(_DELETE_SESSIONS)
 
     def close(self) -> None:
+        self._driver_conn = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None
         self.engine.dispose()
+
+
+def _driver_row(statement: _Compiled, values: dict[str, Any]) -> tuple[Any, ...]:
+    """A row's values in the statement's order, JSON columns encoded as SQLAlchemy's JSON type stores them."""
+    return tuple(json.dumps(values[key]) if key in _JSON_COLUMNS else values[key] for key in statement.keys)
+
+
+def _json_value(text: str | None) -> Any:
+    """A JSON column read back as SQLAlchemy's JSON type reads it."""
+    return None if text is None else json.loads(text)
