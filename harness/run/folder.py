@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO, TypeVar, cast
+from typing import Any, BinaryIO, TextIO, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -269,13 +269,17 @@ def iter_latest(run_dir: Path, offsets: Mapping[UnitKey, tuple[int, int]] | None
     offsets = unit_offsets(run_dir) if offsets is None else offsets
     with path.open("rb") as fh:
         for key in sorted(offsets):
-            offset, number = offsets[key]
-            fh.seek(offset)
-            line = fh.readline()
-            try:
-                yield parse_record(line)
-            except ValidationError as exc:
-                raise RunFileError(path, f"not a results record: {exc.errors()[0]['msg']}", number) from None
+            yield record_at(fh, path, *offsets[key])
+
+
+def record_at(fh: BinaryIO, path: Path, offset: int, number: int) -> ResultRecord:
+    """The record on the line at `offset` of an open results.jsonl (`path`, line `number`, for the error)."""
+    fh.seek(offset)
+    line = fh.readline()
+    try:
+        return parse_record(line)
+    except ValidationError as exc:
+        raise RunFileError(path, f"not a results record: {exc.errors()[0]['msg']}", number) from None
 
 
 def corrupt_result_lines(run_dir: Path) -> list[int]:
