@@ -26,10 +26,9 @@ from harness.run.caseref import CaseRef
 from harness.run.folder import (
     RESULTS_FILE,
     CaseIndex,
-    RunFileError,
     UnitKey,
-    record_at,
     read_manifest,
+    record_at,
     unit_offsets,
 )
 from harness.run.log import Manifest, ResultRecord
@@ -99,9 +98,7 @@ class RunLog:
         return cls(read_manifest(run_dir), CaseIndex(run_dir), run_dir=run_dir, offsets=unit_offsets(run_dir))
 
     @classmethod
-    def of(
-        cls, manifest: Manifest, records: Iterable[ResultRecord], cases: Mapping[str, Case | CaseRef]
-    ) -> RunLog:
+    def of(cls, manifest: Manifest, records: Iterable[ResultRecord], cases: Mapping[str, Case | CaseRef]) -> RunLog:
         """The log of records already in memory (a run that just made them), the last per unit winning, as a
         folder's would be; `cases` by id, as the run holds them (nothing is validated again but a `CaseRef`,
         once, when its case is asked for)."""

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.run.runlog import RunLog
 from harness.run.looks import EarlyStop
+from harness.run.runlog import RunLog
 from harness.score.decide import Decision
 from harness.score.registry import metric
 from harness.score.regression import load_control_run, make_decisions

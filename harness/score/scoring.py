@@ -177,5 +177,7 @@ def score_log(log: RunLog, gates: GateSettings, run_dir: Path | None = None) -> 
     summary["passed"] = all(g["passed"] for g in gate_rows)
     summary = write_summary(run_dir, summary)
     write_outcomes(run_dir, outcomes)
-    write_text(run_dir, JUNIT_FILE, junit_xml(summary["conformance"], frames.policy_ids, gate_rows, summary["decisions"]))
+    write_text(
+        run_dir, JUNIT_FILE, junit_xml(summary["conformance"], frames.policy_ids, gate_rows, summary["decisions"])
+    )
     return summary
