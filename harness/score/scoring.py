@@ -43,7 +43,7 @@ class GateSettings:
     decide_on: tuple[str, ...] = DEFAULT_GATED
 
 
-CHUNK = 5000
+CHUNK = 500
 """Records whose frame rows become frames at a time while scoring streams the log: bounds memory, not the figures."""
 
 
