@@ -33,9 +33,10 @@ from harness.run.folder import (
 )
 from harness.run.log import Manifest, ResultRecord
 
-CASES_KEPT = 256
+CASES_KEPT = 8
 """Validated cases a `RunLog` keeps (the last asked for): a stream in key order asks for each case's records
-together, a report asks for a few cases at random; neither needs every case of a long corpus as objects."""
+together, a report asks for a few cases at random; neither needs every case of a long corpus as objects (a case
+is some 17 KiB of objects, which every full garbage collection walks while scoring streams the log)."""
 
 
 class _Cases:

@@ -14,7 +14,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.corpus.schema import Case
-from harness.run.log import case_trace
 from harness.score.meaning import same_unordered
 from harness.score.outcome import Outcome, outcome
 from harness.system import policy
@@ -116,9 +115,6 @@ class CaseView:
     invocation_ids: frozenset[str]
     bound: dict[str, bool]
     claimed: frozenset[str]
-    trace_json: list[dict[str, Any]]
-    """The case's trace summary at this limit as persisted JSON (`case_trace`): what a record that did not copy it
-    (`ResultRecord.trace_from_case`) had persisted, made once per case instead of once per record."""
 
     @classmethod
     def of(cls, case: Case, excerpt_chars: int = DEFAULT_EXCERPT_CHARS) -> CaseView:
@@ -135,7 +131,6 @@ class CaseView:
             invocation_ids=frozenset(i for e in trace for i in e.source_invocation_ids),
             bound={c.claim_id: bool(c.evidence_bindings) for c in claims},
             claimed=frozenset(c.claim_id for c in claims),
-            trace_json=case_trace(case, excerpt_chars),
         )
 
     def fits(self, case: Case, excerpt_chars: int) -> bool:

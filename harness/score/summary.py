@@ -15,7 +15,7 @@ import pandas as pd
 
 from harness.corpus.catalogue import load_catalogue
 from harness.corpus.schema import Case
-from harness.run.log import Manifest, ResultRecord, error_reason, persisted_of, with_trace
+from harness.run.log import Manifest, ResultRecord, error_reason, persisted_of
 from harness.score.compare import compare_pairs
 from harness.score.conformance import (
     CaseViews,
@@ -51,10 +51,7 @@ def case_problems(
     parts (parse status, gatekeeper). Every record is checked for invariants.
     `views`: where a stream of records keeps its current case's `CaseView` (built once per case).
     """
-    if record.trace_from_case and case is not None and views is not None:
-        persisted = with_trace(record.persisted, views.get(case, excerpt_chars).trace_json)  # the case's, made once
-    else:
-        persisted = persisted_of(record, case, excerpt_chars)
+    persisted = persisted_of(record, case, excerpt_chars)
     if persisted is None or not isinstance(persisted.get(EVALUATION_KEY), dict):
         return ([f"no evaluation: {record.error}"] if record.kind == "policy" else []), []
     if case is None:
