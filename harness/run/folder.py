@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO, TypeVar, cast
@@ -244,9 +245,13 @@ def _unit_key(line: bytes) -> UnitKey:
     head = _KEY_HEAD.match(line)
     if head is not None and line.endswith(b"\n"):
         cid, digest, variant = (_json_string(g) for g in head.groups()[:3])
-        return (cid, digest, variant, int(head.group(4)))
-    k = _Key.model_validate_json(line)
-    return (k.case_id, k.case_hash, k.variant, k.epoch)
+        epoch = int(head.group(4))
+    else:
+        k = _Key.model_validate_json(line)
+        cid, digest, variant, epoch = k.case_id, k.case_hash, k.variant, k.epoch
+    # interned: a case's id and hash and a variant's name recur in every unit's key (one string each, not one per
+    # unit, in the index a long log keeps while it is read)
+    return (sys.intern(cid), sys.intern(digest), sys.intern(variant), epoch)
 
 
 def unit_offsets(run_dir: Path) -> dict[UnitKey, tuple[int, int]]:

@@ -16,6 +16,8 @@ needs them again keeps what it needs of them.
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -85,9 +87,13 @@ class RunLog:
         self.manifest = manifest
         self.run_dir = run_dir
         self._cases = _Cases(cases)
-        self._offsets = offsets or {}
         self._held = held
-        self._keys = sorted(held if held is not None else self._offsets)
+        self._keys = sorted(held if held is not None else (offsets or {}))
+        # where each unit's line is, in key order, as two flat arrays (not a dict of tuples: the index lives as
+        # long as the log, beside the frames a long log's scoring builds)
+        spots = [(offsets or {})[key] for key in self._keys] if held is None else []
+        self._offset = array("q", (offset for offset, _ in spots))
+        self._number = array("q", (number for _, number in spots))
 
     @classmethod
     def read(cls, run_dir: Path) -> RunLog:
@@ -125,19 +131,21 @@ class RunLog:
             return
         assert self.run_dir is not None
         with (self.run_dir / RESULTS_FILE).open("rb") as fh:
-            for key in self._keys:
-                yield self._parse_at(fh, key)
+            for i in range(len(self._keys)):
+                yield self._parse_at(fh, i)
 
     def record(self, key: UnitKey) -> ResultRecord:
         """One unit's record (`KeyError` when the log has no such unit)."""
         if self._held is not None:
             return self._held[key]
-        if key not in self._offsets:
+        i = bisect_left(self._keys, key)
+        if i == len(self._keys) or self._keys[i] != key:
             raise KeyError(key)
         assert self.run_dir is not None
         with (self.run_dir / RESULTS_FILE).open("rb") as fh:
-            return self._parse_at(fh, key)
+            return self._parse_at(fh, i)
 
-    def _parse_at(self, fh: BinaryIO, key: UnitKey) -> ResultRecord:
+    def _parse_at(self, fh: BinaryIO, i: int) -> ResultRecord:
+        """The record of the `i`-th unit in key order, read from its line."""
         assert self.run_dir is not None
-        return record_at(fh, self.run_dir / RESULTS_FILE, *self._offsets[key])
+        return record_at(fh, self.run_dir / RESULTS_FILE, self._offset[i], self._number[i])
