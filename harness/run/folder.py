@@ -13,9 +13,10 @@ import hashlib
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO, TypeVar, cast
+from typing import Any, BinaryIO, TextIO, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -244,9 +245,13 @@ def _unit_key(line: bytes) -> UnitKey:
     head = _KEY_HEAD.match(line)
     if head is not None and line.endswith(b"\n"):
         cid, digest, variant = (_json_string(g) for g in head.groups()[:3])
-        return (cid, digest, variant, int(head.group(4)))
-    k = _Key.model_validate_json(line)
-    return (k.case_id, k.case_hash, k.variant, k.epoch)
+        epoch = int(head.group(4))
+    else:
+        k = _Key.model_validate_json(line)
+        cid, digest, variant, epoch = k.case_id, k.case_hash, k.variant, k.epoch
+    # interned: a case's id and hash and a variant's name recur in every unit's key (one string each, not one per
+    # unit, in the index a long log keeps while it is read)
+    return (sys.intern(cid), sys.intern(digest), sys.intern(variant), epoch)
 
 
 def unit_offsets(run_dir: Path) -> dict[UnitKey, tuple[int, int]]:
@@ -269,13 +274,17 @@ def iter_latest(run_dir: Path, offsets: Mapping[UnitKey, tuple[int, int]] | None
     offsets = unit_offsets(run_dir) if offsets is None else offsets
     with path.open("rb") as fh:
         for key in sorted(offsets):
-            offset, number = offsets[key]
-            fh.seek(offset)
-            line = fh.readline()
-            try:
-                yield parse_record(line)
-            except ValidationError as exc:
-                raise RunFileError(path, f"not a results record: {exc.errors()[0]['msg']}", number) from None
+            yield record_at(fh, path, *offsets[key])
+
+
+def record_at(fh: BinaryIO, path: Path, offset: int, number: int) -> ResultRecord:
+    """The record on the line at `offset` of an open results.jsonl (`path`, line `number`, for the error)."""
+    fh.seek(offset)
+    line = fh.readline()
+    try:
+        return parse_record(line)
+    except ValidationError as exc:
+        raise RunFileError(path, f"not a results record: {exc.errors()[0]['msg']}", number) from None
 
 
 def corrupt_result_lines(run_dir: Path) -> list[int]:

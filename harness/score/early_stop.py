@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.run.folder import read_manifest
 from harness.run.looks import EarlyStop
+from harness.run.runlog import RunLog
 from harness.score.decide import Decision
 from harness.score.registry import metric
 from harness.score.regression import load_control_run, make_decisions
@@ -46,8 +46,9 @@ def run_rule(
     lower = {name: not metric(name).higher_is_better for name in gated}
 
     def check(k: int) -> dict[str, Any]:
-        manifest = read_manifest(run_dir)
-        log = read_log_frames(run_dir, manifest, keep_for_robustness=False)
+        run_log = RunLog.read(run_dir)
+        manifest = run_log.manifest
+        log = read_log_frames(run_log, keep_for_robustness=False)
         cache: dict[float, list[Decision]] = {}
 
         def decisions(level: float) -> list[Decision]:

@@ -1,8 +1,8 @@
 """pandas frames built from the run log after the run: one row per quality result, one per gold claim.
 
-Users can load these for their own analysis: `quality_frame([r for r in iter_latest(run_dir) if is_headline(r)])`
-(`harness.run.folder.iter_latest` streams the log; without `harness.score.headline.is_headline`, the robustness
-units of a `--perturb` run count too).
+Users can load these for their own analysis:
+`quality_frame([r for r in RunLog.read(run_dir).records() if is_headline(r)])` (`harness.run.runlog.RunLog`
+streams the log; without `harness.score.headline.is_headline`, the robustness units of a `--perturb` run count too).
 """
 
 from __future__ import annotations

@@ -40,7 +40,8 @@ def _ratio(frame: pd.DataFrame, numerator: str, with_ci: bool = True) -> tuple[f
 def _score(claims: pd.DataFrame) -> tuple[list[str], list[str]]:
     """(gold, predicted) single labels of scored claims; a missing prediction counts as unsupported."""
     y_true = claims["gold_single"].tolist()
-    y_pred = [p if p in CLASSES else "unsupported" for p in claims["predicted"].fillna("unsupported")]
+    # as Python lists first: iterating a pandas string column element by element is several times slower
+    y_pred = [p if p in CLASSES else "unsupported" for p in claims["predicted"].fillna("unsupported").tolist()]
     return y_true, y_pred
 
 
@@ -124,8 +125,9 @@ def verdict_details(quality: pd.DataFrame) -> dict[str, Any]:
     """Unsafe-eligible case count and the verdict confusion matrices (scored quality results)."""
     out: dict[str, Any] = {"unsafe_eligible_cases": int(quality.loc[quality["unsafe_eligible"], "case_id"].nunique())}
     for name, column in (("verdict_confusion", "verdict"), ("model_verdict_confusion", "model_verdict")):
-        y_true = [single_gold(p, g, VERDICTS) for p, g in zip(quality[column], quality["gold_verdicts"], strict=True)]
-        y_pred = [p if p in VERDICTS else "NONE" for p in quality[column]]
+        answers = quality[column].tolist()
+        y_true = [single_gold(p, g, VERDICTS) for p, g in zip(answers, quality["gold_verdicts"].tolist(), strict=True)]
+        y_pred = [p if p in VERDICTS else "NONE" for p in answers]
         labels = [*VERDICTS, "NONE"] if "NONE" in y_pred else VERDICTS
         matrix = classification.confusion(y_true, y_pred, labels).tolist() if len(y_true) else []
         out[name] = {"labels": labels, "matrix": matrix}
@@ -206,10 +208,11 @@ def breakdown(quality: pd.DataFrame, claims: pd.DataFrame, column: str) -> dict[
     claim_key = (
         claims.merge(exploded[["case_id", "epoch", column]], on=["case_id", "epoch"]) if not claims.empty else claims
     )
+    # each group's scored claims split off in one pass (rows in frame order, as a mask per group would give them)
+    scored_claims = claim_key[claim_key["scored"]] if not claim_key.empty else claim_key
+    by_group = dict(iter(scored_claims.groupby(column))) if not scored_claims.empty else {}
     for group, rows in exploded.groupby(column):
-        group_claims = (
-            claim_key[(claim_key[column] == group) & claim_key["scored"]] if not claim_key.empty else claim_key
-        )
+        group_claims = by_group.get(group, claim_key.iloc[:0]) if not claim_key.empty else claim_key
         out[str(group)] = {
             "cases": int(rows["case_id"].nunique()),
             **compute_grouped(Frames(rows, group_claims)),

@@ -1,4 +1,8 @@
-"""Score a finished run folder: summary.json, outcomes.jsonl and junit.xml from the run log."""
+"""Score a run: summary.json, outcomes.jsonl and junit.xml from its log (`harness.run.runlog.RunLog`).
+
+`score_log` scores a read model the caller already has (the run that just wrote the records, or the report);
+`score_run` reads a run folder's into one and scores that. Both give the same files for the same records.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,9 @@ from typing import Any
 
 import pandas as pd
 
-from harness.run.folder import JUNIT_FILE, CaseIndex, iter_latest, read_manifest, write_text
-from harness.run.log import Manifest, ResultRecord
+from harness.run.folder import JUNIT_FILE, write_text
+from harness.run.log import ResultRecord
+from harness.run.runlog import RunLog
 from harness.score.conformance import CaseViews
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
 from harness.score.frames import SharedLists, claim_rows, claims_table, quality_row, quality_table
@@ -57,15 +62,16 @@ class LogFrames:
     robustness_units: list[ResultRecord]
 
 
-def read_log_frames(run_dir: Path, manifest: Manifest, keep_for_robustness: bool) -> LogFrames:
-    """One streaming pass over results.jsonl in unit-key order: memory holds frame rows, not records.
+def read_log_frames(log: RunLog, keep_for_robustness: bool) -> LogFrames:
+    """One streaming pass over the log's records in unit-key order: memory holds frame rows, not records.
 
-    Each record is checked against its case (read one at a time from cases.jsonl), its outcome computed once
-    and turned into frame rows at once (the record is then dropped); the rows become frames in chunks. Only with
+    Each record is checked against its case (`RunLog.case`: validated once), its stored outcome read with what
+    was judged beside it and turned into frame rows at once (the record is then dropped); the rows become frames
+    in chunks. Only with
     `keep_for_robustness` are records kept, without the persisted evaluation and the raw reply (robustness
     compares answers and labels, nothing else).
     """
-    cases = CaseIndex(run_dir)
+    manifest = log.manifest
     tally = ConformanceTally()
     views = CaseViews()
     lists = SharedLists()
@@ -87,14 +93,14 @@ def read_log_frames(run_dir: Path, manifest: Manifest, keep_for_robustness: bool
                 parts[name].append(build(rows[name]))
                 rows[name].clear()
 
-    for record in iter_latest(run_dir):
+    for record in log.records():
         logged += 1
         if keep_for_robustness:
             kept.append(record.model_copy(update={"persisted": None, "raw_reply": None}))
         if not is_headline(record):
             continue
         headline += 1
-        tally.add(record, *case_problems(record, cases.get(record.case_id), manifest.excerpt_chars, views))
+        tally.add(record, *case_problems(record, log.case(record.case_id), manifest.excerpt_chars, views))
         result = record_outcome(record)
         if record.kind == "quality":
             gold[record.case_id] = record.gold.claims or {}
@@ -123,27 +129,36 @@ def read_log_frames(run_dir: Path, manifest: Manifest, keep_for_robustness: bool
 
 
 def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
-    """Compute the summary with its gates from the run log, write the scored files, return the summary.
+    """Read the run folder's log once (`RunLog.read`) and score it (`score_log`); return the summary."""
+    return score_log(RunLog.read(run_dir), gates, run_dir)
 
-    Everything but `variants[].robustness` reads the headline results only (perturbed units left out). The
-    log is read in unit-key order, not the order units finished: every figure (float sums, bootstrap draws)
+
+def score_log(log: RunLog, gates: GateSettings, run_dir: Path | None = None) -> dict[str, Any]:
+    """Compute the summary with its gates from a run's log, write the scored files, return the summary.
+
+    `run_dir`: where summary.json, outcomes.jsonl and junit.xml go (the folder the log was read from when not
+    given; a log made in memory must be given one). Everything but `variants[].robustness` reads the headline
+    results only (perturbed units left out). The log is read in unit-key order, not the order units finished: every figure (float sums, bootstrap draws)
     is then the same for the same results, whatever the concurrency, executor or shards that made them.
     """
-    manifest = read_manifest(run_dir)
+    run_dir = run_dir if run_dir is not None else log.run_dir
+    if run_dir is None:
+        raise ValueError("score_log: a log made in memory needs the run folder its scored files go to")
+    manifest = log.manifest
     perturbations = manifest.settings.get("perturb") or []
-    log = read_log_frames(run_dir, manifest, keep_for_robustness=bool(perturbations))
-    outcomes = log.outcomes
+    frames = read_log_frames(log, keep_for_robustness=bool(perturbations))
+    outcomes = frames.outcomes
     summary = summarise(
-        manifest, log.quality, log.claims, outcomes, log.conformance, log.headline, log.gold,
+        manifest, frames.quality, frames.claims, outcomes, frames.conformance, frames.headline, frames.gold,
         margin=gates.margin, alpha=gates.alpha, gated=tuple(gates.decide_on),
     )  # fmt: skip
-    add_robustness(summary, log.robustness_units, perturbations)
-    summary["run"]["perturbed_results"] = log.logged - log.headline
+    add_robustness(summary, frames.robustness_units, perturbations)
+    summary["run"]["perturbed_results"] = frames.logged - frames.headline
     gate_rows = threshold_gates(summary, gates.fail_under, gates.max_unsafe_pass, gates.max_error_rate)
     baseline = load_control_run(gates.baseline) if gates.baseline is not None else None
     decisions = make_decisions(
         manifest,
-        log.gold,
+        frames.gold,
         outcomes,
         gates.control,
         baseline,
@@ -162,5 +177,7 @@ def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
     summary["passed"] = all(g["passed"] for g in gate_rows)
     summary = write_summary(run_dir, summary)
     write_outcomes(run_dir, outcomes)
-    write_text(run_dir, JUNIT_FILE, junit_xml(summary["conformance"], log.policy_ids, gate_rows, summary["decisions"]))
+    write_text(
+        run_dir, JUNIT_FILE, junit_xml(summary["conformance"], frames.policy_ids, gate_rows, summary["decisions"])
+    )
     return summary

@@ -28,18 +28,18 @@ def test_the_frames_do_not_depend_on_where_the_chunks_fall(tmp_path, monkeypatch
     import pandas as pd
 
     from harness.cli import main
-    from harness.run.folder import read_manifest
+    from harness.run.runlog import RunLog
     from harness.score import scoring
     from tests.run.corpus_builder import write_corpus
 
     out = tmp_path / "run"
     assert main(["run", "--cases", str(write_corpus(tmp_path / "cases")), "--epochs", "2", "--no-cache",
                  "--no-report", "--out", str(out)]) in (0, 1)  # fmt: skip
-    manifest = read_manifest(out)
-    whole = scoring.read_log_frames(out, manifest, False)
+    log = RunLog.read(out)
+    whole = scoring.read_log_frames(log, False)
     assert whole.headline == 15 and whole.quality["epoch"].dtype.kind == "i"
     for chunk in (1, 3, 5, 15):  # 1: chunks of one policy record; 5 and 15 end exactly on the log's end
         monkeypatch.setattr(scoring, "CHUNK", chunk)
-        cut = scoring.read_log_frames(out, manifest, False)
+        cut = scoring.read_log_frames(log, False)
         for name in ("quality", "claims", "outcomes"):
             pd.testing.assert_frame_equal(getattr(cut, name), getattr(whole, name))

@@ -1,0 +1,151 @@
+"""A run log read back: the one typed read model that scoring and the report take.
+
+`RunLog` is what a finished (or stopped) run left, as typed objects: its `Manifest`, its cases by id, and the
+last `ResultRecord` of each unit (case, hash, variant, epoch) in unit-key order, each carrying the outcome it
+was judged with when it was made (`ResultRecord.outcome`; never judged again here). It comes from a run folder
+(`RunLog.read`) or from what a caller holds in memory (`RunLog.of`: the run that just wrote the records), and
+readers see the same thing either way, in the same order, so every figure made from it is the same.
+
+Read from a folder, the manifest is parsed once, cases.jsonl is indexed by id (each case validated once, when
+first asked for), and results.jsonl is scanned once for its unit keys (`folder.unit_offsets`: the line heads
+read without parsing the records, the torn-tail and corrupt-line rules of `harness.run.folder`); a record is
+parsed when a reader reaches it. Memory holds a key and an offset per unit, not the records: a long log's
+records are some 20 KiB each as objects. A reader that walks the records twice parses them twice; one that
+needs them again keeps what it needs of them.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import BinaryIO
+
+from harness.corpus.schema import Case
+from harness.run.caseref import CaseRef
+from harness.run.folder import (
+    RESULTS_FILE,
+    CaseIndex,
+    UnitKey,
+    read_manifest,
+    record_at,
+    unit_offsets,
+)
+from harness.run.log import Manifest, ResultRecord
+
+CASES_KEPT = 8
+"""Validated cases a `RunLog` keeps (the last asked for): a stream in key order asks for each case's records
+together, a report asks for a few cases at random; neither needs every case of a long corpus as objects (a case
+is some 17 KiB of objects, which every full garbage collection walks while scoring streams the log)."""
+
+
+class _Cases:
+    """Cases by id, each validated at most once while kept: from cases.jsonl, or from the run's own objects."""
+
+    def __init__(self, source: CaseIndex | Mapping[str, Case | CaseRef]) -> None:
+        self._source = source
+        self._kept: OrderedDict[str, Case | None] = OrderedDict()
+
+    def __contains__(self, case_id: object) -> bool:
+        return case_id in self._source
+
+    def __len__(self) -> int:
+        return len(self._source)
+
+    def get(self, case_id: str) -> Case | None:
+        if case_id in self._kept:
+            self._kept.move_to_end(case_id)
+            return self._kept[case_id]
+        found = self._source.get(case_id)
+        case = found.load() if isinstance(found, CaseRef) else found
+        self._kept[case_id] = case
+        if len(self._kept) > CASES_KEPT:
+            self._kept.popitem(last=False)
+        return case
+
+
+class RunLog:
+    """A run's manifest, cases and the last record of each unit in unit-key order (see the module's doc).
+
+    - `manifest`: the run's `Manifest`; `run_dir`: the folder it was read from (None when made in memory).
+    - `keys()`: the unit keys, sorted; `len(log)`: how many.
+    - `records()`: the last record of each unit, in key order, one at a time.
+    - `record(key)`: one unit's record; `case(case_id)`: one case, validated (None when the run lacks it).
+    """
+
+    def __init__(
+        self,
+        manifest: Manifest,
+        cases: CaseIndex | Mapping[str, Case | CaseRef],
+        *,
+        run_dir: Path | None = None,
+        offsets: Mapping[UnitKey, tuple[int, int]] | None = None,
+        held: Mapping[UnitKey, ResultRecord] | None = None,
+    ) -> None:
+        self.manifest = manifest
+        self.run_dir = run_dir
+        self._cases = _Cases(cases)
+        self._held = held
+        self._keys = sorted(held if held is not None else (offsets or {}))
+        # where each unit's line is, in key order, as two flat arrays (not a dict of tuples: the index lives as
+        # long as the log, beside the frames a long log's scoring builds)
+        spots = [(offsets or {})[key] for key in self._keys] if held is None else []
+        self._offset = array("q", (offset for offset, _ in spots))
+        self._number = array("q", (number for _, number in spots))
+
+    @classmethod
+    def read(cls, run_dir: Path) -> RunLog:
+        """The run folder's log: manifest parsed, cases indexed, results.jsonl scanned for its units once.
+
+        `RunFileError` (naming the file and line) for a manifest that is not one or a line that is not a record;
+        the torn last line of a killed writer is no record and no error.
+        """
+        return cls(read_manifest(run_dir), CaseIndex(run_dir), run_dir=run_dir, offsets=unit_offsets(run_dir))
+
+    @classmethod
+    def of(cls, manifest: Manifest, records: Iterable[ResultRecord], cases: Mapping[str, Case | CaseRef]) -> RunLog:
+        """The log of records already in memory (a run that just made them), the last per unit winning, as a
+        folder's would be; `cases` by id, as the run holds them (nothing is validated again but a `CaseRef`,
+        once, when its case is asked for)."""
+        held: dict[UnitKey, ResultRecord] = {}
+        for record in records:
+            held[record.key] = record
+        return cls(manifest, cases, held=held)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def keys(self) -> list[UnitKey]:
+        return list(self._keys)
+
+    def case(self, case_id: str) -> Case | None:
+        return self._cases.get(case_id)
+
+    def records(self) -> Iterator[ResultRecord]:
+        if self._held is not None:
+            yield from (self._held[key] for key in self._keys)
+            return
+        if not self._keys:
+            return
+        assert self.run_dir is not None
+        with (self.run_dir / RESULTS_FILE).open("rb") as fh:
+            for i in range(len(self._keys)):
+                yield self._parse_at(fh, i)
+
+    def record(self, key: UnitKey) -> ResultRecord:
+        """One unit's record (`KeyError` when the log has no such unit)."""
+        if self._held is not None:
+            return self._held[key]
+        i = bisect_left(self._keys, key)
+        if i == len(self._keys) or self._keys[i] != key:
+            raise KeyError(key)
+        assert self.run_dir is not None
+        with (self.run_dir / RESULTS_FILE).open("rb") as fh:
+            return self._parse_at(fh, i)
+
+    def _parse_at(self, fh: BinaryIO, i: int) -> ResultRecord:
+        """The record of the `i`-th unit in key order, read from its line."""
+        assert self.run_dir is not None
+        return record_at(fh, self.run_dir / RESULTS_FILE, self._offset[i], self._number[i])
