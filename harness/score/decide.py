@@ -15,11 +15,10 @@ Units are fractions (-0.05 = 5 points worse); displays turn them into points.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, Field
 
 from harness.run.log import Manifest, VariantInfo
 from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
@@ -28,9 +27,12 @@ from harness.score.outcomes import UNIT_COLUMNS
 from harness.score.paired import TESTS, PairedDecision, combine, decide_counts
 from harness.score.registry import metrics as registered_metrics
 from harness.score.stats import mde_paired_binary
+from harness.score.summary_model import Decision as Decision  # the decision's models live with summary.json's
+from harness.score.summary_model import DecisionKind as DecisionKind
+from harness.score.summary_model import MetricComparison as MetricComparison
+from harness.score.summary_model import Regression
 from harness.score.wording import pp_text
 
-DecisionKind = Literal["ship", "block", "inconclusive"]
 DEFAULT_GATED: tuple[str, ...] = DEFAULT_DECIDE_ON
 DEFAULT_MARGIN = DEFAULT_MARGIN_PP / 100
 PAIR_KEY = ["case_id", "case_hash", "epoch"]
@@ -44,66 +46,6 @@ class CaseCounts(NamedTuple):
     cand_only: np.ndarray
     ctl_only: np.ndarray
     units: np.ndarray
-
-
-class MetricComparison(BaseModel):
-    """One metric of one decision: the paired rule's figures (`PairedDecision`), gated or not."""
-
-    control: float | None
-    candidate: float | None
-    diff: float | None
-    diff_ci: list[float] | None
-    p: float | None
-    test: str
-    mde: float | None
-    units: int
-    gated: bool
-    significantly_worse: bool
-    non_inferior: bool
-    outcome: DecisionKind = "inconclusive"
-    """This metric's own outcome (the decision combines the gated ones)."""
-    interval: str | None = None
-    cases: int = 0
-    discordant: int | None = None
-    design_effect: float | None = None
-    worse_bound: float | None = None
-    """The CI's bound on the worse side, as a loss (positive: worse by that much)."""
-    cases_needed: int | None = None
-    reason: str = ""
-
-
-class Regression(BaseModel):
-    """A paired unit where the control's verdict was right and the candidate's is wrong."""
-
-    case_id: str
-    epoch: int
-    control_verdict: str | None
-    candidate_verdict: str | None
-    claim_changes: list[dict[str, Any]] = Field(default_factory=list)
-
-
-class Decision(BaseModel):
-    candidate: str
-    control: str
-    control_run: str
-    paired_cases: int
-    unpaired_cases: int
-    paired_units: int
-    unpaired_units: int = 0
-    """The candidate's units with no control unit (an epoch the control did not run, a changed case)."""
-    metrics: dict[str, MetricComparison]
-    margin: float
-    mde: float | None
-    alpha: float
-    decision: DecisionKind
-    reasons: list[str]
-    regressed_cases: list[str]
-    regressions: list[Regression]
-    changed: dict[str, dict[str, Any]]
-    tests: dict[str, str] = Field(default_factory=dict)
-    """The interval and test names the metrics used, each with what it is (recorded once per decision)."""
-    cases_needed: int | None = None
-    """When inconclusive for want of cases: about how many paired cases the gated metrics need."""
 
 
 def pair_units(candidate: pd.DataFrame, control: pd.DataFrame) -> pd.DataFrame:
