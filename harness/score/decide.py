@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from harness.run.log import Manifest, VariantInfo
-from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
+from harness.run.gates import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
 from harness.score.outcome import claim_right
 from harness.score.outcomes import UNIT_COLUMNS
 from harness.score.paired import TESTS, PairedDecision, combine, decide_counts

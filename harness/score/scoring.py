@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from harness.run.folder import JUNIT_FILE, CaseIndex, iter_latest, read_manifest, write_text
+from harness.run.gates import GateSettings as GateSettings  # the one gate model, also imported from here
 from harness.run.log import Manifest, ResultRecord
 from harness.score.conformance import CaseViews
-from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
 from harness.score.frames import SharedLists, claim_rows, claims_table, quality_row, quality_table
 from harness.score.gates import threshold_gates
 from harness.score.headline import is_headline
@@ -22,21 +22,6 @@ from harness.score.regression import decision_gates, load_control_run, make_deci
 from harness.score.robustness import add_robustness
 from harness.score.summary import ConformanceTally, case_problems, summarise
 from harness.score.summary_model import write_summary
-
-
-@dataclass
-class GateSettings:
-    fail_under: dict[str, float] = field(default_factory=dict)
-    max_unsafe_pass: float | None = None
-    baseline: Path | None = None
-    alpha: float = 0.05
-    max_error_rate: float = 0.0
-    control: str | None = None
-    margin: float = DEFAULT_MARGIN
-    """Non-inferiority margin as a fraction (0.05 = 5 percentage points)."""
-    require_ship: bool = False
-    decide_on: tuple[str, ...] = DEFAULT_GATED
-
 
 CHUNK = 500
 """Records whose frame rows become frames at a time while scoring streams the log: bounds memory, not the figures."""
@@ -122,37 +107,38 @@ def read_log_frames(run_dir: Path, manifest: Manifest, keep_for_robustness: bool
     )
 
 
-def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
+def score_run(run_dir: Path, settings: GateSettings) -> dict[str, Any]:
     """Compute the summary with its gates from the run log, write the scored files, return the summary.
 
     Everything but `variants[].robustness` reads the headline results only (perturbed units left out). The
     log is read in unit-key order, not the order units finished: every figure (float sums, bootstrap draws)
     is then the same for the same results, whatever the concurrency, executor or shards that made them.
     """
+    gates, baseline_dir = settings.gates, settings.baseline
     manifest = read_manifest(run_dir)
     perturbations = manifest.settings.get("perturb") or []
     log = read_log_frames(run_dir, manifest, keep_for_robustness=bool(perturbations))
     outcomes = log.outcomes
     summary = summarise(
         manifest, log.quality, log.claims, outcomes, log.conformance, log.headline, log.gold,
-        margin=gates.margin, alpha=gates.alpha, gated=tuple(gates.decide_on),
+        margin=gates.margin_fraction, alpha=gates.alpha, gated=tuple(gates.decide_on),
     )  # fmt: skip
     add_robustness(summary, log.robustness_units, perturbations)
     summary["run"]["perturbed_results"] = log.logged - log.headline
     gate_rows = threshold_gates(summary, gates.fail_under, gates.max_unsafe_pass, gates.max_error_rate)
-    baseline = load_control_run(gates.baseline) if gates.baseline is not None else None
+    baseline = load_control_run(baseline_dir) if baseline_dir is not None else None
     decisions = make_decisions(
         manifest,
         log.gold,
         outcomes,
-        gates.control,
+        settings.control,
         baseline,
         gated=tuple(gates.decide_on),
-        margin=gates.margin,
+        margin=gates.margin_fraction,
         alpha=gates.alpha,
     )
     if baseline is not None:
-        summary["baseline"] = {"path": str(gates.baseline)}
+        summary["baseline"] = {"path": str(baseline_dir)}
     summary["decisions"] = [d.model_dump(mode="json") for d in decisions]
     stop = manifest.settings.get("stop_early")
     if isinstance(stop, dict) and "look" in stop:  # a --stop-early run: where and why it stopped sending cases

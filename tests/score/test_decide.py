@@ -50,7 +50,7 @@ def test_a_significant_drop_blocks_with_hand_computed_figures() -> None:
     assert (u.control, u.candidate, u.diff, u.p) == (0.0, 0.8, pytest.approx(0.8), pytest.approx(2 * 0.5**8))
     assert d.metrics["claim_accuracy"].diff == pytest.approx((12 - 20) / 20)
     assert d.decision == "block" and d.regressed_cases == [f"c{i:02d}" for i in range(8)]
-    change = d.regressions[0].claim_changes
+    change = [c.model_dump() for c in d.regressions[0].claim_changes]
     assert change == [
         {"claim_id": "C2", "control": "contradicted", "candidate": "direct_observation", "gold": ["contradicted"]}
     ]
