@@ -11,6 +11,7 @@ from rich.table import Table
 
 from harness.score.certificate import policy_tally
 from harness.score.registry import metrics
+from harness.score.summary_model import GateResult
 
 SHOWN_REGRESSIONS = 5
 SHOWN_POLICY_FAILURES = 10
@@ -77,10 +78,11 @@ def print_summary(
         from harness.score.sequential import stop_sentence  # scipy: only for a run that stopped early
 
         console.print(stop_sentence(summary["stop_early"]), markup=False, highlight=False)
-    for gate in summary["gates"]:
-        mark = "[green]gate passed[/green]" if gate["passed"] else "[red]gate failed[/red]"
+    for gate in map(GateResult.model_validate, summary["gates"]):
+        colour = "yellow" if gate.status == "not checked" and gate.passed else "green" if gate.passed else "red"
+        mark = f"[{colour}]gate {gate.status}[/{colour}]"
         console.print(
-            f"{mark} {escape(gate['gate'])} {escape('[' + (gate['variant'] or 'all') + ']')}: {escape(str(gate['detail']))}",
+            f"{mark} {escape(gate.gate)} {escape('[' + (gate.variant or 'all') + ']')}: {escape(gate.detail)}",
             highlight=False,
         )
     extra = f" (resumed: {resumed} results were already there)" if resumed else ""

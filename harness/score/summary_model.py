@@ -192,6 +192,13 @@ class GateResult(SummaryPart):
     detail: str = ""
     checked: bool = True
 
+    @property
+    def status(self) -> Literal["passed", "failed", "not checked"]:
+        """How the gate is stated: one that checked nothing says so whether it holds (filtered out) or fails."""
+        if not self.checked:
+            return "not checked"
+        return "passed" if self.passed else "failed"
+
 
 class Stability(SummaryPart):
     """With several epochs: cases whose verdict was right in every epoch, in some, in none."""

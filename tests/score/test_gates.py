@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.run.gates import Gates
 from harness.score.gates import GateError, check_gate_names, threshold_gates
 
 
@@ -31,16 +32,46 @@ def summary(errors: int, cases: int) -> dict:
 
 
 def test_error_rate_gate() -> None:
-    assert failed(threshold_gates(summary(0, 10), {}, None)) == set()
-    assert failed(threshold_gates(summary(10, 10), {}, None)) == {"error_rate<=0.0"}
-    assert failed(threshold_gates(summary(1, 10), {}, None, max_error_rate=0.1)) == set()
-    assert failed(threshold_gates(summary(0, 0), {}, None)) == set()  # no quality case: no error gate
+    assert failed(threshold_gates(summary(0, 10), Gates())) == set()
+    assert failed(threshold_gates(summary(10, 10), Gates())) == {"error_rate<=0.0"}
+    assert failed(threshold_gates(summary(1, 10), Gates(max_error_rate=0.1))) == set()
+    assert failed(threshold_gates(summary(0, 0), Gates())) == set()  # no quality case: no error gate
 
 
 def test_threshold_gates_fail_on_missing_figures() -> None:
     s = summary(0, 10)
     s["variants"][0]["claim_accuracy"] = None
-    assert failed(threshold_gates(s, {"claim_accuracy": 0.5, "verdict_accuracy": 0.8}, 0.05)) == {"claim_accuracy>=0.5"}
+    gates = Gates(fail_under={"claim_accuracy": 0.5, "verdict_accuracy": 0.8}, max_unsafe_pass=0.05)
+    assert failed(threshold_gates(s, gates)) == {"claim_accuracy>=0.5"}
+
+
+def no_policy_case() -> dict:
+    s = summary(0, 10)
+    s["conformance"] |= {"policy_passed": 0, "policy_cases": 0}
+    return s
+
+
+def test_a_policy_gate_that_checked_nothing_fails_and_says_so() -> None:
+    (gate,) = [g for g in threshold_gates(no_policy_case(), Gates(), [], 3) if g["gate"] == "policy_conformance"]
+    assert gate["passed"] is False and gate["checked"] is False
+    assert gate["detail"].startswith("not checked: no policy case was scored")
+    # the same when nothing was filtered out but the corpus selected none
+    (gate,) = [g for g in threshold_gates(no_policy_case(), Gates(), [], 0) if g["gate"] == "policy_conformance"]
+    assert gate["passed"] is False and gate["detail"].startswith("not checked")
+
+
+def test_a_policy_gate_the_users_filter_left_out_says_so_and_holds() -> None:
+    gates = threshold_gates(no_policy_case(), Gates(), ["kind:quality"], 0)
+    gate = gates[0]
+    assert gate["passed"] is True and gate["checked"] is False
+    assert gate["detail"].startswith("not checked: the filter kind:quality selects no policy case")
+    # a filter that selected policy cases which were then not scored checked nothing: it fails
+    assert threshold_gates(no_policy_case(), Gates(), ["kind:quality"], 2)[0]["passed"] is False
+
+
+def test_a_policy_gate_with_cases_is_checked() -> None:
+    gate = threshold_gates(summary(0, 10), Gates())[0]
+    assert gate["passed"] is True and "checked" not in gate and gate["detail"].startswith("1/1 policy cases")
 
 
 def test_decide_on_names_only_decidable_metrics_with_the_key_path() -> None:

@@ -31,3 +31,28 @@ def test_a_quality_only_run_says_nothing_was_certified(tmp_path: Path, capsys: p
     written += [(out / name).read_text() for name in ("summary.md", "certificate.html", "report.html")]
     for text in written:
         assert "0 of 0 policy" not in text and "0/0 policy" not in text
+
+
+def test_a_run_whose_corpus_has_no_policy_case_checked_nothing_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = write_corpus(tmp_path / "cases", with_policy=False)
+    code = main(["run", "--cases", str(corpus), "--out", str(tmp_path / "run"), "--no-cache", "--no-report"])
+    out = capsys.readouterr().out
+    gate = json.loads((tmp_path / "run" / "summary.json").read_text())["gates"][0]
+    assert code == 1 and gate["gate"] == "policy_conformance" and gate["checked"] is False and not gate["passed"]
+    assert "gate not checked policy_conformance [all]: not checked: no policy case was scored" in out
+    junit = (tmp_path / "run" / "junit.xml").read_text()
+    assert "not checked: no policy case was scored" in junit and "<failure" in junit
+
+
+def test_a_run_filtered_to_quality_cases_says_its_policy_gate_was_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = write_corpus(tmp_path / "cases")
+    args = ["run", "--cases", str(corpus), "--filter", "kind:quality", "--out", str(tmp_path / "run"), "--no-cache"]
+    assert main([*args, "--no-report"]) == 0
+    assert "gate not checked policy_conformance [all]: not checked: the filter kind:quality selects no policy case" in (
+        capsys.readouterr().out
+    )
+    assert "<skipped" in (tmp_path / "run" / "junit.xml").read_text()
