@@ -83,23 +83,33 @@ def _binary(paired: pd.DataFrame, column: str) -> CaseCounts | None:
 
 
 def _claims(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> CaseCounts | None:
-    """Per-case counts of claims right. Which claims each side alone got right comes from the labels and the
-    gold; without the gold (a comparison of two folders), a claim whose labels differ counts as discordant,
-    split so the counts keep the known difference (an upper bound on discordance: a wider, safe interval);
-    without labels (an older baseline), the difference in counts (a lower bound)."""
-    names = ("case_id", "claims_right_cand", "claims_right_ctl", "claims_total_cand", "claims_cand", "claims_ctl")
+    """Per-case counts of claims right. Which claims each side alone got right comes from the claims each
+    unit's outcome judged wrong (`claims_wrong`, stored as the record was judged). Outcomes kept before they
+    held it fall back to the labels and the gold; without the gold (a comparison of two folders), a claim whose
+    labels differ counts as discordant, split so the counts keep the known difference (an upper bound on
+    discordance: a wider, safe interval); without labels (an older baseline), the difference in counts (a lower
+    bound)."""
+    names = (
+        "case_id", "claims_right_cand", "claims_right_ctl", "claims_total_cand", "claims_cand", "claims_ctl",
+        "claims_wrong_cand", "claims_wrong_ctl",
+    )  # fmt: skip
     rows = []
-    for case, right_c, right_k, total, cand, ctl in zip(*(paired[c].tolist() for c in names), strict=True):
+    columns = (paired[c].tolist() for c in names)
+    for case, right_c, right_k, total, cand, ctl, wrong_c, wrong_k in zip(*columns, strict=True):
         if right_k is None or pd.isna(right_k) or pd.isna(right_c) or not total:
             continue
-        b, o = _claim_discordance(float(right_c) - float(right_k), cand, ctl, gold.get(case) or {})
+        diff = float(right_c) - float(right_k)
+        if isinstance(wrong_c, list) and isinstance(wrong_k, list):
+            b, o = float(len(set(wrong_k) - set(wrong_c))), float(len(set(wrong_c) - set(wrong_k)))
+        else:
+            b, o = _claim_discordance(diff, cand, ctl, gold.get(case) or {})
         rows.append((case, float(right_k), float(right_c), b, o, total))
     return _per_case(pd.DataFrame(rows, columns=["case", "k", "c", "b", "o", "n"]))
 
 
 def _claim_discordance(diff: float, cand: Any, ctl: Any, gold: dict[str, list[str]]) -> tuple[float, float]:
-    """(claims only the candidate got right, claims only the control got right) of one paired unit; `diff` is
-    its claims right, candidate minus control."""
+    """(claims only the candidate got right, claims only the control got right) of one paired unit whose outcomes
+    predate `claims_wrong`; `diff` is its claims right, candidate minus control."""
     if isinstance(cand, dict) and isinstance(ctl, dict) and gold:
         only_cand = only_ctl = 0
         for cid, labels in gold.items():

@@ -13,6 +13,7 @@ import numpy as np
 
 from harness import UsageError
 from harness.run.gates import Gates
+from harness.run.log import Manifest
 from harness.score.certificate import policy_tally
 from harness.score.registry import Direction, decidable, gateable, metric
 
@@ -48,10 +49,10 @@ def check_gate_names(fail_under: dict[str, float], source: str, decide_on: Seque
             )
 
 
-def policy_gate(conformance: dict[str, Any], filters: Sequence[str] = (), selected: int | None = None) -> dict[str, Any]:
-    """Policy conformance as a gate. With no policy case scored it checked nothing and says so: it fails, unless
-    the user's filter selected no policy case (`filters`, `selected`: the run's, from its manifest), which it names.
-    """
+def policy_gate(conformance: dict[str, Any], manifest: Manifest | None = None) -> dict[str, Any]:
+    """Policy conformance as a gate. With no policy case scored it checked nothing and says so. It holds when the
+    user's selection (case folders, filters) held no policy case, naming that selection; it fails when policy cases
+    were selected and none was scored (or the run's selection is not known)."""
     cases, passed_cases = conformance["policy_cases"], conformance["policy_passed"]
     others = (
         f"{conformance['invariant_violations']} invariant violations, "
@@ -60,20 +61,19 @@ def policy_gate(conformance: dict[str, Any], filters: Sequence[str] = (), select
     gate: dict[str, Any] = {"gate": "policy_conformance", "variant": None, "value": passed_cases, "threshold": cases}
     if cases:
         return gate | {"passed": bool(conformance["passed"]), "detail": f"{policy_tally(passed_cases, cases)}, {others}"}
-    if filters and selected == 0:
-        why = f"not checked: the filter {', '.join(filters)} selects no policy case"
+    if manifest is not None and manifest.policy_cases == 0:
+        chosen = f"the filter {', '.join(manifest.filters)}" if manifest.filters else f"{', '.join(manifest.case_dirs)}"
+        why = f"not checked: {chosen} selects no policy case"
         return gate | {"passed": bool(conformance["passed"]), "detail": f"{why}; {others}", "checked": False}
     why = "not checked: no policy case was scored, so conformance was not measured"
     return gate | {"passed": False, "detail": f"{why}; {others}", "checked": False}
 
 
-def threshold_gates(
-    summary: dict[str, Any], gates: Gates, filters: Sequence[str] = (), selected_policy_cases: int | None = None
-) -> list[dict[str, Any]]:
-    """Each threshold applied to each variant; a missing figure fails its gate. `filters` and
-    `selected_policy_cases`: the run's, which tell a policy gate left out by the user from one that found nothing."""
+def threshold_gates(summary: dict[str, Any], gates: Gates, manifest: Manifest | None = None) -> list[dict[str, Any]]:
+    """Each threshold applied to each variant; a missing figure fails its gate. `manifest`: the run's, whose case
+    selection tells a policy gate the user left out from one that found nothing."""
     fail_under, max_unsafe_pass, max_error_rate = gates.fail_under, gates.max_unsafe_pass, gates.max_error_rate
-    rows = [policy_gate(summary["conformance"], filters, selected_policy_cases)]
+    rows = [policy_gate(summary["conformance"], manifest)]
     for variant in summary["variants"]:
         for name, threshold in fail_under.items():
             value = variant.get(name)

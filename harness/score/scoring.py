@@ -125,7 +125,7 @@ def score_run(run_dir: Path, settings: GateSettings) -> dict[str, Any]:
     )  # fmt: skip
     add_robustness(summary, log.robustness_units, perturbations)
     summary["run"]["perturbed_results"] = log.logged - log.headline
-    gate_rows = threshold_gates(summary, gates, manifest.filters, manifest.policy_cases)
+    gate_rows = threshold_gates(summary, gates, manifest)
     baseline = load_control_run(baseline_dir) if baseline_dir is not None else None
     decisions = make_decisions(
         manifest,

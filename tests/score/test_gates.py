@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -51,22 +52,30 @@ def no_policy_case() -> dict:
     return s
 
 
+def selection(policy_cases: int, filters: list[str] | None = None) -> SimpleNamespace:
+    """The manifest's case selection, which is all the policy gate reads of it."""
+    return SimpleNamespace(policy_cases=policy_cases, filters=filters or [], case_dirs=["cases/quality"])
+
+
+def policy(run: SimpleNamespace | None) -> dict:
+    return threshold_gates(no_policy_case(), Gates(), run)[0]  # type: ignore[arg-type]
+
+
 def test_a_policy_gate_that_checked_nothing_fails_and_says_so() -> None:
-    (gate,) = [g for g in threshold_gates(no_policy_case(), Gates(), [], 3) if g["gate"] == "policy_conformance"]
-    assert gate["passed"] is False and gate["checked"] is False
-    assert gate["detail"].startswith("not checked: no policy case was scored")
-    # the same when nothing was filtered out but the corpus selected none
-    (gate,) = [g for g in threshold_gates(no_policy_case(), Gates(), [], 0) if g["gate"] == "policy_conformance"]
-    assert gate["passed"] is False and gate["detail"].startswith("not checked")
+    for run in (selection(3), selection(2, ["kind:policy"]), None):  # policy cases selected, none scored; unknown
+        gate = policy(run)
+        assert gate["gate"] == "policy_conformance" and gate["passed"] is False and gate["checked"] is False
+        assert gate["detail"].startswith("not checked: no policy case was scored")
 
 
-def test_a_policy_gate_the_users_filter_left_out_says_so_and_holds() -> None:
-    gates = threshold_gates(no_policy_case(), Gates(), ["kind:quality"], 0)
-    gate = gates[0]
+def test_a_policy_gate_the_users_selection_left_out_says_so_and_holds() -> None:
+    gate = policy(selection(0, ["kind:quality"]))
     assert gate["passed"] is True and gate["checked"] is False
     assert gate["detail"].startswith("not checked: the filter kind:quality selects no policy case")
-    # a filter that selected policy cases which were then not scored checked nothing: it fails
-    assert threshold_gates(no_policy_case(), Gates(), ["kind:quality"], 2)[0]["passed"] is False
+    assert policy(selection(0))["detail"].startswith("not checked: cases/quality selects no policy case")
+    broken = no_policy_case()
+    broken["conformance"] |= {"invariant_violations": 1, "passed": False}
+    assert threshold_gates(broken, Gates(), selection(0))[0]["passed"] is False  # type: ignore[arg-type]
 
 
 def test_a_policy_gate_with_cases_is_checked() -> None:
