@@ -346,6 +346,10 @@ def test_compare_concludes_in_points_and_fails_on_a_regression(
     assert "regression: openai:local-model@lenient significantly worse" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "b"), str(tmp_path / "a"), "--fail-on-regression"]) == 0  # B is better
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "a"), "--fail-on-regression"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--alpha", "0.01"]) == 0
+    table = "".join(capsys.readouterr().out.split())  # the table names the level its pairs were decided at
+    assert "Δverdict[99%CI]" in table and "Δclaimacc[99%CI]" in table and "95%CI" not in table
 
 
 def test_a_report_never_turns_a_block_into_a_pass(
