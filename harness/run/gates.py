@@ -9,7 +9,6 @@ the gates.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,11 +61,11 @@ class GateSettings(BaseModel):
     """A finished run folder the candidates are decided against."""
 
     @classmethod
-    def from_manifest_settings(cls, settings: Mapping[str, Any]) -> GateSettings:
-        """The settings a run recorded in its manifest (`settings.gates`, `control`, `baseline`)."""
-        baseline = settings.get("baseline")
+    def from_manifest_settings(cls, settings: Any) -> GateSettings:
+        """The settings a run recorded in its manifest (`harness.run.log.ManifestSettings`: its `gates`, `control`
+        and `baseline`; a manifest written without gates was gated by the defaults)."""
         return cls(
-            gates=Gates.model_validate(settings.get("gates") or {}),
-            control=settings.get("control"),
-            baseline=Path(baseline) if baseline else None,
+            gates=settings.gates or Gates(),
+            control=settings.control,
+            baseline=Path(settings.baseline) if settings.baseline else None,
         )
