@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
@@ -22,15 +23,13 @@ from harness.corpus.perturb import PERTURBATIONS
 from harness.run.caseref import CaseRef
 from harness.run.endpoints import EndpointDown, check_endpoints
 from harness.run.folder import DROPPED_FILE, RESULTS_FILE, RunFileError
+from harness.run.gates import Gates, GateSettings
 from harness.run.looks import EarlyStop
 from harness.run.plan import ResumeError
 from harness.run.providers import grammar, study_factory
 from harness.run.ray_executor import RayUnavailable
 from harness.run.runner import run_study
 from harness.run.select import FilterError, load_case_refs
-from pydantic import ValidationError
-
-from harness.run.gates import Gates, GateSettings
 from harness.run.study import DEFAULT_MARGIN_PP, Study, StudyError, build_study, load_study_file
 from harness.score.gates import GateError, check_gate_names, parse_gate
 from harness.score.pairing import PairingError

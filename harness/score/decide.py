@@ -20,13 +20,14 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from harness.run.log import Manifest, VariantInfo
 from harness.run.gates import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
+from harness.run.log import Manifest, VariantInfo
 from harness.score.outcome import claim_right
 from harness.score.outcomes import UNIT_COLUMNS
 from harness.score.paired import TESTS, PairedDecision, combine, decide_counts
 from harness.score.registry import metrics as registered_metrics
 from harness.score.stats import mde_paired_binary
+from harness.score.summary_model import ClaimChange
 from harness.score.summary_model import Decision as Decision  # the decision's models live with summary.json's
 from harness.score.summary_model import DecisionKind as DecisionKind
 from harness.score.summary_model import MetricComparison as MetricComparison
@@ -173,12 +174,9 @@ def regressions(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> 
     lost = paired[paired["verdict_correct_ctl"].astype(bool) & ~paired["verdict_correct_cand"].astype(bool)]
     for row in lost.sort_values(["case_id", "epoch"]).itertuples(index=False):
         changes = [
-            {
-                "claim_id": cid,
-                "control": _label(row.claims_ctl, cid),
-                "candidate": _label(row.claims_cand, cid),
-                "gold": ok,
-            }
+            ClaimChange(
+                claim_id=cid, control=_label(row.claims_ctl, cid), candidate=_label(row.claims_cand, cid), gold=ok
+            )
             for cid, ok in gold.get(row.case_id, {}).items()
             if isinstance(row.claims_ctl, dict) and _label(row.claims_ctl, cid) != _label(row.claims_cand, cid)
         ]

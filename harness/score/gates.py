@@ -60,7 +60,10 @@ def policy_gate(conformance: dict[str, Any], manifest: Manifest | None = None) -
     )
     gate: dict[str, Any] = {"gate": "policy_conformance", "variant": None, "value": passed_cases, "threshold": cases}
     if cases:
-        return gate | {"passed": bool(conformance["passed"]), "detail": f"{policy_tally(passed_cases, cases)}, {others}"}
+        return gate | {
+            "passed": bool(conformance["passed"]),
+            "detail": f"{policy_tally(passed_cases, cases)}, {others}",
+        }
     if manifest is not None and manifest.policy_cases == 0:
         chosen = f"the filter {', '.join(manifest.filters)}" if manifest.filters else f"{', '.join(manifest.case_dirs)}"
         why = f"not checked: {chosen} selects no policy case"

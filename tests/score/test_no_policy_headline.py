@@ -10,8 +10,8 @@ import pytest
 from harness.cli import main
 from harness.run.folder import read_manifest
 from harness.run.gates import GateSettings
-from harness.score.scoring import score_run
 from harness.score.certificate import NO_POLICY_CASES, certificate_status
+from harness.score.scoring import score_run
 from tests.run.corpus_builder import write_corpus
 
 

@@ -15,9 +15,9 @@ from rich.console import Console
 
 from harness.cli.console import print_summary
 from harness.report.analyses import headline_rows, shown_metrics
+from harness.run.gates import Gates
 from harness.score.gates import GateError, check_gate_names, parse_gate
 from harness.score.registry import Direction, Format, Frames, MetricSpec, Value, gateable, metrics, registered
-from harness.run.gates import Gates
 from harness.score.scoring import GateSettings, score_run
 from harness.score.summary_model import Summary, read_summary_file
 

@@ -76,7 +76,11 @@ def test_every_row_reads_as_its_model_and_writes_back_byte_for_byte(tmp_path: Pa
     ("path", "value", "named"),
     [
         (("decisions", 0, "decision"), "maybe", "decisions.0.decision"),
-        (("decisions", 0, "metrics", "verdict_accuracy", "units"), "many", "decisions.0.metrics.verdict_accuracy.units"),
+        (
+            ("decisions", 0, "metrics", "verdict_accuracy", "units"),
+            "many",
+            "decisions.0.metrics.verdict_accuracy.units",
+        ),
         (("decisions", 0, "regressions"), [{"epoch": 1}], "decisions.0.regressions.0.case_id"),
         (("comparisons", 0, "cases"), "all", "comparisons.0.cases"),
         (("gates", 1, "passed"), "perhaps", "gates.1.passed"),
