@@ -51,8 +51,8 @@ def check_gate_names(fail_under: dict[str, float], source: str, decide_on: Seque
 
 def policy_gate(conformance: dict[str, Any], manifest: Manifest | None = None) -> dict[str, Any]:
     """Policy conformance as a gate. With no policy case scored it checked nothing and says so. It holds when the
-    user's selection (case folders, filters) held no policy case, naming that selection; it fails when policy cases
-    were selected and none was scored (or the run's selection is not known)."""
+    user's selection (case folders, filters, a shard) held no policy case, naming that selection; it fails when
+    policy cases were selected and none was scored (or the run's selection is not known)."""
     cases, passed_cases = conformance["policy_cases"], conformance["policy_passed"]
     others = (
         f"{conformance['invariant_violations']} invariant violations, "
@@ -64,12 +64,23 @@ def policy_gate(conformance: dict[str, Any], manifest: Manifest | None = None) -
             "passed": bool(conformance["passed"]),
             "detail": f"{policy_tally(passed_cases, cases)}, {others}",
         }
-    if manifest is not None and manifest.policy_cases == 0:
-        chosen = f"the filter {', '.join(manifest.filters)}" if manifest.filters else f"{', '.join(manifest.case_dirs)}"
-        why = f"not checked: {chosen} selects no policy case"
+    left_out = _selection_without_policy(manifest)
+    if left_out is not None:
+        why = f"not checked: {left_out} selects no policy case"
         return gate | {"passed": bool(conformance["passed"]), "detail": f"{why}; {others}", "checked": False}
     why = "not checked: no policy case was scored, so conformance was not measured"
     return gate | {"passed": False, "detail": f"{why}; {others}", "checked": False}
+
+
+def _selection_without_policy(manifest: Manifest | None) -> str | None:
+    """The user's selection that holds no policy case to score (filter, case folders, or a shard whose merge scores
+    them), or None when it held some or is not known."""
+    if manifest is None:
+        return None
+    if manifest.policy_cases == 0:
+        return f"the filter {', '.join(manifest.filters)}" if manifest.filters else ", ".join(manifest.case_dirs)
+    shard = manifest.settings.shard
+    return f"shard {shard.get('shard')} (the merged run scores the policy cases)" if shard else None
 
 
 def threshold_gates(summary: dict[str, Any], gates: Gates, manifest: Manifest | None = None) -> list[dict[str, Any]]:

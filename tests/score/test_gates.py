@@ -52,9 +52,12 @@ def no_policy_case() -> dict:
     return s
 
 
-def selection(policy_cases: int, filters: list[str] | None = None) -> SimpleNamespace:
+def selection(policy_cases: int, filters: list[str] | None = None, shard: str | None = None) -> SimpleNamespace:
     """The manifest's case selection, which is all the policy gate reads of it."""
-    return SimpleNamespace(policy_cases=policy_cases, filters=filters or [], case_dirs=["cases/quality"])
+    settings = SimpleNamespace(shard={"shard": shard} if shard else None)
+    return SimpleNamespace(
+        policy_cases=policy_cases, filters=filters or [], case_dirs=["cases/quality"], settings=settings
+    )
 
 
 def policy(run: SimpleNamespace | None) -> dict:
@@ -73,6 +76,8 @@ def test_a_policy_gate_the_users_selection_left_out_says_so_and_holds() -> None:
     assert gate["passed"] is True and gate["checked"] is False
     assert gate["detail"].startswith("not checked: the filter kind:quality selects no policy case")
     assert policy(selection(0))["detail"].startswith("not checked: cases/quality selects no policy case")
+    shard = policy(selection(4, shard="2/3"))  # the policy cases fell to other shards: the merged run scores them
+    assert shard["passed"] is True and shard["detail"].startswith("not checked: shard 2/3")
     broken = no_policy_case()
     broken["conformance"] |= {"invariant_violations": 1, "passed": False}
     assert threshold_gates(broken, Gates(), selection(0))[0]["passed"] is False  # type: ignore[arg-type]
