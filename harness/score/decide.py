@@ -20,22 +20,22 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from harness.run.gates import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
+from harness.run.gates import DEFAULT_DECIDE_ON, Gates
 from harness.run.log import Manifest, VariantInfo
 from harness.score.outcome import claim_right
 from harness.score.outcomes import UNIT_COLUMNS
 from harness.score.paired import TESTS, PairedDecision, combine, decide_counts
 from harness.score.registry import metrics as registered_metrics
 from harness.score.stats import mde_paired_binary
-from harness.score.summary_model import ClaimChange
+from harness.score.summary_model import ClaimChange, Regression
 from harness.score.summary_model import Decision as Decision  # the decision's models live with summary.json's
 from harness.score.summary_model import DecisionKind as DecisionKind
 from harness.score.summary_model import MetricComparison as MetricComparison
-from harness.score.summary_model import Regression
 from harness.score.wording import pp_text
 
 DEFAULT_GATED: tuple[str, ...] = DEFAULT_DECIDE_ON
-DEFAULT_MARGIN = DEFAULT_MARGIN_PP / 100
+DEFAULT_MARGIN = Gates().margin_fraction
+"""The default margin as the decision computes with it (a fraction)."""
 PAIR_KEY = ["case_id", "case_hash", "epoch"]
 
 
