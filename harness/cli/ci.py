@@ -147,9 +147,12 @@ def comment_body(mode: str, summary: dict[str, Any] | None, certificate: dict[st
         lines += _decisions(summary.get("decisions") or [], code)
     else:
         lines += _certification(certificate, summary, code)
-    gates = [g for g in summary.get("gates") or [] if not g.get("passed") and g.get("gate") != "ship_decision"]
+    from harness.score.summary_model import GateResult
+
+    rows = map(GateResult.model_validate, summary.get("gates") or [])
+    gates = [g for g in rows if not g.passed and g.gate != "ship_decision"]
     if gates:
-        lines += ["", "**Failed gates:** " + "; ".join(md(f"{g['gate']}: {g.get('detail', '')}") for g in gates)]
+        lines += ["", "**Failed gates:** " + "; ".join(md(f"{g.gate}: {g.detail}") for g in gates)]
     lines += ["", f"<sub>verifier-bench · exit code {code} · the run folder is attached to the workflow run</sub>"]
     return "\n".join(lines) + "\n"
 

@@ -11,7 +11,6 @@ from rich.table import Table
 
 from harness.score.certificate import policy_tally
 from harness.score.registry import metrics
-from harness.score.summary_model import GateResult
 
 SHOWN_REGRESSIONS = 5
 SHOWN_POLICY_FAILURES = 10
@@ -78,6 +77,8 @@ def print_summary(
         from harness.score.sequential import stop_sentence  # scipy: only for a run that stopped early
 
         console.print(stop_sentence(summary["stop_early"]), markup=False, highlight=False)
+    from harness.score.summary_model import GateResult  # its models are built when a summary is printed
+
     for gate in map(GateResult.model_validate, summary["gates"]):
         colour = "yellow" if gate.status == "not checked" and gate.passed else "green" if gate.passed else "red"
         mark = f"[{colour}]gate {gate.status}[/{colour}]"
