@@ -146,34 +146,38 @@ def comment_body(mode: str, summary: dict[str, Any] | None, certificate: dict[st
         lines += _decisions(summary.get("decisions") or [], code)
     else:
         lines += _certification(certificate, summary, code)
-    gates = [g for g in summary.get("gates") or [] if not g.get("passed") and g.get("gate") != "ship_decision"]
+    from harness.score.summary_model import GateResult
+
+    rows = map(GateResult.model_validate, summary.get("gates") or [])
+    gates = [g for g in rows if not g.passed and g.gate != "ship_decision"]
     if gates:
-        lines += ["", "**Failed gates:** " + "; ".join(md(f"{g['gate']}: {g.get('detail', '')}") for g in gates)]
+        lines += ["", "**Failed gates:** " + "; ".join(md(f"{g.gate}: {g.detail}") for g in gates)]
     lines += ["", f"<sub>verifier-bench · exit code {code} · the run folder is attached to the workflow run</sub>"]
     return "\n".join(lines) + "\n"
 
 
-def _decisions(decisions: list[dict[str, Any]], code: int) -> list[str]:
+def _decisions(rows: list[dict[str, Any]], code: int) -> list[str]:
     from harness.score.decide import Decision
     from harness.score.regression import headline
+    from harness.score.wording import ci_label
     from harness.score.wording import pp_text as pp
 
+    decisions = [Decision.model_validate(d) for d in rows]
     if not decisions:
         return [f"## ❌ verifier-bench prompt gate: no decision (exit {code})", "", "No candidate was compared."]
-    worst = next(k for k in ("block", "inconclusive", "ship") if k in {d["decision"] for d in decisions})
+    worst = next(k for k in ("block", "inconclusive", "ship") if k in {d.decision for d in decisions})
     lines = [f"## {DECISION_MARK[worst]} verifier-bench prompt gate: {worst.upper()}"]
     for d in decisions:
-        why = headline(Decision.model_validate(d))
-        lines += ["", f"**{d['decision'].upper()}** {md(d['candidate'])} against {md(d['control'])}: {md(why)}", ""]
-        lines += ["| metric | control | candidate | Δ [95% CI] | gated |", "|---|---|---|---|---|"]
-        for name, m in d["metrics"].items():
-            ci = m.get("diff_ci")
-            diff = pp(m.get("diff")) + (f" [{pp(ci[0])}, {pp(ci[1])}]" if ci else "")
+        why = headline(d)
+        lines += ["", f"**{d.decision.upper()}** {md(d.candidate)} against {md(d.control)}: {md(why)}", ""]
+        lines += [f"| metric | control | candidate | Δ [{ci_label(d.alpha)}] | gated |", "|---|---|---|---|---|"]
+        for name, m in d.metrics.items():
+            ci = m.diff_ci
+            diff = pp(m.diff) + (f" [{pp(ci[0])}, {pp(ci[1])}]" if ci else "")
             lines.append(
-                f"| {md(name)} | {_num(m.get('control'))} | {_num(m.get('candidate'))} | {diff} | "
-                f"{'yes' if m.get('gated') else 'no'} |"
+                f"| {md(name)} | {_num(m.control)} | {_num(m.candidate)} | {diff} | {'yes' if m.gated else 'no'} |"
             )
-        regressed = d.get("regressed_cases") or []
+        regressed = d.regressed_cases
         lines.append("")
         if regressed:
             shown = ", ".join(md(c) for c in regressed[:SHOWN_CASES])
@@ -183,7 +187,7 @@ def _decisions(decisions: list[dict[str, Any]], code: int) -> list[str]:
             )
         else:
             lines.append("**Regressed cases:** none")
-        lines += ["", f"<sub>paired on {d['paired_cases']} cases ({d['unpaired_cases']} unpaired)</sub>"]
+        lines += ["", f"<sub>paired on {d.paired_cases} cases ({d.unpaired_cases} unpaired)</sub>"]
     return lines
 
 

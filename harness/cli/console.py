@@ -77,10 +77,13 @@ def print_summary(
         from harness.score.sequential import stop_sentence  # scipy: only for a run that stopped early
 
         console.print(stop_sentence(summary["stop_early"]), markup=False, highlight=False)
-    for gate in summary["gates"]:
-        mark = "[green]gate passed[/green]" if gate["passed"] else "[red]gate failed[/red]"
+    from harness.score.summary_model import GateResult  # its models are built when a summary is printed
+
+    for gate in map(GateResult.model_validate, summary["gates"]):
+        colour = "yellow" if gate.status == "not checked" and gate.passed else "green" if gate.passed else "red"
+        mark = f"[{colour}]gate {gate.status}[/{colour}]"
         console.print(
-            f"{mark} {escape(gate['gate'])} {escape('[' + (gate['variant'] or 'all') + ']')}: {escape(str(gate['detail']))}",
+            f"{mark} {escape(gate.gate)} {escape('[' + (gate.variant or 'all') + ']')}: {escape(gate.detail)}",
             highlight=False,
         )
     extra = f" (resumed: {resumed} results were already there)" if resumed else ""
@@ -105,40 +108,41 @@ def print_robustness(console: Console, summary: dict[str, Any]) -> None:
     console.print(table)
 
 
-def print_decision(console: Console, d: dict[str, Any]) -> None:
+def print_decision(console: Console, row: dict[str, Any]) -> None:
     """The decision with its one line of why, the paired figures in points, and the first regressed cases."""
     from harness.score.decide import Decision, decision_line
     from harness.score.wording import ci_label
 
-    style = DECISION_STYLE[d["decision"]]
-    word, _, rest = decision_line(Decision.model_validate(d)).partition(" ")
+    d = Decision.model_validate(row)
+    style = DECISION_STYLE[d.decision]
+    word, _, rest = decision_line(d).partition(" ")
     console.print(f"[bold {style}]{word}[/bold {style}] {escape(rest)}", highlight=False)
     table = Table(
-        title=f"paired on {d['paired_cases']} cases ({d['unpaired_cases']} unpaired); "
-        f"margin {pp(d['margin'], False)}, alpha {d['alpha']:g}"
+        title=f"paired on {d.paired_cases} cases ({d.unpaired_cases} unpaired); "
+        f"margin {pp(d.margin, False)}, alpha {d.alpha:g}"
     )
-    for col in ("metric", "control", "candidate", f"Δ [{ci_label(d['alpha'])}]", "p", "outcome", "cases needed",
+    for col in ("metric", "control", "candidate", f"Δ [{ci_label(d.alpha)}]", "p", "outcome", "cases needed",
                 "detectable (80% power)", "gated"):  # fmt: skip
         table.add_column(col, overflow="fold")
-    for name, m in d["metrics"].items():
-        ci = m["diff_ci"]
-        needed = m.get("cases_needed")
+    for name, m in d.metrics.items():
+        ci = m.diff_ci
         table.add_row(
-            name, num(m["control"]), num(m["candidate"]),
-            pp(m["diff"]) + (f" [{pp(ci[0])}, {pp(ci[1])}]" if ci else ""),
-            pval(m["p"]), m.get("outcome", "n/a"), str(needed) if needed else "", pp(m["mde"], False),
-            "yes" if m["gated"] else "no",
+            name, num(m.control), num(m.candidate),
+            pp(m.diff) + (f" [{pp(ci[0])}, {pp(ci[1])}]" if ci else ""),
+            pval(m.p), m.outcome if "outcome" in m.model_fields_set else "n/a",  # older decisions: no outcome
+            str(m.cases_needed) if m.cases_needed else "", pp(m.mde, False),
+            "yes" if m.gated else "no",
         )  # fmt: skip
     console.print(table)
-    if d.get("tests"):
-        console.print(escape("intervals and tests: " + "; ".join(d["tests"].values())), highlight=False)
-    regressed = d["regressed_cases"]
+    if d.tests:
+        console.print(escape("intervals and tests: " + "; ".join(d.tests.values())), highlight=False)
+    regressed = d.regressed_cases
     if regressed:
         shown = ", ".join(regressed[:SHOWN_REGRESSIONS])
         more = f" … and {len(regressed) - SHOWN_REGRESSIONS} more" if len(regressed) > SHOWN_REGRESSIONS else ""
         console.print(f"regressed cases ({len(regressed)}): {escape(shown)}{more}", highlight=False)
-    if d["changed"]:
-        console.print("changed: " + escape(", ".join(sorted(d["changed"]))), highlight=False)
+    if d.changed:
+        console.print("changed: " + escape(", ".join(sorted(d.changed))), highlight=False)
 
 
 def print_comparisons(
@@ -153,10 +157,12 @@ def print_comparisons(
     variants of B that are blocked."""
     from harness.score.compare import conclusion
     from harness.score.decide import what_changed
+    from harness.score.wording import ci_label
 
     table = Table(title=f"{run_a} (A) vs {run_b} (B), paired by case and epoch; differences B − A in percentage points")
-    for col in ("A variant", "B variant", "paired", "unpaired", "verdict acc A", "verdict acc B", "Δ verdict [95% CI]",
-                "p", "Holm p", "Δ claim acc [95% CI]", "claim p (Holm)", "detectable", "decision"):  # fmt: skip
+    level = ci_label(rows[0].get("alpha") if rows else None)  # the level the pairs were decided at
+    for col in ("A variant", "B variant", "paired", "unpaired", "verdict acc A", "verdict acc B", f"Δ verdict [{level}]",
+                "p", "Holm p", f"Δ claim acc [{level}]", "claim p (Holm)", "detectable", "decision"):  # fmt: skip
         table.add_column(col, overflow="fold")
     for r in rows:
         vci, cci = r["verdict_accuracy_diff_ci"], r["claim_accuracy_diff_ci"]

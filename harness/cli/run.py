@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
@@ -22,6 +23,7 @@ from harness.corpus.perturb import PERTURBATIONS
 from harness.run.caseref import CaseRef
 from harness.run.endpoints import EndpointDown, check_endpoints
 from harness.run.folder import DROPPED_FILE, RESULTS_FILE, RunFileError
+from harness.run.gates import Gates, GateSettings
 from harness.run.looks import EarlyStop
 from harness.run.plan import ResumeError
 from harness.run.providers import grammar, study_factory
@@ -264,23 +266,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = run_study(study, cases, run_dir, default_factory(study), RichProgress(err), early_stop=early)
         del cases  # scoring and the report read the run folder: the cases' memory is theirs to reuse
         preload.join()
-        from harness.score.scoring import GateSettings
-
-        gates = study.gates
-        summary = score_run(
-            run_dir,
-            GateSettings(
-                fail_under=gates.fail_under,
-                max_unsafe_pass=gates.max_unsafe_pass,
-                baseline=study.baseline,
-                alpha=alpha,
-                max_error_rate=gates.max_error_rate,
-                control=study.control,
-                margin=gates.margin / 100,
-                require_ship=gates.require_ship,
-                decide_on=tuple(gates.decide_on),
-            ),
-        )
+        summary = score_run(run_dir, study.gate_settings(alpha))
     except (ResumeError, StudyError, ModelSpecError, PromptError, StoreURLError, RayUnavailable) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
@@ -352,7 +338,7 @@ def import_in_background(names: Sequence[str]) -> threading.Thread:
     return thread
 
 
-def score_run(run_dir: Path, settings: Any) -> dict[str, Any]:
+def score_run(run_dir: Path, settings: GateSettings) -> dict[str, Any]:
     """`harness.score.scoring.score_run`, imported when first needed (pandas stays out of start-up)."""
     from harness.score.scoring import score_run as score
 
@@ -382,7 +368,7 @@ def _early_stop(study: Study, cases: list[CaseRef], run_dir: Path) -> tuple[Earl
     gates = study.gates
     rule = run_rule(
         run_dir, quality, look_size=study.look_size, seed=study.stop_seed, control=study.control,
-        baseline=study.baseline, gated=tuple(gates.decide_on), margin=gates.margin / 100, alpha=gates.alpha,
+        baseline=study.baseline, gated=tuple(gates.decide_on), margin=gates.margin_fraction, alpha=gates.alpha,
     )  # fmt: skip
     return rule, final_level(len(set(quality)), study.look_size, gates.alpha)
 
@@ -401,10 +387,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
             err.print(f"[red]error:[/red] no such run folder: {path}", highlight=False)
             return EXIT_USAGE
     try:
+        gates = Gates(margin=args.margin, alpha=args.alpha)
         rows = compare_runs(
-            load_outcomes(args.run_a), load_outcomes(args.run_b), margin=args.margin / 100, alpha=args.alpha
+            load_outcomes(args.run_a), load_outcomes(args.run_b), margin=gates.margin_fraction, alpha=gates.alpha
         )
-    except (FileNotFoundError, RunFileError) as exc:
+    except (FileNotFoundError, RunFileError, ValidationError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
     if not rows:

@@ -101,8 +101,9 @@ class _StrictSafeLoader(_BaseSafeLoader):  # type: ignore[misc,valid-type]
         try:
             return self._build(node)
         finally:
-            self.constructed_objects, self.recursive_objects = {}, {}
-            self.state_generators = []
+            self.constructed_objects: dict[Any, Any] = {}
+            self.recursive_objects: dict[Any, Any] = {}
+            self.state_generators: list[Any] = []
             self.deep_construct = False
 
     def _build(self, node: yaml.Node) -> Any:

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -35,13 +35,11 @@ from harness.run.folder import (
     project_results,
     read_manifest,
 )
+from harness.run.gates import GateSettings
 from harness.run.log import Manifest, with_trace
 from harness.run.schedule import POLICY_VARIANT
 from harness.score.headline import is_headline
 from harness.score.summary_model import read_summary_file
-
-if TYPE_CHECKING:
-    from harness.score.scoring import GateSettings
 
 FailureKey = tuple[str, str, int]
 
@@ -130,7 +128,6 @@ def rename_summary(summary: Mapping[str, Any], rename: Mapping[str, str]) -> dic
 
 def gate_settings(manifest: Manifest) -> GateSettings:
     """The gates and decisions the run asked for, from its manifest (a baseline folder only while it is still there)."""
-    gates = manifest.settings.get("gates") or {}
     baseline = manifest.settings.get("baseline")
     if baseline:
         recorded = manifest.settings.get("baseline_sha256")
@@ -140,20 +137,7 @@ def gate_settings(manifest: Manifest) -> GateSettings:
                 "since: its decisions cannot be made again. Restore that baseline, or report from the run's own "
                 "summary.json (without --rescore)"
             )
-    from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP  # the study's reader: only to score again
-    from harness.score.scoring import GateSettings  # scoring loads pandas: only when a run is scored again
-
-    return GateSettings(
-        fail_under=dict(gates.get("fail_under") or {}),
-        max_unsafe_pass=gates.get("max_unsafe_pass"),
-        alpha=float(gates.get("alpha") or 0.05),
-        max_error_rate=float(gates.get("max_error_rate") or 0.0),
-        control=manifest.settings.get("control"),
-        baseline=Path(baseline) if baseline else None,
-        margin=float(gates.get("margin", DEFAULT_MARGIN_PP)) / 100,
-        require_ship=bool(gates.get("require_ship", False)),
-        decide_on=tuple(gates.get("decide_on") or DEFAULT_DECIDE_ON),
-    )
+    return GateSettings.from_manifest_settings(manifest.settings)
 
 
 def read_summary(run_dir: Path) -> dict[str, Any] | None:

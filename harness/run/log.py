@@ -14,9 +14,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    computed_field,
+    model_serializer,
+    model_validator,
+)
 
 from harness.corpus.schema import Case
+from harness.run.gates import Gates
 from harness.run.outcome import Facts, StoredOutcome, judged
 from harness.system.models import PolicySettings, Usage, Verdict
 from harness.system.store import EVALUATION_KEY
@@ -203,6 +212,65 @@ class VariantInfo(LogModel):
         return self.policy.claim_guard
 
 
+class ManifestSettings(BaseModel):
+    """The run's settings as the manifest records them, one typed field per component.
+
+    Every field is optional (a manifest written before a setting existed reads) and only the settings that were
+    set are written back (an old manifest keeps its bytes); a key this version does not know is kept as it came.
+    The mapping methods let a reader ask for a setting by its manifest key (`settings.get("perturb")`) and the run
+    record one (`settings["executor"] = ...`), checked against its field's type.
+    """
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+    claim_guard: bool | None = None
+    policy: PolicySettings | None = None
+    cache: str | None = None
+    replay: bool | None = None
+    case_timeout: int | float | None = None
+    store: str | None = None
+    """The result store's URL without its credentials."""
+    code_fingerprint: str | None = None
+    gates: Gates | None = None
+    control: str | None = None
+    baseline: str | None = None
+    """The baseline folder, absolute, decided against; `baseline_sha256` its outcomes' hash then."""
+    baseline_sha256: str | None = None
+    perturb: list[str] | None = None
+    perturb_seed: int | None = None
+    stop_early: dict[str, Any] | None = None
+    """The sequential design (look size, seed) and, once the run ends, where and why it stopped."""
+    perturbed_cases: dict[str, int] | None = None
+    executor: dict[str, Any] | None = None
+    """The executor's name, and a cluster's version and address once it joined."""
+    shard: dict[str, Any] | None = None
+
+    @model_serializer(mode="wrap")
+    def _only_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if k in self}
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.model_fields_set or key in (self.__pydantic_extra__ or {})
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        setattr(self, key, value)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key) if key in self else default
+
+    def keys(self) -> list[str]:
+        """The keys that were set, in the order they are written."""
+        return [k for k in (*type(self).model_fields, *(self.__pydantic_extra__ or {})) if k in self]
+
+    def items(self) -> list[tuple[str, Any]]:
+        return [(k, getattr(self, k)) for k in self.keys()]
+
+
 class Manifest(LogModel):
     schema_version: Literal["manifest_v1"] = "manifest_v1"
     run_id: str
@@ -220,7 +288,7 @@ class Manifest(LogModel):
     filters: list[str] = Field(default_factory=list)
     variants: list[VariantInfo]
     prompts: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)
+    settings: ManifestSettings = Field(default_factory=ManifestSettings)
     python: str = ""
     platform: str = ""
     verifiers: dict[str, dict[str, Any]] = Field(default_factory=dict)

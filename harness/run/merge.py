@@ -26,7 +26,7 @@ from harness.run.folder import (
     write_lines,
     write_manifest,
 )
-from harness.run.log import Manifest, ResultRecord
+from harness.run.log import Manifest, ManifestSettings, ResultRecord
 from harness.run.shard import Shard, UnitKey, plan_digest
 
 PER_SHARD_SETTINGS = ("shard", "cache", "replay", "executor", "store")
@@ -181,5 +181,9 @@ def merged_manifest(shards: Sequence[ShardRun], run_id: str) -> Manifest:
         for s in sorted(shards, key=lambda s: s.shard.index)
     ]
     return first.model_copy(
-        update={"run_id": run_id, "created": datetime.now(UTC).isoformat(timespec="seconds"), "settings": settings}
+        update={
+            "run_id": run_id,
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "settings": ManifestSettings.model_validate(settings),
+        }
     )

@@ -19,7 +19,7 @@ from harness.corpus.perturb import PerturbContext, Perturbed, perturb
 from harness.corpus.schema import Case
 from harness.run.caseref import CaseRef
 from harness.run.folder import RESULTS_FILE, folder_fingerprint, iter_results
-from harness.run.log import Manifest, VariantInfo
+from harness.run.log import Manifest, ManifestSettings, VariantInfo
 from harness.run.provenance import package_git_sha
 from harness.run.providers import provider_of
 from harness.run.replay import code_fingerprint
@@ -140,24 +140,26 @@ def make_manifest(
         filters=list(study.filters),
         variants=list(variants),
         prompts=prompts,
-        settings={
-            "claim_guard": study.policy.claim_guard,
-            "policy": study.policy.model_dump(mode="json"),
-            "cache": str(study.cache) if study.cache else None,
-            "replay": bool(study.cache and study.replay),
-            "case_timeout": study.case_timeout,
-            "store": public_store_url(study.store) if study.store else None,
-            "code_fingerprint": code_fingerprint(),
-            "gates": study.gates.model_dump(),
-            "control": study.control,
-            # absolute, with the outcomes' hash: a later rescore decides against this very baseline or not at all
-            "baseline": str(study.baseline.resolve()) if study.baseline else None,
-            "baseline_sha256": folder_fingerprint(study.baseline) if study.baseline else None,
-            "perturb": list(study.perturb),
-            "perturb_seed": study.perturb_seed,
-            "stop_early": {"look_size": study.look_size, "seed": study.stop_seed} if study.stop_early else None,
-            "perturbed_cases": {name: sum(p.name == name for p in perturbed) for name in study.perturb},
-        },
+        settings=ManifestSettings.model_validate(
+            {
+                "claim_guard": study.policy.claim_guard,
+                "policy": study.policy.model_dump(mode="json"),
+                "cache": str(study.cache) if study.cache else None,
+                "replay": bool(study.cache and study.replay),
+                "case_timeout": study.case_timeout,
+                "store": public_store_url(study.store) if study.store else None,
+                "code_fingerprint": code_fingerprint(),
+                "gates": study.gates.model_dump(),
+                "control": study.control,
+                # absolute, with the outcomes' hash: a later rescore decides against this very baseline or not at all
+                "baseline": str(study.baseline.resolve()) if study.baseline else None,
+                "baseline_sha256": folder_fingerprint(study.baseline) if study.baseline else None,
+                "perturb": list(study.perturb),
+                "perturb_seed": study.perturb_seed,
+                "stop_early": {"look_size": study.look_size, "seed": study.stop_seed} if study.stop_early else None,
+                "perturbed_cases": {name: sum(p.name == name for p in perturbed) for name in study.perturb},
+            }
+        ),
         python=sys.version.split()[0],
         platform=platform.platform(),
     )

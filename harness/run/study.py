@@ -13,6 +13,9 @@ from pydantic_core import ErrorDetails
 from harness import UsageError
 from harness.corpus.loader import strict_yaml
 from harness.corpus.perturb import DEFAULT_PERTURB_SEED, parse_perturbations
+from harness.run.gates import DEFAULT_DECIDE_ON as DEFAULT_DECIDE_ON
+from harness.run.gates import DEFAULT_MARGIN_PP as DEFAULT_MARGIN_PP
+from harness.run.gates import Gates, GateSettings
 from harness.run.providers import (
     OpenAIProviderSettings,
     ProviderSettings,
@@ -27,38 +30,11 @@ from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 REFERENCE = "reference"
 """The default model: the offline baseline."""
-DEFAULT_DECIDE_ON: tuple[str, ...] = ("verdict_accuracy", "unsafe_pass_rate")
-"""The decision's default metrics; which may be named is the metric registry's (`harness.score.registry.decidable`,
-checked by `harness.score.gates.check_gate_names` when a study is built)."""
-DEFAULT_MARGIN_PP = 5.0
-"""The ship decision's non-inferiority margin in percentage points (README, "The ship decision")."""
 DEFAULT_PROMPTS = ["baseline"]
 
 
 ModelSettings = OpenAIProviderSettings
 """The `openai` provider's settings (`harness.run.providers`), under the name studies and tests import."""
-
-
-class Gates(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    fail_under: dict[str, float] = Field(default_factory=dict)
-    max_unsafe_pass: float | None = None
-    max_error_rate: float = Field(
-        default=0.0, ge=0.0, le=1.0, description="share of quality cases allowed to end with no model reply"
-    )
-    alpha: float = Field(default=0.05, gt=0.0, lt=1.0, description="significance level of decisions")
-    margin: float = Field(
-        default=DEFAULT_MARGIN_PP,
-        ge=0.0,
-        le=100.0,
-        description="non-inferiority margin of the ship decision, in percentage points (docs/manual/ship-decision.md)",
-    )
-    require_ship: bool = Field(default=False, description="an inconclusive decision fails the run too")
-    decide_on: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_DECIDE_ON),
-        min_length=1,
-        description="the metrics a candidate is gated on",
-    )
 
 
 class Study(BaseModel):
@@ -133,6 +109,12 @@ class Study(BaseModel):
     def policy(self) -> PolicySettings:
         """The verdict policy's settings, built once from the study's keys, for every variant of the run."""
         return PolicySettings(claim_guard=self.claim_guard)
+
+    def gate_settings(self, alpha: float | None = None) -> GateSettings:
+        """What scoring applies to this study's run; `alpha`: the level its decisions are made at when it is not
+        the study's own (a stop-early run decides at its last look's level)."""
+        gates = self.gates if alpha is None else self.gates.model_copy(update={"alpha": alpha})
+        return GateSettings(gates=gates, control=self.control, baseline=self.baseline)
 
     @model_validator(mode="after")
     def _ray_address_needs_ray(self) -> Study:

@@ -15,24 +15,27 @@ Units are fractions (-0.05 = 5 points worse); displays turn them into points.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, Field
 
+from harness.run.gates import DEFAULT_DECIDE_ON, Gates
 from harness.run.log import Manifest, VariantInfo
-from harness.run.study import DEFAULT_DECIDE_ON, DEFAULT_MARGIN_PP
 from harness.score.outcome import claim_right
 from harness.score.outcomes import UNIT_COLUMNS
 from harness.score.paired import TESTS, PairedDecision, combine, decide_counts
 from harness.score.registry import metrics as registered_metrics
 from harness.score.stats import mde_paired_binary
+from harness.score.summary_model import ClaimChange, Regression
+from harness.score.summary_model import Decision as Decision  # the decision's models live with summary.json's
+from harness.score.summary_model import DecisionKind as DecisionKind
+from harness.score.summary_model import MetricComparison as MetricComparison
 from harness.score.wording import pp_text
 
-DecisionKind = Literal["ship", "block", "inconclusive"]
 DEFAULT_GATED: tuple[str, ...] = DEFAULT_DECIDE_ON
-DEFAULT_MARGIN = DEFAULT_MARGIN_PP / 100
+DEFAULT_MARGIN = Gates().margin_fraction
+"""The default margin as the decision computes with it (a fraction)."""
 PAIR_KEY = ["case_id", "case_hash", "epoch"]
 
 
@@ -44,66 +47,6 @@ class CaseCounts(NamedTuple):
     cand_only: np.ndarray
     ctl_only: np.ndarray
     units: np.ndarray
-
-
-class MetricComparison(BaseModel):
-    """One metric of one decision: the paired rule's figures (`PairedDecision`), gated or not."""
-
-    control: float | None
-    candidate: float | None
-    diff: float | None
-    diff_ci: list[float] | None
-    p: float | None
-    test: str
-    mde: float | None
-    units: int
-    gated: bool
-    significantly_worse: bool
-    non_inferior: bool
-    outcome: DecisionKind = "inconclusive"
-    """This metric's own outcome (the decision combines the gated ones)."""
-    interval: str | None = None
-    cases: int = 0
-    discordant: int | None = None
-    design_effect: float | None = None
-    worse_bound: float | None = None
-    """The CI's bound on the worse side, as a loss (positive: worse by that much)."""
-    cases_needed: int | None = None
-    reason: str = ""
-
-
-class Regression(BaseModel):
-    """A paired unit where the control's verdict was right and the candidate's is wrong."""
-
-    case_id: str
-    epoch: int
-    control_verdict: str | None
-    candidate_verdict: str | None
-    claim_changes: list[dict[str, Any]] = Field(default_factory=list)
-
-
-class Decision(BaseModel):
-    candidate: str
-    control: str
-    control_run: str
-    paired_cases: int
-    unpaired_cases: int
-    paired_units: int
-    unpaired_units: int = 0
-    """The candidate's units with no control unit (an epoch the control did not run, a changed case)."""
-    metrics: dict[str, MetricComparison]
-    margin: float
-    mde: float | None
-    alpha: float
-    decision: DecisionKind
-    reasons: list[str]
-    regressed_cases: list[str]
-    regressions: list[Regression]
-    changed: dict[str, dict[str, Any]]
-    tests: dict[str, str] = Field(default_factory=dict)
-    """The interval and test names the metrics used, each with what it is (recorded once per decision)."""
-    cases_needed: int | None = None
-    """When inconclusive for want of cases: about how many paired cases the gated metrics need."""
 
 
 def pair_units(candidate: pd.DataFrame, control: pd.DataFrame) -> pd.DataFrame:
@@ -141,23 +84,33 @@ def _binary(paired: pd.DataFrame, column: str) -> CaseCounts | None:
 
 
 def _claims(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> CaseCounts | None:
-    """Per-case counts of claims right. Which claims each side alone got right comes from the labels and the
-    gold; without the gold (a comparison of two folders), a claim whose labels differ counts as discordant,
-    split so the counts keep the known difference (an upper bound on discordance: a wider, safe interval);
-    without labels (an older baseline), the difference in counts (a lower bound)."""
-    names = ("case_id", "claims_right_cand", "claims_right_ctl", "claims_total_cand", "claims_cand", "claims_ctl")
+    """Per-case counts of claims right. Which claims each side alone got right comes from the claims each
+    unit's outcome judged wrong (`claims_wrong`, stored as the record was judged). Outcomes kept before they
+    held it fall back to the labels and the gold; without the gold (a comparison of two folders), a claim whose
+    labels differ counts as discordant, split so the counts keep the known difference (an upper bound on
+    discordance: a wider, safe interval); without labels (an older baseline), the difference in counts (a lower
+    bound)."""
+    names = (
+        "case_id", "claims_right_cand", "claims_right_ctl", "claims_total_cand", "claims_cand", "claims_ctl",
+        "claims_wrong_cand", "claims_wrong_ctl",
+    )  # fmt: skip
     rows = []
-    for case, right_c, right_k, total, cand, ctl in zip(*(paired[c].tolist() for c in names), strict=True):
+    columns = (paired[c].tolist() for c in names)
+    for case, right_c, right_k, total, cand, ctl, wrong_c, wrong_k in zip(*columns, strict=True):
         if right_k is None or pd.isna(right_k) or pd.isna(right_c) or not total:
             continue
-        b, o = _claim_discordance(float(right_c) - float(right_k), cand, ctl, gold.get(case) or {})
+        diff = float(right_c) - float(right_k)
+        if isinstance(wrong_c, list) and isinstance(wrong_k, list):
+            b, o = float(len(set(wrong_k) - set(wrong_c))), float(len(set(wrong_c) - set(wrong_k)))
+        else:
+            b, o = _claim_discordance(diff, cand, ctl, gold.get(case) or {})
         rows.append((case, float(right_k), float(right_c), b, o, total))
     return _per_case(pd.DataFrame(rows, columns=["case", "k", "c", "b", "o", "n"]))
 
 
 def _claim_discordance(diff: float, cand: Any, ctl: Any, gold: dict[str, list[str]]) -> tuple[float, float]:
-    """(claims only the candidate got right, claims only the control got right) of one paired unit; `diff` is
-    its claims right, candidate minus control."""
+    """(claims only the candidate got right, claims only the control got right) of one paired unit whose outcomes
+    predate `claims_wrong`; `diff` is its claims right, candidate minus control."""
     if isinstance(cand, dict) and isinstance(ctl, dict) and gold:
         only_cand = only_ctl = 0
         for cid, labels in gold.items():
@@ -221,12 +174,9 @@ def regressions(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> 
     lost = paired[paired["verdict_correct_ctl"].astype(bool) & ~paired["verdict_correct_cand"].astype(bool)]
     for row in lost.sort_values(["case_id", "epoch"]).itertuples(index=False):
         changes = [
-            {
-                "claim_id": cid,
-                "control": _label(row.claims_ctl, cid),
-                "candidate": _label(row.claims_cand, cid),
-                "gold": ok,
-            }
+            ClaimChange(
+                claim_id=cid, control=_label(row.claims_ctl, cid), candidate=_label(row.claims_cand, cid), gold=ok
+            )
             for cid, ok in gold.get(row.case_id, {}).items()
             if isinstance(row.claims_ctl, dict) and _label(row.claims_ctl, cid) != _label(row.claims_cand, cid)
         ]

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 
 from harness import UsageError
+from harness.run.gates import Gates
+from harness.run.log import Manifest
 from harness.score.certificate import policy_tally
 from harness.score.registry import Direction, decidable, gateable, metric
 
@@ -47,28 +49,51 @@ def check_gate_names(fail_under: dict[str, float], source: str, decide_on: Seque
             )
 
 
-def threshold_gates(
-    summary: dict[str, Any], fail_under: dict[str, float], max_unsafe_pass: float | None, max_error_rate: float = 0.0
-) -> list[dict[str, Any]]:
-    """Each threshold applied to each variant; a missing figure fails its gate."""
-    gates: list[dict[str, Any]] = []
-    conf = summary["conformance"]
-    gates.append(
-        {
-            "gate": "policy_conformance",
-            "variant": None,
-            "value": conf["policy_passed"],
-            "threshold": conf["policy_cases"],
-            "passed": bool(conf["passed"]),
-            "detail": f"{policy_tally(conf['policy_passed'], conf['policy_cases'])}, {conf['invariant_violations']} invariant violations, {conf['quality_expectation_mismatches']} quality cases off their deterministic expectations",
-        }
+def policy_gate(conformance: dict[str, Any], manifest: Manifest | None = None) -> dict[str, Any]:
+    """Policy conformance as a gate. With no policy case scored it checked nothing and says so. It holds when the
+    user's selection (case folders, filters, a shard) held no policy case, naming that selection; it fails when
+    policy cases were selected and none was scored (or the run's selection is not known)."""
+    cases, passed_cases = conformance["policy_cases"], conformance["policy_passed"]
+    others = (
+        f"{conformance['invariant_violations']} invariant violations, "
+        f"{conformance['quality_expectation_mismatches']} quality cases off their deterministic expectations"
     )
+    gate: dict[str, Any] = {"gate": "policy_conformance", "variant": None, "value": passed_cases, "threshold": cases}
+    if cases:
+        return gate | {
+            "passed": bool(conformance["passed"]),
+            "detail": f"{policy_tally(passed_cases, cases)}, {others}",
+        }
+    left_out = _selection_without_policy(manifest)
+    if left_out is not None:
+        why = f"not checked: {left_out} selects no policy case"
+        return gate | {"passed": bool(conformance["passed"]), "detail": f"{why}; {others}", "checked": False}
+    why = "not checked: no policy case was scored, so conformance was not measured"
+    return gate | {"passed": False, "detail": f"{why}; {others}", "checked": False}
+
+
+def _selection_without_policy(manifest: Manifest | None) -> str | None:
+    """The user's selection that holds no policy case to score (filter, case folders, or a shard whose merge scores
+    them), or None when it held some or is not known."""
+    if manifest is None:
+        return None
+    if manifest.policy_cases == 0:
+        return f"the filter {', '.join(manifest.filters)}" if manifest.filters else ", ".join(manifest.case_dirs)
+    shard = manifest.settings.shard
+    return f"shard {shard.get('shard')} (the merged run scores the policy cases)" if shard else None
+
+
+def threshold_gates(summary: dict[str, Any], gates: Gates, manifest: Manifest | None = None) -> list[dict[str, Any]]:
+    """Each threshold applied to each variant; a missing figure fails its gate. `manifest`: the run's, whose case
+    selection tells a policy gate the user left out from one that found nothing."""
+    fail_under, max_unsafe_pass, max_error_rate = gates.fail_under, gates.max_unsafe_pass, gates.max_error_rate
+    rows = [policy_gate(summary["conformance"], manifest)]
     for variant in summary["variants"]:
         for name, threshold in fail_under.items():
             value = variant.get(name)
             # a lower-is-better metric's threshold is a ceiling: --fail-under names the worst acceptable figure
             lower = metric(name).direction is Direction.LOWER
-            gates.append(
+            rows.append(
                 {
                     "gate": f"{name}{'<=' if lower else '>='}{threshold}",
                     "variant": variant["name"],
@@ -80,7 +105,7 @@ def threshold_gates(
             )
         if max_unsafe_pass is not None:
             value = variant.get("unsafe_pass_rate")
-            gates.append(
+            rows.append(
                 {
                     "gate": f"unsafe_pass_rate<={max_unsafe_pass}",
                     "variant": variant["name"],
@@ -92,7 +117,7 @@ def threshold_gates(
             )
         if variant["quality_cases"]:
             rate = variant["errors"] / variant["quality_cases"]
-            gates.append(
+            rows.append(
                 {
                     "gate": f"error_rate<={max_error_rate}",
                     "variant": variant["name"],
@@ -103,7 +128,7 @@ def threshold_gates(
                     + (" (an incomplete measurement)" if variant["errors"] else ""),
                 }
             )
-    return gates
+    return rows
 
 
 def _fmt(value: Any) -> str:

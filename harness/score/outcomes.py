@@ -33,6 +33,7 @@ UNIT_COLUMNS = [
     "claims_right",
     "claims_total",
     "claims",
+    "claims_wrong",
 ]
 CASE_COLUMNS = [
     "variant",
@@ -64,6 +65,7 @@ def outcome_row(record: ResultRecord, result: Outcome) -> dict[str, Any] | None:
         "claims_right": float(result.claims_right),
         "claims_total": float(result.claims_total),
         "claims": {cid: record.claims.get(cid) for cid in gold},
+        "claims_wrong": list(result.claims_wrong),
     }
 
 

@@ -6,17 +6,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from harness.run.folder import JUNIT_FILE, write_text
+from harness.run.gates import GateSettings as GateSettings  # the one gate model, also imported from here
 from harness.run.log import ResultRecord
 from harness.run.runlog import RunLog
 from harness.score.conformance import CaseViews
-from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN
 from harness.score.frames import SharedLists, claim_rows, claims_table, quality_row, quality_table
 from harness.score.gates import threshold_gates
 from harness.score.headline import is_headline
@@ -27,21 +27,6 @@ from harness.score.regression import decision_gates, load_control_run, make_deci
 from harness.score.robustness import add_robustness
 from harness.score.summary import ConformanceTally, case_problems, summarise
 from harness.score.summary_model import write_summary
-
-
-@dataclass
-class GateSettings:
-    fail_under: dict[str, float] = field(default_factory=dict)
-    max_unsafe_pass: float | None = None
-    baseline: Path | None = None
-    alpha: float = 0.05
-    max_error_rate: float = 0.0
-    control: str | None = None
-    margin: float = DEFAULT_MARGIN
-    """Non-inferiority margin as a fraction (0.05 = 5 percentage points)."""
-    require_ship: bool = False
-    decide_on: tuple[str, ...] = DEFAULT_GATED
-
 
 CHUNK = 500
 """Records whose frame rows become frames at a time while scoring streams the log: bounds memory, not the figures."""
@@ -128,12 +113,12 @@ def read_log_frames(log: RunLog, keep_for_robustness: bool) -> LogFrames:
     )
 
 
-def score_run(run_dir: Path, gates: GateSettings) -> dict[str, Any]:
+def score_run(run_dir: Path, settings: GateSettings) -> dict[str, Any]:
     """Read the run folder's log once (`RunLog.read`) and score it (`score_log`); return the summary."""
-    return score_log(RunLog.read(run_dir), gates, run_dir)
+    return score_log(RunLog.read(run_dir), settings, run_dir)
 
 
-def score_log(log: RunLog, gates: GateSettings, run_dir: Path | None = None) -> dict[str, Any]:
+def score_log(log: RunLog, settings: GateSettings, run_dir: Path | None = None) -> dict[str, Any]:
     """Compute the summary with its gates from a run's log, write the scored files, return the summary.
 
     `run_dir`: where summary.json, outcomes.jsonl and junit.xml go (the folder the log was read from when not
@@ -144,30 +129,31 @@ def score_log(log: RunLog, gates: GateSettings, run_dir: Path | None = None) -> 
     run_dir = run_dir if run_dir is not None else log.run_dir
     if run_dir is None:
         raise ValueError("score_log: a log made in memory needs the run folder its scored files go to")
+    gates, baseline_dir = settings.gates, settings.baseline
     manifest = log.manifest
     perturbations = manifest.settings.get("perturb") or []
     frames = read_log_frames(log, keep_for_robustness=bool(perturbations))
     outcomes = frames.outcomes
     summary = summarise(
         manifest, frames.quality, frames.claims, outcomes, frames.conformance, frames.headline, frames.gold,
-        margin=gates.margin, alpha=gates.alpha, gated=tuple(gates.decide_on),
+        margin=gates.margin_fraction, alpha=gates.alpha, gated=tuple(gates.decide_on),
     )  # fmt: skip
     add_robustness(summary, frames.robustness_units, perturbations)
     summary["run"]["perturbed_results"] = frames.logged - frames.headline
-    gate_rows = threshold_gates(summary, gates.fail_under, gates.max_unsafe_pass, gates.max_error_rate)
-    baseline = load_control_run(gates.baseline) if gates.baseline is not None else None
+    gate_rows = threshold_gates(summary, gates, manifest)
+    baseline = load_control_run(baseline_dir) if baseline_dir is not None else None
     decisions = make_decisions(
         manifest,
         frames.gold,
         outcomes,
-        gates.control,
+        settings.control,
         baseline,
         gated=tuple(gates.decide_on),
-        margin=gates.margin,
+        margin=gates.margin_fraction,
         alpha=gates.alpha,
     )
     if baseline is not None:
-        summary["baseline"] = {"path": str(gates.baseline)}
+        summary["baseline"] = {"path": str(baseline_dir)}
     summary["decisions"] = [d.model_dump(mode="json") for d in decisions]
     stop = manifest.settings.get("stop_early")
     if isinstance(stop, dict) and "look" in stop:  # a --stop-early run: where and why it stopped sending cases

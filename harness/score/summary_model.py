@@ -67,6 +67,192 @@ class Conformance(SummaryPart):
     passed: bool = False
 
 
+DecisionKind = Literal["ship", "block", "inconclusive"]
+
+
+class MetricComparison(SummaryPart):
+    """One metric of one decision: the paired rule's figures (`harness.score.paired.PairedDecision`), gated or not."""
+
+    control: float | None = None
+    candidate: float | None = None
+    diff: float | None = None
+    diff_ci: list[float] | None = None
+    p: float | None = None
+    test: str = "none"
+    mde: float | None = None
+    units: int = 0
+    gated: bool = False
+    significantly_worse: bool = False
+    non_inferior: bool = False
+    outcome: DecisionKind = "inconclusive"
+    """This metric's own outcome (the decision combines the gated ones)."""
+    interval: str | None = None
+    cases: int = 0
+    discordant: int | None = None
+    design_effect: float | None = None
+    worse_bound: float | None = None
+    """The CI's bound on the worse side, as a loss (positive: worse by that much)."""
+    cases_needed: int | None = None
+    reason: str = ""
+
+
+class ClaimChange(SummaryPart):
+    """A claim whose label differs between the control and the candidate on a regressed unit."""
+
+    claim_id: str
+    control: str | None = None
+    candidate: str | None = None
+    gold: list[str] = Field(default_factory=list)
+
+
+class Regression(SummaryPart):
+    """A paired unit where the control's verdict was right and the candidate's is wrong."""
+
+    case_id: str
+    epoch: int = 1
+    control_verdict: str | None = None
+    candidate_verdict: str | None = None
+    claim_changes: list[ClaimChange] = Field(default_factory=list)
+
+
+class Decision(SummaryPart):
+    """The ship decision of one candidate against its control (`harness.score.decide.decide`); fractions, not points."""
+
+    candidate: str
+    control: str
+    control_run: str = ""
+    paired_cases: int = 0
+    unpaired_cases: int = 0
+    paired_units: int = 0
+    unpaired_units: int = 0
+    """The candidate's units with no control unit (an epoch the control did not run, a changed case)."""
+    metrics: dict[str, MetricComparison] = Field(default_factory=dict)
+    margin: float = 0.0
+    mde: float | None = None
+    alpha: float = 0.05
+    decision: DecisionKind
+    reasons: list[str] = Field(default_factory=list)
+    regressed_cases: list[str] = Field(default_factory=list)
+    regressions: list[Regression] = Field(default_factory=list)
+    changed: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Settings that differ between the two sides: {key: {"control": .., "candidate": ..}}."""
+    tests: dict[str, str] = Field(default_factory=dict)
+    """The interval and test names the metrics used, each with what it is (recorded once per decision)."""
+    cases_needed: int | None = None
+    """When inconclusive for want of cases: about how many paired cases the gated metrics need."""
+
+
+class Comparison(SummaryPart):
+    """A pair of variants (B against A) decided as a ship decision; differences stored as A − B.
+
+    A summary written before comparisons were decisions holds the figures only (no `decision`, `conclusion`).
+    """
+
+    a: str
+    b: str
+    cases: int = 0
+    unpaired_cases: int = 0
+    units: int = 0
+    verdict_accuracy_diff: float | None = None
+    verdict_accuracy_diff_ci: list[float] | None = None
+    verdict_accuracy_a: float | None = None
+    verdict_accuracy_b: float | None = None
+    mcnemar_a_only: int = 0
+    mcnemar_b_only: int = 0
+    mcnemar_p: float | None = None
+    test: str | None = None
+    mde: float | None = None
+    claim_accuracy_diff: float | None = None
+    claim_accuracy_diff_ci: list[float] | None = None
+    claim_accuracy_diff_p: float | None = None
+    decision: DecisionKind | None = None
+    conclusion: str | None = None
+    reasons: list[str] = Field(default_factory=list)
+    margin: float | None = None
+    alpha: float | None = None
+    tests: dict[str, str] = Field(default_factory=dict)
+    cases_needed: int | None = None
+    p_adjusted: float | None = None
+    """Holm-adjusted over every comparison of the run, beside the raw `mcnemar_p`."""
+    claim_accuracy_diff_p_adjusted: float | None = None
+
+
+class GateResult(SummaryPart):
+    """One gate of the run: a threshold on a figure, policy conformance, or a ship decision (`gate` "ship_decision").
+
+    `value` and `threshold` are the figure and its bound; a ship decision's are the decision and its control's name.
+    `checked` is false when the gate had nothing to check (then it never counts as passed).
+    """
+
+    gate: str
+    variant: str | None = None
+    value: int | float | str | None = None
+    threshold: int | float | str | None = None
+    passed: bool
+    detail: str = ""
+    checked: bool = True
+
+    @property
+    def status(self) -> Literal["passed", "failed", "not checked"]:
+        """How the gate is stated: one that checked nothing says so whether it holds (filtered out) or fails."""
+        if not self.checked:
+            return "not checked"
+        return "passed" if self.passed else "failed"
+
+
+class Stability(SummaryPart):
+    """With several epochs: cases whose verdict was right in every epoch, in some, in none."""
+
+    stable_right: int = 0
+    flaky: int = 0
+    stable_wrong: int = 0
+    majority_verdict_accuracy: float | None = None
+    flaky_cases: list[str] = Field(default_factory=list)
+
+
+class Consistency(SummaryPart):
+    """With several epochs: pass^k and the verdict flip rate over cases scored in every epoch."""
+
+    k: int
+    cases: int = 0
+    pass_k: float | None = None
+    pass_k_ci: list[float] | None = None
+    verdict_flip_rate: float | None = None
+    verdict_flip_rate_ci: list[float] | None = None
+
+
+class CalibrationBin(SummaryPart):
+    low: float
+    high: float
+    n: int = 0
+    mean_score: float | None = None
+    pass_right: float | None = None
+
+
+class Calibration(SummaryPart):
+    """AUROC and ECE of the groundedness score for "PASS is the right verdict"."""
+
+    scored: int = 0
+    auroc: float | None = None
+    ece: float | None = None
+    bins: list[CalibrationBin] = Field(default_factory=list)
+
+
+class PerturbationFigures(SummaryPart):
+    """One variant under one perturbation: how often answers flipped, and the accuracy under it."""
+
+    cases: int = 0
+    units: int = 0
+    verdict_flip_rate: float | None = None
+    verdict_flip_rate_ci: list[float] | None = None
+    claim_flip_rate: float | None = None
+    claim_flip_rate_ci: list[float] | None = None
+    verdict_accuracy: float | None = None
+    verdict_accuracy_ci: list[float] | None = None
+    claim_accuracy: float | None = None
+    claim_accuracy_ci: list[float] | None = None
+
+
 class Matrix(SummaryPart):
     labels: list[str] = Field(default_factory=list)
     matrix: list[list[int]] = Field(default_factory=list)
@@ -109,10 +295,11 @@ class VariantSummary(SummaryPart):
     per_scenario: dict[str, dict[str, Any]] = Field(default_factory=dict)
     per_tag: dict[str, dict[str, Any]] = Field(default_factory=dict)
     per_dataset: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    stability: dict[str, Any] | None = None
-    consistency: dict[str, Any] | None = None
-    calibration: dict[str, Any] | None = None
-    robustness: dict[str, dict[str, Any]] | None = None
+    stability: Stability | None = None
+    consistency: Consistency | None = None
+    calibration: Calibration | None = None
+    robustness: dict[str, PerturbationFigures] | None = None
+    """{perturbation: figures}, one entry per perturbation the run asked for (absent without --perturb)."""
 
     @model_validator(mode="after")
     def _metric_values(self) -> VariantSummary:
@@ -155,10 +342,10 @@ class Summary(SummaryPart):
     """Required of a run's summary (see `_run_named`); a certification has no run id."""
     conformance: Conformance
     variants: list[VariantSummary] = Field(default_factory=list)
-    comparisons: list[dict[str, Any]] = Field(default_factory=list)
+    comparisons: list[Comparison] = Field(default_factory=list)
     baseline: dict[str, Any] | None = None
-    decisions: list[dict[str, Any]] = Field(default_factory=list)
-    gates: list[dict[str, Any]] = Field(default_factory=list)
+    decisions: list[Decision] = Field(default_factory=list)
+    gates: list[GateResult] = Field(default_factory=list)
     passed: bool = False
     metrics: list[dict[str, Any]] = Field(default_factory=list)
     """The registered metrics the figures were computed with (`MetricSpec.describe()`)."""

@@ -167,3 +167,24 @@ def test_the_actions_run_step_as_github_runs_it(
     finish = action_step("finish")
     ended = subprocess.run(["bash", "-e", "-c", finish["run"]], env={**os.environ, "CODE": out["exit-code"]})
     assert ended.returncode == 1  # the action exits as the command did
+
+
+def test_the_comment_reads_the_summarys_rows_through_their_models() -> None:
+    """The decision table names its level, failed threshold gates are listed, a malformed row is refused."""
+    from pydantic import ValidationError
+
+    from harness.cli.ci import comment_body
+    from tests.score.test_summary_model import summary
+
+    data = summary()
+    data["decisions"][0]["alpha"] = 0.01
+    data["gates"].append(
+        {"gate": "verdict_accuracy>=0.9", "variant": "cand", "value": 0.5, "threshold": 0.9, "passed": False,
+         "detail": "verdict_accuracy = 0.5000"}
+    )  # fmt: skip
+    body = comment_body("prompt-gate", data, None, 1)
+    assert "| metric | control | candidate | Δ [99% CI] | gated |" in body
+    assert "**Failed gates:** verdict\\_accuracy>=0.9: verdict\\_accuracy = 0.5000" in body.replace("\\>", ">")
+    del data["gates"][-1]["passed"]
+    with pytest.raises(ValidationError, match="passed"):
+        comment_body("prompt-gate", data, None, 1)

@@ -181,6 +181,24 @@ def test_a_summary_written_before_the_newer_figures_still_renders(llm_run: Path,
     assert 'id="calibration-table"' in html and 'id="comparison-table"' in html
 
 
+def test_the_comparison_tables_name_the_level_their_pairs_were_decided_at(llm_run: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from harness.cli import main
+
+    run = tmp_path / "run"
+    shutil.copytree(llm_run, run)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["comparisons"]
+    for c in summary["comparisons"]:
+        c["alpha"] = 0.01
+    (run / "summary.json").write_text(json.dumps(summary))
+    assert main(["report", str(run)]) == 0
+    html, md = (run / "report.html").read_text(), (run / "summary.md").read_text()
+    assert "verdict diff A−B [99% CI]" in html and "claim acc diff A−B [99% CI]" in html
+    assert "verdict acc A−B [99% CI]" in md and "claim acc A−B [99% CI]" in md
+
+
 def test_the_first_screen_links_the_certificate_and_the_sign_off_comes_second(reference_run: Path) -> None:
     html = (reference_run / "report.html").read_text(encoding="utf-8")
     cert = json.loads((reference_run / "certificate.json").read_text(encoding="utf-8"))

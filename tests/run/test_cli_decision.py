@@ -346,6 +346,10 @@ def test_compare_concludes_in_points_and_fails_on_a_regression(
     assert "regression: openai:local-model@lenient significantly worse" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "b"), str(tmp_path / "a"), "--fail-on-regression"]) == 0  # B is better
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "a"), "--fail-on-regression"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--alpha", "0.01"]) == 0
+    table = capsys.readouterr().out  # both interval columns name the level the pairs were decided at (folded cells)
+    assert table.count("[99%") == 2 and "[95%" not in table
 
 
 def test_a_report_never_turns_a_block_into_a_pass(

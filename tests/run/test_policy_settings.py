@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from harness.corpus.loader import load_cases
@@ -40,7 +41,8 @@ def test_the_studys_policy_reaches_the_pipeline_and_the_manifest(tmp_path: Path)
     run_study(study, load_cases([corpus]), out, lambda v, e: FakeVerifier())
     manifest = read_manifest(out)
     assert [v.policy for v in manifest.variants] == [study.policy]
-    assert manifest.settings["policy"] == {"claim_guard": False}
+    assert manifest.settings.policy == study.policy
+    assert json.loads((out / "manifest.json").read_text())["settings"]["policy"] == {"claim_guard": False}
     records = read_results(out)
     assert len(records) == 2
     assert all(r.persisted[EVALUATION_KEY]["claim_guard"] is False for r in records)

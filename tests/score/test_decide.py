@@ -50,7 +50,7 @@ def test_a_significant_drop_blocks_with_hand_computed_figures() -> None:
     assert (u.control, u.candidate, u.diff, u.p) == (0.0, 0.8, pytest.approx(0.8), pytest.approx(2 * 0.5**8))
     assert d.metrics["claim_accuracy"].diff == pytest.approx((12 - 20) / 20)
     assert d.decision == "block" and d.regressed_cases == [f"c{i:02d}" for i in range(8)]
-    change = d.regressions[0].claim_changes
+    change = [c.model_dump() for c in d.regressions[0].claim_changes]
     assert change == [
         {"claim_id": "C2", "control": "contradicted", "candidate": "direct_observation", "gold": ["contradicted"]}
     ]
@@ -237,3 +237,17 @@ def test_the_decision_metrics_are_the_registrys_and_a_new_one_is_one_registratio
         assert t.gated and t.diff == pytest.approx(-0.8) and not t.significantly_worse
         assert not d.metrics["verdict_accuracy"].gated and d.decision != "block"
     assert "verdict_errors_twin" not in decidable() and "verdict_errors_twin" not in run_decide(cand, ctl).metrics
+
+
+def test_claim_discordance_reads_each_units_stored_claims_wrong() -> None:
+    """Which claims each side alone got right comes from the outcomes' `claims_wrong`, not from judging the labels
+    again: here the labels agree, yet each side's outcome holds a different claim wrong (as a gold changed
+    between the runs, a label rule changed, or a claim was judged under another label set would leave them)."""
+    cand, ctl = units("cand", [True] * 6), units("ctl", [True] * 6)
+    cand = cand.assign(claims_right=1.0, claims_wrong=[["C1"]] * 6)
+    ctl = ctl.assign(claims_right=1.0, claims_wrong=[["C2"]] * 6)
+    claims = run_decide(cand, ctl).metrics["claim_accuracy"]
+    assert claims.diff == 0.0 and claims.discordant == 12  # each unit: C2 right on the candidate only, C1 the reverse
+    # outcomes kept before `claims_wrong`: the labels and the gold decide (identical labels, nothing discordant)
+    legacy = run_decide(cand.drop(columns="claims_wrong"), ctl.drop(columns="claims_wrong")).metrics["claim_accuracy"]
+    assert legacy.discordant == 0

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from harness.cli import main
+from harness.run.gates import Gates
 from harness.score.gates import GateError, check_gate_names, threshold_gates
 
 
@@ -31,16 +33,59 @@ def summary(errors: int, cases: int) -> dict:
 
 
 def test_error_rate_gate() -> None:
-    assert failed(threshold_gates(summary(0, 10), {}, None)) == set()
-    assert failed(threshold_gates(summary(10, 10), {}, None)) == {"error_rate<=0.0"}
-    assert failed(threshold_gates(summary(1, 10), {}, None, max_error_rate=0.1)) == set()
-    assert failed(threshold_gates(summary(0, 0), {}, None)) == set()  # no quality case: no error gate
+    assert failed(threshold_gates(summary(0, 10), Gates())) == set()
+    assert failed(threshold_gates(summary(10, 10), Gates())) == {"error_rate<=0.0"}
+    assert failed(threshold_gates(summary(1, 10), Gates(max_error_rate=0.1))) == set()
+    assert failed(threshold_gates(summary(0, 0), Gates())) == set()  # no quality case: no error gate
 
 
 def test_threshold_gates_fail_on_missing_figures() -> None:
     s = summary(0, 10)
     s["variants"][0]["claim_accuracy"] = None
-    assert failed(threshold_gates(s, {"claim_accuracy": 0.5, "verdict_accuracy": 0.8}, 0.05)) == {"claim_accuracy>=0.5"}
+    gates = Gates(fail_under={"claim_accuracy": 0.5, "verdict_accuracy": 0.8}, max_unsafe_pass=0.05)
+    assert failed(threshold_gates(s, gates)) == {"claim_accuracy>=0.5"}
+
+
+def no_policy_case() -> dict:
+    s = summary(0, 10)
+    s["conformance"] |= {"policy_passed": 0, "policy_cases": 0}
+    return s
+
+
+def selection(policy_cases: int, filters: list[str] | None = None, shard: str | None = None) -> SimpleNamespace:
+    """The manifest's case selection, which is all the policy gate reads of it."""
+    settings = SimpleNamespace(shard={"shard": shard} if shard else None)
+    return SimpleNamespace(
+        policy_cases=policy_cases, filters=filters or [], case_dirs=["cases/quality"], settings=settings
+    )
+
+
+def policy(run: SimpleNamespace | None) -> dict:
+    return threshold_gates(no_policy_case(), Gates(), run)[0]  # type: ignore[arg-type]
+
+
+def test_a_policy_gate_that_checked_nothing_fails_and_says_so() -> None:
+    for run in (selection(3), selection(2, ["kind:policy"]), None):  # policy cases selected, none scored; unknown
+        gate = policy(run)
+        assert gate["gate"] == "policy_conformance" and gate["passed"] is False and gate["checked"] is False
+        assert gate["detail"].startswith("not checked: no policy case was scored")
+
+
+def test_a_policy_gate_the_users_selection_left_out_says_so_and_holds() -> None:
+    gate = policy(selection(0, ["kind:quality"]))
+    assert gate["passed"] is True and gate["checked"] is False
+    assert gate["detail"].startswith("not checked: the filter kind:quality selects no policy case")
+    assert policy(selection(0))["detail"].startswith("not checked: cases/quality selects no policy case")
+    shard = policy(selection(4, shard="2/3"))  # the policy cases fell to other shards: the merged run scores them
+    assert shard["passed"] is True and shard["detail"].startswith("not checked: shard 2/3")
+    broken = no_policy_case()
+    broken["conformance"] |= {"invariant_violations": 1, "passed": False}
+    assert threshold_gates(broken, Gates(), selection(0))[0]["passed"] is False  # type: ignore[arg-type]
+
+
+def test_a_policy_gate_with_cases_is_checked() -> None:
+    gate = threshold_gates(summary(0, 10), Gates())[0]
+    assert gate["passed"] is True and "checked" not in gate and gate["detail"].startswith("1/1 policy cases")
 
 
 def test_decide_on_names_only_decidable_metrics_with_the_key_path() -> None:

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from harness.cli.console import print_summary
 from harness.report.analyses import headline_rows, shown_metrics
+from harness.run.gates import Gates
 from harness.score.gates import GateError, check_gate_names, parse_gate
 from harness.score.registry import Direction, Format, Frames, MetricSpec, Value, gateable, metrics, registered
 from harness.score.scoring import GateSettings, score_run
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PRE_REGISTRY_RUN = Path(__file__).parent / "data" / "pre_registry_run.tar.gz"
 """A reference run (2 epochs, --perturb claim-order, two --fail-under gates) scored by main before the
 registry: its summary.json is what users' scripts read today."""
-PRE_GATES = GateSettings(fail_under={"verdict_accuracy": 0.1, "macro_f1": 0.1})
+PRE_GATES = GateSettings(gates=Gates(fail_under={"verdict_accuracy": 0.1, "macro_f1": 0.1}))
 
 
 @pytest.fixture
@@ -118,7 +119,7 @@ PASS_SHARE = MetricSpec(
 def test_one_registry_entry_reaches_summary_gates_console_report_and_breakdowns(pre_run: Path) -> None:
     with registered(PASS_SHARE):
         assert parse_gate("pass_share=0.9") == ("pass_share", 0.9)
-        summary = score_run(pre_run, GateSettings(fail_under={"pass_share": 0.0}))
+        summary = score_run(pre_run, GateSettings(gates=Gates(fail_under={"pass_share": 0.0})))
         written = json.loads((pre_run / "summary.json").read_text())
         variant = written["variants"][0]
         assert variant["pass_share_ci"] == [0.0, 1.0] and 0 < variant["pass_share"] < 1

@@ -1,0 +1,135 @@
+"""summary.json's rows are typed: decisions, comparisons, gates and the per-variant analyses read through models,
+a malformed row is refused naming its key path, and a row's unknown keys are written back as they came."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from harness.score.compare import comparison_row
+from harness.score.summary_model import (
+    Calibration,
+    Comparison,
+    Consistency,
+    Decision,
+    GateResult,
+    PerturbationFigures,
+    Stability,
+    read_summary_file,
+    write_summary,
+)
+from tests.score.test_decide import run_decide, units
+
+
+def summary() -> dict[str, Any]:
+    """A run's summary with one of every typed row, made by the code that makes them."""
+    decision = run_decide(units("cand", [True, False, True, True]), units("ctl", [True, True, True, False]))
+    row = decision.model_dump(mode="json")
+    variant = {
+        "name": "v",
+        "stability": {"stable_right": 3, "flaky": 1, "stable_wrong": 0, "majority_verdict_accuracy": 0.75,
+                      "flaky_cases": ["c01"]},
+        "consistency": {"k": 2, "cases": 4, "pass_k": 0.5, "pass_k_ci": [0.1, 0.9], "verdict_flip_rate": 0.25,
+                        "verdict_flip_rate_ci": [0.0, 0.7]},
+        "calibration": {"scored": 4, "auroc": None, "ece": 0.1,
+                        "bins": [{"low": 0.0, "high": 0.5, "n": 2, "mean_score": 0.2, "pass_right": 0.5}]},
+        "robustness": {"claim-order": {"cases": 4, "units": 4, "verdict_flip_rate": 0.0,
+                                       "verdict_flip_rate_ci": [0.0, 0.5]}},
+    }  # fmt: skip
+    gate = {"gate": "ship_decision", "variant": "cand", "value": "ship", "threshold": "ctl", "passed": True,
+            "detail": "ship against ctl"}  # fmt: skip
+    return {
+        "run": {"run_id": "r"},
+        "conformance": {"policy_cases": 1, "policy_passed": 1, "passed": True},
+        "variants": [variant],
+        "comparisons": [{"a": "ctl", "b": "cand", **comparison_row(decision), "p_adjusted": 0.5}],
+        "decisions": [row],
+        "gates": [{"gate": "policy_conformance", "variant": None, "value": 1, "threshold": 1, "passed": True,
+                   "detail": "1/1 policy cases"}, gate],
+    }  # fmt: skip
+
+
+def test_every_row_reads_as_its_model_and_writes_back_byte_for_byte(tmp_path: Path) -> None:
+    data = summary()
+    written = write_summary(tmp_path, data)
+    assert written == json.loads(json.dumps(data))  # the same keys, order and values as the rows were made with
+    model = read_summary_file(tmp_path)
+    assert isinstance(model.decisions[0], Decision) and model.decisions[0].metrics["verdict_accuracy"].units == 4
+    assert isinstance(model.comparisons[0], Comparison) and model.comparisons[0].p_adjusted == 0.5
+    assert [type(g) for g in model.gates] == [GateResult, GateResult] and model.gates[0].value == 1
+    v = model.variants[0]
+    assert isinstance(v.stability, Stability) and isinstance(v.consistency, Consistency)
+    assert isinstance(v.calibration, Calibration) and v.calibration.bins[0].n == 2
+    assert isinstance(v.robustness, dict) and isinstance(v.robustness["claim-order"], PerturbationFigures)
+    again = tmp_path / "again"
+    again.mkdir()
+    write_summary(again, model.to_json())
+    assert (again / "summary.json").read_bytes() == (tmp_path / "summary.json").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "named"),
+    [
+        (("decisions", 0, "decision"), "maybe", "decisions.0.decision"),
+        (
+            ("decisions", 0, "metrics", "verdict_accuracy", "units"),
+            "many",
+            "decisions.0.metrics.verdict_accuracy.units",
+        ),
+        (("decisions", 0, "regressions"), [{"epoch": 1}], "decisions.0.regressions.0.case_id"),
+        (("comparisons", 0, "cases"), "all", "comparisons.0.cases"),
+        (("gates", 1, "passed"), "perhaps", "gates.1.passed"),
+        (("variants", 0, "stability", "flaky"), "some", "variants.0.stability.flaky"),
+        (("variants", 0, "calibration", "bins"), [{"n": 1}], "variants.0.calibration.bins.0.low"),
+        (("variants", 0, "robustness", "claim-order", "cases"), "x", "variants.0.robustness.claim-order.cases"),
+    ],
+)
+def test_a_malformed_row_is_refused_naming_its_key_path(
+    tmp_path: Path, path: tuple[Any, ...], value: Any, named: str
+) -> None:
+    data = summary()
+    node: Any = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    (tmp_path / "summary.json").write_text(json.dumps(data))
+    with pytest.raises(ValidationError) as caught:
+        read_summary_file(tmp_path)
+    assert named in str(caught.value)
+    with pytest.raises(ValidationError, match=named.replace(".", r"\.")):
+        write_summary(tmp_path, data)  # nor is it written
+
+
+def test_a_row_missing_its_identity_is_refused() -> None:
+    data = summary()
+    del data["decisions"][0]["candidate"]
+    with pytest.raises(ValidationError, match=r"decisions\.0\.candidate"):
+        write_summary(Path("/nonexistent"), data)
+
+
+def test_keys_a_later_version_added_to_a_row_are_kept(tmp_path: Path) -> None:
+    data = summary()
+    later = copy.deepcopy(data)
+    later["decisions"][0]["effect_size"] = 0.3
+    later["decisions"][0]["metrics"]["verdict_accuracy"]["bayes_factor"] = 2.0
+    later["gates"][0]["owner"] = "team"
+    later["variants"][0]["stability"]["median_flips"] = 1
+    (tmp_path / "summary.json").write_text(json.dumps(later))
+    assert read_summary_file(tmp_path).to_json() == later
+
+
+def test_a_row_written_before_a_key_existed_reads_without_it(tmp_path: Path) -> None:
+    data = summary()
+    for key in ("tests", "cases_needed", "unpaired_units"):
+        del data["decisions"][0][key]
+    for key in ("decision", "conclusion", "p_adjusted", "mde"):
+        del data["comparisons"][0][key]
+    (tmp_path / "summary.json").write_text(json.dumps(data))
+    model = read_summary_file(tmp_path)
+    assert model.comparisons[0].decision is None and model.decisions[0].tests == {}
+    assert model.to_json() == data  # nothing added for the keys the file did not hold
