@@ -9,7 +9,7 @@ import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -24,6 +24,7 @@ from harness.run.caseref import CaseRef
 from harness.run.endpoints import EndpointDown, check_endpoints
 from harness.run.folder import DROPPED_FILE, RESULTS_FILE, RunFileError
 from harness.run.gates import Gates, GateSettings
+from harness.run.log import Manifest, ResultRecord
 from harness.run.looks import EarlyStop
 from harness.run.plan import ResumeError
 from harness.run.providers import grammar, study_factory
@@ -37,6 +38,9 @@ from harness.score.registry import decidable
 from harness.system.prompts import PromptError
 from harness.system.store import StoreURLError
 from harness.system.verifiers.factory import ModelSpecError
+
+if TYPE_CHECKING:
+    from harness.score.scoring import RunScorer
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -262,11 +266,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     early, alpha = _early_stop(study, cases, run_dir)
 
     preload = import_in_background(AFTER_RUN_MODULES + (REPORT_MODULES if study.report else ()))
+    scoring = ScoreAsItGoes(preload, study.excerpt_chars, {c.id: c for c in cases})
     try:
-        result = run_study(study, cases, run_dir, default_factory(study), RichProgress(err), early_stop=early)
-        del cases  # scoring and the report read the run folder: the cases' memory is theirs to reuse
+        result = run_study(
+            study, cases, run_dir, default_factory(study), RichProgress(err), early_stop=early, on_record=scoring
+        )
+        del cases  # the scorer keeps the cases as compact refs, each validated once while it is in use
         preload.join()
-        summary = score_run(run_dir, study.gate_settings(alpha))
+        summary = score_run(run_dir, study.gate_settings(alpha), scoring.finish())
     except (ResumeError, StudyError, ModelSpecError, PromptError, StoreURLError, RayUnavailable) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
@@ -290,7 +297,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     certificate = write_run_certificate(run_dir, result.manifest, summary, corpus_policy)
     if study.report:
-        _render_report(run_dir)
+        _render_report(run_dir, summary, result.manifest)
     if result.dropped:
         lines = ", ".join(map(str, result.dropped))
         err.print(
@@ -305,12 +312,13 @@ AFTER_RUN_MODULES = ("harness.score.scoring", "harness.kit.certificate")
 """What scoring and the certificate import (pandas, the kit's server): ~0.4 s of imports."""
 
 
-def _render_report(run_dir: Path) -> None:
-    """report.html and summary.md of the run; one that cannot be written is a `ReportError` that fails the command.
-    A function of its own so the bench can time the report as one phase."""
-    from harness.report.render import render_run
+def _render_report(run_dir: Path, summary: dict[str, Any], manifest: Manifest) -> None:
+    """report.html and summary.md of the run just scored, from the summary and manifest in memory (nothing is read
+    back or scored again); one that cannot be written is a `ReportError` that fails the command. A function of its
+    own so the bench can time the report as one phase."""
+    from harness.report.render import render_scored
 
-    render_run([run_dir], run_dir)
+    render_scored(run_dir, summary, manifest=manifest)
 
 
 REPORT_MODULES = ("harness.report.render", "harness.report.figures")
@@ -338,11 +346,43 @@ def import_in_background(names: Sequence[str]) -> threading.Thread:
     return thread
 
 
-def score_run(run_dir: Path, settings: GateSettings) -> dict[str, Any]:
-    """`harness.score.scoring.score_run`, imported when first needed (pandas stays out of start-up)."""
-    from harness.score.scoring import score_run as score
+def score_run(run_dir: Path, settings: GateSettings, scored: RunScorer | None = None) -> dict[str, Any]:
+    """The run folder's log read once and scored (`harness.score.scoring.score_log`), the units `scored` holds taken
+    from it; imported when first needed (pandas stays out of start-up)."""
+    from harness.run.runlog import RunLog
+    from harness.score.scoring import score_log
 
-    return score(run_dir, settings)
+    return score_log(RunLog.read(run_dir), settings, run_dir, scored)
+
+
+class ScoreAsItGoes:
+    """The run's records scored as they are written (`RunScorer.add`), so that after the run only the summary is
+    left to compute. Scoring's modules load on the preload thread meanwhile: until they have, records wait here
+    (no module is imported by two threads at once), and the first record after scores those that waited."""
+
+    def __init__(self, preload: threading.Thread, excerpt_chars: int, cases: dict[str, CaseRef]) -> None:
+        self.preload, self.excerpt_chars, self.cases = preload, excerpt_chars, cases
+        self.scorer: RunScorer | None = None
+        self.waiting: list[ResultRecord] = []
+
+    def __call__(self, record: ResultRecord) -> None:
+        if self.scorer is None and self.preload.is_alive():
+            self.waiting.append(record)
+            return
+        scorer = self.finish()
+        scorer.add(record)
+
+    def finish(self) -> RunScorer:
+        """The scorer, with every record that waited for it scored."""
+        if self.scorer is None:
+            from harness.run.runlog import CaseCache
+            from harness.score.scoring import RunScorer
+
+            self.scorer = RunScorer(self.excerpt_chars, CaseCache(self.cases).get)
+        for record in self.waiting:
+            self.scorer.add(record)
+        self.waiting.clear()
+        return self.scorer
 
 
 def _preflight(study: Study, cases: list[CaseRef]) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
@@ -41,7 +41,7 @@ together, a report asks for a few cases at random; neither needs every case of a
 is some 17 KiB of objects, which every full garbage collection walks while scoring streams the log)."""
 
 
-class _Cases:
+class CaseCache:
     """Cases by id, each validated at most once while kept: from cases.jsonl, or from the run's own objects."""
 
     def __init__(self, source: CaseIndex | Mapping[str, Case | CaseRef]) -> None:
@@ -86,7 +86,7 @@ class RunLog:
     ) -> None:
         self.manifest = manifest
         self.run_dir = run_dir
-        self._cases = _Cases(cases)
+        self._cases = CaseCache(cases)
         self._held = held
         self._keys = sorted(held if held is not None else (offsets or {}))
         # where each unit's line is, in key order, as two flat arrays (not a dict of tuples: the index lives as
@@ -133,6 +133,19 @@ class RunLog:
         with (self.run_dir / RESULTS_FILE).open("rb") as fh:
             for i in range(len(self._keys)):
                 yield self._parse_at(fh, i)
+
+    def units(self, skip: Container[UnitKey] = ()) -> Iterator[tuple[UnitKey, ResultRecord | None]]:
+        """Each unit's key and last record, in key order, as `records()`; a key in `skip` comes with None and its
+        line is not read (a caller that already holds that record)."""
+        if self._held is not None:
+            yield from ((key, None if key in skip else self._held[key]) for key in self._keys)
+            return
+        if not self._keys:
+            return
+        assert self.run_dir is not None
+        with (self.run_dir / RESULTS_FILE).open("rb") as fh:
+            for i, key in enumerate(self._keys):
+                yield key, None if key in skip else self._parse_at(fh, i)
 
     def record(self, key: UnitKey) -> ResultRecord:
         """One unit's record (`KeyError` when the log has no such unit)."""

@@ -77,8 +77,11 @@ def run_study(
     progress: Progress | None = None,
     run_id: str | None = None,
     early_stop: EarlyStop | None = None,
+    on_record: Watch | None = None,
 ) -> RunResult:
     """Run (or resume) a study of `cases` into `run_dir`; the records are in the run folder.
+
+    `on_record` is handed each record as it is written, on the writer's side (scoring it while the run goes).
 
     Cases given as refs (`load_case_refs`) are never all in memory at once; given as `Case` objects they are
     made refs first (the caller's objects are not kept).
@@ -158,7 +161,7 @@ def run_study(
         return None if shared is None else task_key(shared, task.case.id, task.content_hash)
 
     breaker = Breaker.for_run(study, variants)
-    watch = breaker.observe if breaker is not None else None
+    watch = both(breaker.observe if breaker is not None else None, on_record)
     progress = progress or SilentProgress()
     stop: dict[str, Any] | None = None
     progress.start(len(tasks) + len(done), len(done))
@@ -255,6 +258,18 @@ def _run_on_ray(
     finally:
         asyncio.run(_closing(_nothing(), verifiers))
     return emitter.finished
+
+
+def both(first: Watch | None, second: Watch | None) -> Watch | None:
+    """One watch that calls `first`, then `second` (either may be None)."""
+    if first is None or second is None:
+        return first or second
+
+    def watch(record: ResultRecord) -> None:
+        first(record)
+        second(record)
+
+    return watch
 
 
 async def _nothing() -> int:

@@ -6,13 +6,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from harness.run.folder import JUNIT_FILE, write_text
+from harness.corpus.schema import Case
+from harness.run.folder import JUNIT_FILE, UnitKey, write_text
 from harness.run.gates import GateSettings as GateSettings  # the one gate model, also imported from here
 from harness.run.log import ResultRecord
 from harness.run.runlog import RunLog
@@ -47,19 +49,62 @@ class LogFrames:
     robustness_units: list[ResultRecord]
 
 
-def read_log_frames(log: RunLog, keep_for_robustness: bool) -> LogFrames:
-    """One streaming pass over the log's records in unit-key order: memory holds frame rows, not records.
+@dataclass
+class UnitRows:
+    """What scoring takes from one unit's record: the conformance check's findings and its frame rows."""
 
-    Each record is checked against its case (`RunLog.case`: validated once), its stored outcome read with what
-    was judged beside it and turned into frame rows at once (the record is then dropped); the rows become frames
-    in chunks. Only with
-    `keep_for_robustness` are records kept, without the persisted evaluation and the raw reply (robustness
-    compares answers and labels, nothing else).
+    record: ResultRecord
+    """The record itself, without its persisted evaluation and raw reply (what robustness reads)."""
+    problems: tuple[list[str], list[str]] | None
+    """(mismatches, invariant violations) of a headline unit; None for a perturbed one (robustness only)."""
+    quality: dict[str, Any] | None
+    claims: list[dict[str, Any]]
+    outcome: dict[str, Any] | None
+
+
+class RunScorer:
+    """Scores records one at a time as they are made (or read): the per-unit half of scoring.
+
+    `add` checks a record against its case and makes its frame rows at once; `read_log_frames` then puts every
+    unit's last rows together in unit-key order, exactly as scoring a folder read back would, so the figures are
+    the same whichever way the records came (while the run goes, or from results.jsonl). `case_of` gives a
+    record's case (the run's own, validated once; None when it has none).
     """
-    manifest = log.manifest
+
+    def __init__(self, excerpt_chars: int, case_of: Callable[[str], Case | None]) -> None:
+        self.excerpt_chars, self.case_of = excerpt_chars, case_of
+        self.views, self.lists = CaseViews(), SharedLists()
+        self.units: dict[UnitKey, UnitRows] = {}
+
+    def add(self, record: ResultRecord) -> None:
+        """Score one record; a later record of the same unit (a retry) replaces the earlier one, as in the log."""
+        self.units[record.key] = self.rows(record)
+
+    def rows(self, record: ResultRecord) -> UnitRows:
+        """One record's findings and frame rows (the record is not kept, only its slim copy)."""
+        kept = record.model_copy(update={"persisted": None, "raw_reply": None})
+        if not is_headline(record):
+            return UnitRows(kept, None, None, [], None)
+        problems = case_problems(record, self.case_of(record.case_id), self.excerpt_chars, self.views)
+        result = record_outcome(record)
+        quality = claims = None
+        if record.kind == "quality":
+            quality = quality_row(record, result, self.lists)
+            claims = claim_rows(record, result, self.lists)
+        return UnitRows(kept, problems, quality, claims or [], outcome_row(record, result))
+
+
+def read_log_frames(log: RunLog, keep_for_robustness: bool, scored: RunScorer | None = None) -> LogFrames:
+    """The log's units in unit-key order as frames: memory holds frame rows, not records.
+
+    A unit `scored` holds (the run scored its record as it was written) is taken from there; any other is read
+    from the log, checked against its case (`RunLog.case`: validated once) and turned into frame rows at once (the
+    record is then dropped). The rows become frames in chunks. Only with `keep_for_robustness` are records kept,
+    without the persisted evaluation and the raw reply (robustness compares answers and labels, nothing else).
+    """
+    reader = RunScorer(log.manifest.excerpt_chars, log.case)
+    held = scored.units if scored is not None else {}
     tally = ConformanceTally()
-    views = CaseViews()
-    lists = SharedLists()
     parts: dict[str, list[pd.DataFrame]] = {"quality": [], "claims": [], "outcomes": []}
     rows: dict[str, list[dict[str, Any]]] = {"quality": [], "claims": [], "outcomes": []}
     gold: dict[str, dict[str, list[str]]] = {}
@@ -78,24 +123,24 @@ def read_log_frames(log: RunLog, keep_for_robustness: bool) -> LogFrames:
                 parts[name].append(build(rows[name]))
                 rows[name].clear()
 
-    for record in log.records():
+    for key, read in log.units(skip=held):
+        unit = held[key] if read is None else reader.rows(read)
+        record = unit.record
         logged += 1
         if keep_for_robustness:
-            kept.append(record.model_copy(update={"persisted": None, "raw_reply": None}))
-        if not is_headline(record):
-            continue
+            kept.append(record)
+        if unit.problems is None:
+            continue  # a robustness unit: only summary.json's robustness figures read it
         headline += 1
-        tally.add(record, *case_problems(record, log.case(record.case_id), manifest.excerpt_chars, views))
-        result = record_outcome(record)
-        if record.kind == "quality":
+        tally.add(record, *unit.problems)
+        if unit.quality is not None:
             gold[record.case_id] = record.gold.claims or {}
-            rows["quality"].append(quality_row(record, result, lists))
-            rows["claims"].extend(claim_rows(record, result, lists))
+            rows["quality"].append(unit.quality)
+            rows["claims"].extend(unit.claims)
         else:
             policy_ids.add(record.case_id)
-        unit = outcome_row(record, result)
-        if unit is not None:
-            rows["outcomes"].append(unit)
+        if unit.outcome is not None:
+            rows["outcomes"].append(unit.outcome)
         if headline % CHUNK == 0:
             flush()
     flush()
@@ -118,7 +163,9 @@ def score_run(run_dir: Path, settings: GateSettings) -> dict[str, Any]:
     return score_log(RunLog.read(run_dir), settings, run_dir)
 
 
-def score_log(log: RunLog, settings: GateSettings, run_dir: Path | None = None) -> dict[str, Any]:
+def score_log(
+    log: RunLog, settings: GateSettings, run_dir: Path | None = None, scored: RunScorer | None = None
+) -> dict[str, Any]:
     """Compute the summary with its gates from a run's log, write the scored files, return the summary.
 
     `run_dir`: where summary.json, outcomes.jsonl and junit.xml go (the folder the log was read from when not
@@ -132,7 +179,7 @@ def score_log(log: RunLog, settings: GateSettings, run_dir: Path | None = None) 
     gates, baseline_dir = settings.gates, settings.baseline
     manifest = log.manifest
     perturbations = manifest.settings.get("perturb") or []
-    frames = read_log_frames(log, keep_for_robustness=bool(perturbations))
+    frames = read_log_frames(log, keep_for_robustness=bool(perturbations), scored=scored)
     outcomes = frames.outcomes
     summary = summarise(
         manifest, frames.quality, frames.claims, outcomes, frames.conformance, frames.headline, frames.gold,

@@ -1,0 +1,56 @@
+"""Scoring records as the run writes them (`RunScorer`) gives the bytes scoring the folder read back gives."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from harness.run.folder import RESULTS_FILE, parse_record, read_results
+from harness.run.runlog import RunLog
+from harness.score.scoring import GateSettings, RunScorer, score_log, score_run
+from tests.run.test_runlog import SCORED, _as_v2, _cases, _copy
+
+
+def _scored_by_folder(run: Path) -> dict[str, bytes]:
+    score_run(run, GateSettings())
+    return {name: (run / name).read_bytes() for name in SCORED}
+
+
+def _scored_with(run: Path, scorer: RunScorer, tmp_path: Path) -> dict[str, bytes]:
+    out = tmp_path / "as-it-goes"
+    out.mkdir()
+    score_log(RunLog.read(run), GateSettings(), out, scored=scorer)
+    return {name: (out / name).read_bytes() for name in SCORED}
+
+
+def test_records_scored_in_the_order_they_finished_give_the_folders_bytes(tmp_path: Path) -> None:
+    """Units finish in any order and a retried unit is written twice: the last record of each unit counts, and
+    the figures are summed in unit-key order, as when the folder is read back."""
+    run = _copy(tmp_path)
+    lines = _as_v2(run)
+    failed = json.loads(lines[7])
+    failed.update(error="timeout: tried first", outcome=None)
+    (run / RESULTS_FILE).write_text("\n".join([json.dumps(failed), *lines]) + "\n")  # the retry's first try
+    expected = _scored_by_folder(run)
+    records = read_results(run)  # the last record of each unit
+    random.Random(7).shuffle(records)
+    scorer = RunScorer(RunLog.read(run).manifest.excerpt_chars, _cases(run).get)
+    scorer.add(parse_record(json.dumps(failed).encode()))  # the first try, then the unit's record that counts
+    for record in records:
+        scorer.add(record)
+    assert len(scorer.units) == 20
+    assert _scored_with(run, scorer, tmp_path) == expected
+
+
+def test_units_the_run_did_not_score_are_read_from_the_folder(tmp_path: Path) -> None:
+    """A resumed run scores only the units it ran: the others are read back from results.jsonl."""
+    run = _copy(tmp_path)
+    _as_v2(run)
+    expected = _scored_by_folder(run)
+    log = RunLog.read(run)
+    scorer = RunScorer(log.manifest.excerpt_chars, _cases(run).get)
+    for record in read_results(run)[::3]:
+        scorer.add(record)
+    assert 0 < len(scorer.units) < len(log)
+    assert _scored_with(run, scorer, tmp_path) == expected
