@@ -358,22 +358,39 @@ def score_run(run_dir: Path, settings: GateSettings, scored: RunScorer | None = 
 class ScoreAsItGoes:
     """The run's records scored as they are written (`RunScorer.add`), so that after the run only the summary is
     left to compute. Scoring's modules load on the preload thread meanwhile: until they have, records wait here
-    (no module is imported by two threads at once), and the first record after scores those that waited."""
+    (no module is imported by two threads at once), and the first record after scores those that waited.
+
+    Scoring never stops the run: a record it cannot score drops the scorer, and the folder is scored after the run
+    as it always was (where the same error is then raised, with every result already written)."""
 
     def __init__(self, preload: threading.Thread, excerpt_chars: int, cases: dict[str, CaseRef]) -> None:
         self.preload, self.excerpt_chars, self.cases = preload, excerpt_chars, cases
         self.scorer: RunScorer | None = None
         self.waiting: list[ResultRecord] = []
+        self.failed = False
 
     def __call__(self, record: ResultRecord) -> None:
+        if self.failed:
+            return
         if self.scorer is None and self.preload.is_alive():
             self.waiting.append(record)
             return
-        scorer = self.finish()
-        scorer.add(record)
+        try:
+            self._scorer().add(record)
+        except Exception:  # the folder is scored after the run instead, where the error is raised
+            self.failed, self.scorer, self.waiting = True, None, []
 
-    def finish(self) -> RunScorer:
-        """The scorer, with every record that waited for it scored."""
+    def finish(self) -> RunScorer | None:
+        """The scorer with every record that waited scored; None when scoring failed during the run."""
+        if self.failed:
+            return None
+        try:
+            return self._scorer()
+        except Exception:
+            self.failed, self.scorer, self.waiting = True, None, []
+            return None
+
+    def _scorer(self) -> RunScorer:
         if self.scorer is None:
             from harness.run.runlog import CaseCache
             from harness.score.scoring import RunScorer
