@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("scipy", "matplotlib", "pandas", "openai", "sklearn", "pyarrow", "datasets")
 
 
-def loaded_after(code: str) -> list[str]:
-    probe = f"import sys\n{code}\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+def loaded_after(code: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    probe = f"import sys\n{code}\nprint(' '.join(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
     return out.stdout.split("\n")[-2].split()
 

@@ -28,7 +28,7 @@ from harness.system.models import (
     Verdict,
 )
 from harness.system.parser import executor_output, parse_structured_output
-from harness.system.store import KEY_LENGTH
+from harness.system.store_names import KEY_LENGTH
 from harness.system.trace import session_trace_summary
 
 CaseKind = Literal["policy", "quality"]

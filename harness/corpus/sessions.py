@@ -23,7 +23,7 @@ from harness.corpus.redact import Redaction, redact
 from harness.corpus.schema import CaseExecutor, CaseSession
 from harness.system.models import ClaimCheck, Verdict
 from harness.system.pipeline import Prepared, prepare
-from harness.system.store import EVALUATION_KEY
+from harness.system.store_names import EVALUATION_KEY
 
 ID_PATTERN = re.compile(r"^[a-z0-9._-]{1,185}$")
 UNLABELLED_KEY = "unlabelled"

@@ -39,7 +39,7 @@ from harness.score.reply_checks import model_reply, reply_problems
 from harness.score.summary import conformance, variant_summary
 from harness.score.summary_model import SUMMARY_SCHEMA, write_summary
 from harness.system.protocol import SutInfo
-from harness.system.store import EVALUATION_KEY
+from harness.system.store_names import EVALUATION_KEY
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 VARIANT = "sut"

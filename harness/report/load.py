@@ -36,8 +36,7 @@ from harness.run.folder import (
     read_manifest,
 )
 from harness.run.gates import GateSettings
-from harness.run.log import Manifest, with_trace
-from harness.run.schedule import POLICY_VARIANT
+from harness.run.log import POLICY_VARIANT, Manifest, with_trace
 from harness.score.headline import is_headline
 from harness.score.summary_model import read_summary_file
 

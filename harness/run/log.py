@@ -28,10 +28,14 @@ from harness.corpus.schema import Case
 from harness.run.gates import Gates
 from harness.run.outcome import Facts, StoredOutcome, judged
 from harness.system.models import PolicySettings, Usage, Verdict
-from harness.system.store import EVALUATION_KEY
+from harness.system.store_names import EVALUATION_KEY
 
 RESULTS_SCHEMA = "results_v2"
 MANIFEST_SCHEMA = "manifest_v1"
+
+
+POLICY_VARIANT = "policy"
+"""The variant name of a policy case's unit (its verifier is the case's scripted reply, not a model)."""
 
 
 class LogModel(BaseModel):

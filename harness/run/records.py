@@ -14,7 +14,7 @@ from harness.run.log import GatekeeperOutcome, Gold, ResultRecord, case_trace, e
 from harness.system.models import Claim, VerifierEvaluation
 from harness.system.pipeline import PipelineRun
 from harness.system.protocol import ReportedEvaluation
-from harness.system.store import EVALUATION_KEY
+from harness.system.store_names import EVALUATION_KEY
 
 DEFAULT_DATASET = "verifier-bench"
 

@@ -18,14 +18,12 @@ from harness.corpus.perturb import Perturbed
 from harness.corpus.schema import STORE_NAMESPACE_LENGTH
 from harness.run.caseref import CaseRef
 from harness.run.execute import execute_case, scripted_verifier_for
-from harness.run.log import ResultRecord, VariantInfo
+from harness.run.log import POLICY_VARIANT, ResultRecord, VariantInfo
 from harness.run.records import perturbation_fields, record_from_crash, record_from_run
 from harness.run.replay import ResultReplay, replayable
 from harness.system.policy import PolicySettings
 from harness.system.store import MEMORY_URL, Store
 from harness.system.verifiers.base import Verifier
-
-POLICY_VARIANT = "policy"
 
 
 class Progress(Protocol):

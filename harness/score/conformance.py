@@ -27,7 +27,7 @@ from harness.system.models import (
     VerifierEvaluation,
 )
 from harness.system.protocol import ReportedEvaluation
-from harness.system.store import EVALUATION_KEY
+from harness.system.store_names import EVALUATION_KEY
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 Evaluation = VerifierEvaluation | ReportedEvaluation

@@ -35,7 +35,7 @@ from harness.score.metrics import (
 from harness.score.registry import Frames, compute_all, metrics
 from harness.score.reliability import calibration_metrics, consistency_metrics
 from harness.score.summary_model import SUMMARY_SCHEMA
-from harness.system.store import EVALUATION_KEY
+from harness.system.store_names import EVALUATION_KEY
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 

@@ -45,11 +45,9 @@ from sqlalchemy.pool import StaticPool
 
 from harness import UsageError
 from harness.system.models import ToolInvocation, VerifierEvaluation
-
-EVALUATION_KEY = "verifier_evaluation"
-KEY_LENGTH = 200
-"""The longest id or tool name a row holds: PostgreSQL enforces it (varchar), SQLite does not."""
-MEMORY_URL = "sqlite://"
+from harness.system.store_names import EVALUATION_KEY as EVALUATION_KEY  # re-exported: the names' home is there
+from harness.system.store_names import KEY_LENGTH as KEY_LENGTH
+from harness.system.store_names import MEMORY_URL as MEMORY_URL
 
 
 class StoreURLError(UsageError):
