@@ -63,7 +63,7 @@ def main(argv: list[str]) -> dict[str, Any]:
     phases = {name: {"cpu_s": c, "wall_s": w} for name, (c, w) in spent.items()}
     rest_cpu = cpu - sum(p["cpu_s"] for p in phases.values())
     rest_wall = wall - sum(p["wall_s"] for p in phases.values())
-    # the certificate imports the report's modules (matplotlib, jinja2), so they land here, not in the report
+    # the certificate imports the report's modules (jinja2, the templates), so they land here, not in the report
     phases["the rest (certificate with the report's imports, preflight, manifest)"] = {
         "cpu_s": rest_cpu,
         "wall_s": rest_wall,

@@ -128,7 +128,7 @@ def decision_word(mode: str, summary: dict[str, Any] | None, certificate: dict[s
 
 def md(value: Any) -> str:
     """The report's Markdown escape (`harness.report.render.md`), imported when a comment is written: the report
-    layer loads matplotlib and pandas, which `vbench --help` should not wait for."""
+    layer loads pandas, which `vbench --help` should not wait for."""
     from harness.report.render import md as escape
 
     return escape(value)

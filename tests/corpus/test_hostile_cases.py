@@ -18,7 +18,7 @@ MAX_RSS_MB = 300
 """The issue's bound on a refusal; before the fix the meta bomb below took `vbench run` to 5.6 GB."""
 ADDRESS_LIMIT = 3 * 1024**3
 """A ceiling so a regression fails the test instead of swapping the machine (vbench maps ~1.3 GB of address
-space at start-up: numpy, scipy and matplotlib are imported)."""
+space at start-up: numpy, scipy and pandas are imported)."""
 
 _RUNNER = """
 import json, resource, subprocess, sys
