@@ -326,9 +326,10 @@ def test_quick_bench_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert slow["latency_ms"] == 40.0 and slow["kinds"]["vbench"]["failures"] == 0
     assert slow["ratios"]["vbench/raw-httpx"] > 0
     assert figures["report_time"]["reps"] == 1 and figures["report_time"]["results"] == n
-    assert "| `vbench report` of the 24 results of the headline run (median of 1) |" in (
-        tmp_path / json_file.name.replace(".json", ".md")
-    ).read_text()
+    assert (
+        "| `vbench report` of the 24 results of the headline run (median of 1) |"
+        in (tmp_path / json_file.name.replace(".json", ".md")).read_text()
+    )
     phases = figures["phases"]
     assert phases["exit_code"] == 0 and phases["phases"][PHASES["run_study"]]["cpu_s"] > 0
     assert sum(p["cpu_s"] for p in phases["phases"].values()) == pytest.approx(phases["cpu_s"])
