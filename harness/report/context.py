@@ -17,7 +17,7 @@ from harness.report.robustness import robustness_rows
 from harness.report.signoff import certification, columns_for, scenario_rows
 from harness.run.folder import RunFileError
 from harness.score.certificate_model import read_certificate
-from harness.system.models import Derivability
+from harness.system.models import DERIVABILITY_CLASSES
 
 _SECRET_WORDS = frozenset(
     {"key", "apikey", "token", "secret", "password", "passwd", "authorization", "authorisation", "cookie",
@@ -155,7 +155,7 @@ def decision_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
     return rows
 
 
-CLASSES = [d.value for d in Derivability]
+CLASSES = DERIVABILITY_CLASSES
 
 
 def stop_lines(runs: Sequence[LoadedRun]) -> list[str]:

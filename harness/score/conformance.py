@@ -18,6 +18,7 @@ from harness.score.meaning import same_unordered
 from harness.score.outcome import Outcome, outcome
 from harness.system import policy
 from harness.system.models import (
+    DERIVABILITY_CLASSES,
     LEGACY_MAPPING,
     PERSISTED_FIELDS,
     Claim,
@@ -201,7 +202,7 @@ def invariant_violations(
     return out
 
 
-_CLASSES = frozenset(d.value for d in Derivability)
+_CLASSES = frozenset(DERIVABILITY_CLASSES)
 TRACE_FIELDS = ("trace_ref", "tool_name", "source_invocation_ids", "status", "result_excerpt")
 """The fields of a trace summary entry INTERPRETATION §7 names (a SUT may add its own)."""
 

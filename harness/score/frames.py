@@ -14,9 +14,9 @@ import pandas as pd
 
 from harness.run.log import ResultRecord
 from harness.score.outcome import Outcome, record_outcome
-from harness.system.models import AdjustmentStep, Derivability
+from harness.system.models import DERIVABILITY_CLASSES, AdjustmentStep
 
-CLASSES = [d.value for d in Derivability]
+CLASSES = DERIVABILITY_CLASSES
 VERDICTS = ["PASS", "LOW_CONFID", "REJECT"]
 SUPPORTED = {"direct_observation", "reasonable_inference"}
 

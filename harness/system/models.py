@@ -47,6 +47,10 @@ class Derivability(StrEnum):
     CONTRADICTED = "contradicted"
 
 
+DERIVABILITY_CLASSES: list[str] = [d.value for d in Derivability]
+"""The six claim classes by name, in the spec's order: every table, chart and metric lists them so."""
+
+
 class LegacyVerification(StrEnum):
     DIRECT_EVIDENCE = "direct_evidence"
     INDIRECT_SUPPORT = "indirect_support"
