@@ -63,9 +63,15 @@ class GateSettings(BaseModel):
     @classmethod
     def from_manifest_settings(cls, settings: Any) -> GateSettings:
         """The settings a run recorded in its manifest (`harness.run.log.ManifestSettings`: its `gates`, `control`
-        and `baseline`; a manifest written without gates was gated by the defaults)."""
+        and `baseline`; a manifest written without gates was gated by the defaults). A run that stopped early
+        decided at its design's last level (`stop_early.levels`), not at the study's alpha: scored again, it decides
+        there too, so its summary reads as the run's did."""
+        gates = settings.gates or Gates()
+        levels = (settings.stop_early or {}).get("levels") if isinstance(settings.stop_early, dict) else None
+        if isinstance(levels, list) and levels and isinstance(levels[-1], int | float):
+            gates = gates.model_copy(update={"alpha": float(levels[-1])})
         return cls(
-            gates=settings.gates or Gates(),
+            gates=gates,
             control=settings.control,
             baseline=Path(settings.baseline) if settings.baseline else None,
         )
