@@ -49,12 +49,21 @@ class LogFrames:
     robustness_units: list[ResultRecord]
 
 
+SLIM: dict[str, Any] = {"persisted": None, "raw_reply": None}
+"""What a kept record goes without: robustness compares answers and labels, nothing else."""
+HEAD_ONLY: dict[str, Any] = SLIM | {
+    "claims": {}, "critical_claims": [], "executor_claim_ids": [], "adjustments": [], "sibling_keys": [],
+    "gatekeeper": None, "claim_id_map": None, "outcome": None, "tags": [],
+}  # fmt: skip
+"""What a record kept for the tally alone goes without: all but its kind, key, scenarios and gold."""
+
+
 @dataclass
 class UnitRows:
     """What scoring takes from one unit's record: the conformance check's findings and its frame rows."""
 
     record: ResultRecord
-    """The record itself, without its persisted evaluation and raw reply (what robustness reads)."""
+    """The record, without its persisted evaluation and raw reply (`SLIM`), or with only what the tally reads."""
     problems: tuple[list[str], list[str]] | None
     """(mismatches, invariant violations) of a headline unit; None for a perturbed one (robustness only)."""
     quality: dict[str, Any] | None
@@ -65,14 +74,17 @@ class UnitRows:
 class RunScorer:
     """Scores records one at a time as they are made (or read): the per-unit half of scoring.
 
-    `add` checks a record against its case and makes its frame rows at once; `read_log_frames` then puts every
+    `keep_records`: keep each record without its persisted evaluation and raw reply (what robustness reads, when
+    the run perturbs); else only what the tally reads beside the rows (its kind, key, scenarios and gold), so a
+    long run's scorer holds rows, not records. `add` checks a record against its case and makes its frame rows at
+    once; `read_log_frames` then puts every
     unit's last rows together in unit-key order, exactly as scoring a folder read back would, so the figures are
     the same whichever way the records came (while the run goes, or from results.jsonl). `case_of` gives a
     record's case (the run's own, validated once; None when it has none).
     """
 
-    def __init__(self, excerpt_chars: int, case_of: Callable[[str], Case | None]) -> None:
-        self.excerpt_chars, self.case_of = excerpt_chars, case_of
+    def __init__(self, excerpt_chars: int, case_of: Callable[[str], Case | None], keep_records: bool = True) -> None:
+        self.excerpt_chars, self.case_of, self.keep_records = excerpt_chars, case_of, keep_records
         self.views, self.lists = CaseViews(), SharedLists()
         self.units: dict[UnitKey, UnitRows] = {}
 
@@ -82,7 +94,7 @@ class RunScorer:
 
     def rows(self, record: ResultRecord) -> UnitRows:
         """One record's findings and frame rows (the record is not kept, only its slim copy)."""
-        kept = record.model_copy(update={"persisted": None, "raw_reply": None})
+        kept = record.model_copy(update=SLIM if self.keep_records else HEAD_ONLY)
         if not is_headline(record):
             return UnitRows(kept, None, None, [], None)
         problems = case_problems(record, self.case_of(record.case_id), self.excerpt_chars, self.views)
@@ -102,8 +114,10 @@ def read_log_frames(log: RunLog, keep_for_robustness: bool, scored: RunScorer | 
     record is then dropped). The rows become frames in chunks. Only with `keep_for_robustness` are records kept,
     without the persisted evaluation and the raw reply (robustness compares answers and labels, nothing else).
     """
-    reader = RunScorer(log.manifest.excerpt_chars, log.case)
-    held = scored.units if scored is not None else {}
+    reader = RunScorer(log.manifest.excerpt_chars, log.case, keep_records=keep_for_robustness)
+    # a scorer that kept only the tally's part of each record cannot serve robustness: the log is read instead
+    usable = scored is not None and (scored.keep_records or not keep_for_robustness)
+    held = scored.units if scored is not None and usable else {}
     tally = ConformanceTally()
     parts: dict[str, list[pd.DataFrame]] = {"quality": [], "claims": [], "outcomes": []}
     rows: dict[str, list[dict[str, Any]]] = {"quality": [], "claims": [], "outcomes": []}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -13,6 +14,23 @@ from harness.score.scoring import score_run
 
 ROOT = Path(__file__).resolve().parents[2]
 SCORED = ("summary.json", "outcomes.jsonl", "junit.xml")
+
+
+def _same_as_scoring_the_folder(run: Path) -> None:
+    as_it_went = {name: (run / name).read_bytes() for name in SCORED}
+    score_run(run, GateSettings.from_manifest_settings(read_manifest(run).settings))
+    assert {name: (run / name).read_bytes() for name in SCORED} == as_it_went
+
+
+def test_a_perturbing_run_scored_as_it_goes_keeps_what_robustness_reads(tmp_path: Path) -> None:
+    """Robustness pairs each perturbed answer with the original's: the scorer keeps those records when the run
+    perturbs (and only their tally's part otherwise), so the robustness figures are those of the folder."""
+    run = tmp_path / "run"
+    args = ["run", "--cases", str(ROOT / "cases" / "quality"), "--filter", "id:q-batch-*", "--perturb", "claim-order"]
+    assert main([*args, "--out", str(run), "--no-report"]) in (0, 1)
+    robustness = json.loads((run / "summary.json").read_text())["variants"][0]["robustness"]
+    assert robustness and "claim-order" in json.dumps(robustness)
+    _same_as_scoring_the_folder(run)
 
 
 def test_a_run_scored_as_it_goes_writes_what_scoring_its_folder_writes(tmp_path: Path) -> None:
