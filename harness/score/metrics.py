@@ -23,7 +23,7 @@ from harness.score.stats import ratio_ci, resampled_sums
 
 
 def _ratio(frame: pd.DataFrame, numerator: str, with_ci: bool = True) -> tuple[float | None, list[float] | None]:
-    """Share of rows where `numerator` holds, with a case-cluster bootstrap CI when asked."""
+    """Share of rows where `numerator` holds, with its case-clustered Wilson CI when asked (`stats.ratio_ci`)."""
     if frame.empty:
         return None, None
     if not with_ci:  # the same division as below (integer sums are exact), without grouping by case
