@@ -266,7 +266,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     early, alpha = _early_stop(study, cases, run_dir)
 
     preload = import_in_background(AFTER_RUN_MODULES + (REPORT_MODULES if study.report else ()))
-    scoring = ScoreAsItGoes(preload, study.excerpt_chars, {c.id: c for c in cases}, keep_records=bool(study.perturb))
+    scoring = ScoreAsItGoes(preload, study.excerpt_chars, {c.id: c for c in cases})
     try:
         result = run_study(
             study, cases, run_dir, default_factory(study), RichProgress(err), early_stop=early, on_record=scoring
@@ -356,18 +356,15 @@ def score_run(run_dir: Path, settings: GateSettings, scored: RunScorer | None = 
 
 
 class ScoreAsItGoes:
-    """The run's records scored as they are written (`RunScorer.add`), so that after the run only the summary is
-    left to compute. Scoring's modules load on the preload thread meanwhile: until they have, records wait here
+    """The run's records checked against their cases as they are written (`RunScorer.add`), so that scoring after
+    the run reads no case again. Scoring's modules load on the preload thread meanwhile: until they have, records wait here
     (no module is imported by two threads at once), and the first record after scores those that waited.
 
     Scoring never stops the run: a record it cannot score drops the scorer, and the folder is scored after the run
     as it always was (where the same error is then raised, with every result already written)."""
 
-    def __init__(
-        self, preload: threading.Thread, excerpt_chars: int, cases: dict[str, CaseRef], keep_records: bool = False
-    ) -> None:
+    def __init__(self, preload: threading.Thread, excerpt_chars: int, cases: dict[str, CaseRef]) -> None:
         self.preload, self.excerpt_chars, self.cases = preload, excerpt_chars, cases
-        self.keep_records = keep_records
         self.scorer: RunScorer | None = None
         self.waiting: list[ResultRecord] = []
         self.failed = False
@@ -398,7 +395,7 @@ class ScoreAsItGoes:
             from harness.run.runlog import CaseCache
             from harness.score.scoring import RunScorer
 
-            self.scorer = RunScorer(self.excerpt_chars, CaseCache(self.cases).get, self.keep_records)
+            self.scorer = RunScorer(self.excerpt_chars, CaseCache(self.cases).get)
         for record in self.waiting:
             self.scorer.add(record)
         self.waiting.clear()

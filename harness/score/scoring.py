@@ -49,76 +49,54 @@ class LogFrames:
     robustness_units: list[ResultRecord]
 
 
-SLIM: dict[str, Any] = {"persisted": None, "raw_reply": None}
-"""What a kept record goes without: robustness compares answers and labels, nothing else."""
-HEAD_ONLY: dict[str, Any] = SLIM | {
-    "claims": {}, "critical_claims": [], "executor_claim_ids": [], "adjustments": [], "sibling_keys": [],
-    "gatekeeper": None, "claim_id_map": None, "outcome": None, "tags": [],
-}  # fmt: skip
-"""What a record kept for the tally alone goes without: all but its kind, key, scenarios and gold."""
-
-
-@dataclass
-class UnitRows:
-    """What scoring takes from one unit's record: the conformance check's findings and its frame rows."""
-
-    record: ResultRecord
-    """The record, without its persisted evaluation and raw reply (`SLIM`), or with only what the tally reads."""
-    problems: tuple[list[str], list[str]] | None
-    """(mismatches, invariant violations) of a headline unit; None for a perturbed one (robustness only)."""
-    quality: dict[str, Any] | None
-    claims: list[dict[str, Any]]
-    outcome: dict[str, Any] | None
+Problems = tuple[list[str], list[str]]
+"""(expectation mismatches, invariant violations) of one record against its case (`summary.case_problems`)."""
 
 
 class RunScorer:
-    """Scores records one at a time as they are made (or read): the per-unit half of scoring.
+    """Checks records against their cases one at a time as the run writes them: the part of scoring that needs the
+    case, done while the case is at hand, so that scoring after the run neither reads nor validates cases again.
 
-    `keep_records`: keep each record without its persisted evaluation and raw reply (what robustness reads, when
-    the run perturbs); else only what the tally reads beside the rows (its kind, key, scenarios and gold), so a
-    long run's scorer holds rows, not records. `add` checks a record against its case and makes its frame rows at
-    once; `read_log_frames` then puts every
-    unit's last rows together in unit-key order, exactly as scoring a folder read back would, so the figures are
-    the same whichever way the records came (while the run goes, or from results.jsonl). `case_of` gives a
-    record's case (the run's own, validated once; None when it has none).
+    It keeps each headline unit's findings only (a unit's last record counts, as in the log): a clean unit costs a
+    dict entry, so a long run's scorer stays small. The frame rows are made after the run from the records read
+    back once, in unit-key order (`read_log_frames`), so the figures are the same whichever way the findings came.
+    `case_of` gives a record's case (the run's own, validated once; None when it has none).
     """
 
-    def __init__(self, excerpt_chars: int, case_of: Callable[[str], Case | None], keep_records: bool = True) -> None:
-        self.excerpt_chars, self.case_of, self.keep_records = excerpt_chars, case_of, keep_records
-        self.views, self.lists = CaseViews(), SharedLists()
-        self.units: dict[UnitKey, UnitRows] = {}
+    def __init__(self, excerpt_chars: int, case_of: Callable[[str], Case | None]) -> None:
+        self.excerpt_chars, self.case_of = excerpt_chars, case_of
+        self.views = CaseViews()
+        self.problems: dict[UnitKey, Problems] = {}
 
     def add(self, record: ResultRecord) -> None:
-        """Score one record; a later record of the same unit (a retry) replaces the earlier one, as in the log."""
-        self.units[record.key] = self.rows(record)
+        """Check one record; a later record of the same unit (a retry) replaces the earlier one's findings."""
+        if is_headline(record):
+            self.problems[record.key] = self.check(record)
+        else:
+            self.problems.pop(record.key, None)
 
-    def rows(self, record: ResultRecord) -> UnitRows:
-        """One record's findings and frame rows (the record is not kept, only its slim copy)."""
-        kept = record.model_copy(update=SLIM if self.keep_records else HEAD_ONLY)
-        if not is_headline(record):
-            return UnitRows(kept, None, None, [], None)
-        problems = case_problems(record, self.case_of(record.case_id), self.excerpt_chars, self.views)
-        result = record_outcome(record)
-        quality = claims = None
-        if record.kind == "quality":
-            quality = quality_row(record, result, self.lists)
-            claims = claim_rows(record, result, self.lists)
-        return UnitRows(kept, problems, quality, claims or [], outcome_row(record, result))
+    def check(self, record: ResultRecord) -> Problems:
+        found = case_problems(record, self.case_of(record.case_id), self.excerpt_chars, self.views)
+        return CLEAN if not found[0] and not found[1] else found
+
+
+CLEAN: Problems = ([], [])
+"""The findings of a record that met its case: one object shared by every clean unit (nothing changes it)."""
 
 
 def read_log_frames(log: RunLog, keep_for_robustness: bool, scored: RunScorer | None = None) -> LogFrames:
-    """The log's units in unit-key order as frames: memory holds frame rows, not records.
+    """One streaming pass over the log's records in unit-key order: memory holds frame rows, not records.
 
-    A unit `scored` holds (the run scored its record as it was written) is taken from there; any other is read
-    from the log, checked against its case (`RunLog.case`: validated once) and turned into frame rows at once (the
-    record is then dropped). The rows become frames in chunks. Only with `keep_for_robustness` are records kept,
-    without the persisted evaluation and the raw reply (robustness compares answers and labels, nothing else).
+    Each record is checked against its case (`RunLog.case`: validated once), unless `scored` already checked it
+    while the run wrote it; its stored outcome is read with what was judged beside it and turned into frame rows at
+    once (the record is then dropped); the rows become frames in chunks. Only with `keep_for_robustness` are
+    records kept, without the persisted evaluation and the raw reply (robustness compares answers and labels,
+    nothing else).
     """
-    reader = RunScorer(log.manifest.excerpt_chars, log.case, keep_records=keep_for_robustness)
-    # a scorer that kept only the tally's part of each record cannot serve robustness: the log is read instead
-    usable = scored is not None and (scored.keep_records or not keep_for_robustness)
-    held = scored.units if scored is not None and usable else {}
+    checker = RunScorer(log.manifest.excerpt_chars, log.case)
+    checked = scored.problems if scored is not None else {}
     tally = ConformanceTally()
+    lists = SharedLists()
     parts: dict[str, list[pd.DataFrame]] = {"quality": [], "claims": [], "outcomes": []}
     rows: dict[str, list[dict[str, Any]]] = {"quality": [], "claims": [], "outcomes": []}
     gold: dict[str, dict[str, list[str]]] = {}
@@ -137,24 +115,25 @@ def read_log_frames(log: RunLog, keep_for_robustness: bool, scored: RunScorer | 
                 parts[name].append(build(rows[name]))
                 rows[name].clear()
 
-    for key, read in log.units(skip=held):
-        unit = held[key] if read is None else reader.rows(read)
-        record = unit.record
+    for record in log.records():
         logged += 1
         if keep_for_robustness:
-            kept.append(record)
-        if unit.problems is None:
-            continue  # a robustness unit: only summary.json's robustness figures read it
+            kept.append(record.model_copy(update={"persisted": None, "raw_reply": None}))
+        if not is_headline(record):
+            continue
         headline += 1
-        tally.add(record, *unit.problems)
-        if unit.quality is not None:
+        problems = checked.get(record.key)
+        tally.add(record, *(problems if problems is not None else checker.check(record)))
+        result = record_outcome(record)
+        if record.kind == "quality":
             gold[record.case_id] = record.gold.claims or {}
-            rows["quality"].append(unit.quality)
-            rows["claims"].extend(unit.claims)
+            rows["quality"].append(quality_row(record, result, lists))
+            rows["claims"].extend(claim_rows(record, result, lists))
         else:
             policy_ids.add(record.case_id)
-        if unit.outcome is not None:
-            rows["outcomes"].append(unit.outcome)
+        unit = outcome_row(record, result)
+        if unit is not None:
+            rows["outcomes"].append(unit)
         if headline % CHUNK == 0:
             flush()
     flush()

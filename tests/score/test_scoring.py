@@ -1,4 +1,4 @@
-"""Scoring records as the run writes them (`RunScorer`) gives the bytes scoring the folder read back gives."""
+"""Checking records as the run writes them (`RunScorer`) gives the bytes scoring the folder read back gives."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ def test_records_scored_in_the_order_they_finished_give_the_folders_bytes(tmp_pa
     the figures are summed in unit-key order, as when the folder is read back."""
     run = _copy(tmp_path)
     lines = _as_v2(run)
-    failed = json.loads(lines[7])
-    failed.update(error="timeout: tried first", outcome=None)
+    failed = next(json.loads(line) for line in lines if json.loads(line)["kind"] == "policy")
+    failed.update(error="timeout: tried first", outcome=None, persisted=None)  # a policy failure, had it counted
     (run / RESULTS_FILE).write_text("\n".join([json.dumps(failed), *lines]) + "\n")  # the retry's first try
     expected = _scored_by_folder(run)
     records = read_results(run)  # the last record of each unit
@@ -39,7 +39,7 @@ def test_records_scored_in_the_order_they_finished_give_the_folders_bytes(tmp_pa
     scorer.add(parse_record(json.dumps(failed).encode()))  # the first try, then the unit's record that counts
     for record in records:
         scorer.add(record)
-    assert len(scorer.units) == 20
+    assert len(scorer.problems) == 20
     assert _scored_with(run, scorer, tmp_path) == expected
 
 
@@ -52,5 +52,5 @@ def test_units_the_run_did_not_score_are_read_from_the_folder(tmp_path: Path) ->
     scorer = RunScorer(log.manifest.excerpt_chars, _cases(run).get)
     for record in read_results(run)[::3]:
         scorer.add(record)
-    assert 0 < len(scorer.units) < len(log)
+    assert 0 < len(scorer.problems) < len(log)
     assert _scored_with(run, scorer, tmp_path) == expected
