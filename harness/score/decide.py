@@ -211,8 +211,8 @@ def decide(
 ) -> Decision:
     """The decision for one candidate against its control (`gold`: case id → claim id → acceptable labels)."""
     paired = pair_units(candidate_units, control_units)
-    cases_cand, cases_ctl = set(candidate_units["case_id"]), set(control_units["case_id"])
-    paired_cases = set(paired["case_id"])
+    cases_cand, cases_ctl = set(candidate_units["case_id"].tolist()), set(control_units["case_id"].tolist())
+    paired_cases = set(paired["case_id"].tolist())
     # an older baseline kept no unsafe-PASS flags: that metric is not measured (never read as all-True)
     control_has_unsafe = "unsafe_pass" in control_units.columns
     metrics: dict[str, MetricComparison] = {}
