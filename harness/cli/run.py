@@ -347,12 +347,10 @@ def import_in_background(names: Sequence[str]) -> threading.Thread:
 
 
 def score_run(run_dir: Path, settings: GateSettings, scored: RunScorer | None = None) -> dict[str, Any]:
-    """The run folder's log read once and scored (`harness.score.scoring.score_log`), the units `scored` holds taken
-    from it; imported when first needed (pandas stays out of start-up)."""
-    from harness.run.runlog import RunLog
-    from harness.score.scoring import score_log
+    """`harness.score.scoring.score_run`, imported when first needed (pandas stays out of start-up)."""
+    from harness.score.scoring import score_run as score
 
-    return score_log(RunLog.read(run_dir), settings, run_dir, scored)
+    return score(run_dir, settings, scored)
 
 
 class ScoreAsItGoes:

@@ -151,9 +151,10 @@ def read_log_frames(log: RunLog, keep_for_robustness: bool, scored: RunScorer | 
     )
 
 
-def score_run(run_dir: Path, settings: GateSettings) -> dict[str, Any]:
-    """Read the run folder's log once (`RunLog.read`) and score it (`score_log`); return the summary."""
-    return score_log(RunLog.read(run_dir), settings, run_dir)
+def score_run(run_dir: Path, settings: GateSettings, scored: RunScorer | None = None) -> dict[str, Any]:
+    """Read the run folder's log once (`RunLog.read`) and score it (`score_log`; the findings `scored` holds are
+    taken from it); return the summary."""
+    return score_log(RunLog.read(run_dir), settings, run_dir, scored)
 
 
 def score_log(
