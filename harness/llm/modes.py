@@ -1,16 +1,16 @@
 """Which structured-output mode works at which endpoint, remembered for the whole process.
 
-A server that refuses `json_schema` refuses it every time: the refusal is paid
-once per (base URL, model), not once per case. While a mode is not yet
-confirmed, one request at a time probes it (per event loop), so that
-concurrent first calls do not all pay the refusal.
+A server that refuses `json_schema` refuses it every time: once a refusal has come back, every later request
+at that (base URL, model) starts in the weaker mode, so the refusal is not paid once per case. The first requests
+of a run are not held back to probe the mode: they go out side by side, and each one a refusal reaches steps down
+by itself. A refusal comes back at once (the server checks the request before it generates anything), so at
+most the first wave pays it; holding the others until a probe's whole reply came back would cost every run one
+full reply's latency at the endpoints that accept the mode, which are most.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
-import weakref
 from urllib.parse import urlsplit, urlunsplit
 
 from harness import UsageError
@@ -53,9 +53,6 @@ _lock = threading.Lock()
 _modes: dict[Endpoint, StructuredMode] = {}
 _confirmed: set[Endpoint] = set()
 _refusals: dict[Endpoint, list[StructuredMode]] = {}
-_probe_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Endpoint, asyncio.Lock]] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 def current_mode(endpoint: Endpoint, start: StructuredMode) -> StructuredMode:
@@ -90,7 +87,9 @@ def step_down(endpoint: Endpoint, refused: StructuredMode) -> StructuredMode:
     following = weaker(refused)
     with _lock:
         _modes[endpoint] = max(_modes.get(endpoint, following), following, key=STRUCTURED_MODES.index)
-        _refusals.setdefault(endpoint, []).append(refused)
+        seen = _refusals.setdefault(endpoint, [])
+        if refused not in seen:  # the first requests may all meet the same refusal
+            seen.append(refused)
         return _modes[endpoint]
 
 
@@ -98,14 +97,6 @@ def refusals(endpoint: Endpoint) -> list[StructuredMode]:
     """The modes this endpoint refused so far in this process (for the run manifest)."""
     with _lock:
         return list(_refusals.get(endpoint, []))
-
-
-def probe_lock(endpoint: Endpoint) -> asyncio.Lock:
-    """The lock that lets one request at a time probe an unconfirmed endpoint in this event loop."""
-    loop = asyncio.get_running_loop()
-    with _lock:
-        locks = _probe_locks.setdefault(loop, {})
-        return locks.setdefault(endpoint, asyncio.Lock())
 
 
 def reset() -> None:

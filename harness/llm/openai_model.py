@@ -11,7 +11,6 @@ A reply that came (empty, refused, cut off) is returned as is, never retried.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import importlib.util
 import json
@@ -38,14 +37,13 @@ _REFUSAL_WORDS = ("response_format", "json_schema", "json_object", "schema")
 
 def worst_case_seconds(settings: OpenAISettings) -> float:
     """The longest one `generate` call can take: every attempt to its deadline, and the longest wait before
-    each retry (a Retry-After at its cap, or that retry's back-off before jitter), plus one attempt's wait for an endpoint's
-    structured-output probe (see `OpenAIChatModel.generate`). A run's bound is computed from it."""
+    each retry (a Retry-After at its cap, or that retry's back-off before jitter). A run's bound is computed from it."""
     attempts = settings.max_attempts
     waits = sum(
         max(settings.max_retry_after, min(settings.backoff_max, settings.backoff_base * 2 ** (retry - 1)))
         for retry in range(1, attempts)
     )
-    return (attempts + 1) * settings.timeout + waits
+    return attempts * settings.timeout + waits
 
 
 class _Failure(Exception):
@@ -184,19 +182,7 @@ class OpenAIChatModel:
     async def generate(self, request: ChatRequest) -> ChatResponse:
         """Send the request, retrying transport failures; return the reply or the reason none came."""
         self._get_client()  # built outside the timed span: its first construction costs ~0.3 s
-        started = time.perf_counter()
-        if request.response_schema is not None and not modes.is_confirmed(self.endpoint):
-            lock = modes.probe_lock(self.endpoint)
-            if not lock.locked():
-                async with lock:  # this request is the probe
-                    return await self._attempts(request, started)
-            # Another request is probing: wait for it (its refusal teaches this one the mode), but never longer
-            # than one attempt, so a probe stuck in retries against a failing server holds nobody up.
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self._attempt_timeout(request)):
-                    async with lock:
-                        pass
-        return await self._attempts(request, started)
+        return await self._attempts(request, time.perf_counter())
 
     def _attempt_timeout(self, request: ChatRequest) -> float:
         return request.timeout or self.settings.timeout

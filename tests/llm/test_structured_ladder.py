@@ -1,5 +1,5 @@
 """The structured-output ladder over real HTTP: json_schema → json_object (schema attached) → plain,
-remembered per endpoint so that a refusal is paid once per run."""
+remembered per endpoint so that a refusal is not paid once per case."""
 
 from __future__ import annotations
 
@@ -68,18 +68,31 @@ async def test_a_server_refusing_both_modes_ends_in_plain_prompting(openai_serve
     assert first.text and '"claim_id": "C1"' in first.text
 
 
-async def test_concurrent_first_calls_pay_the_refusal_once(openai_server: LocalOpenAIServer) -> None:
-    openai_server.refuse_formats = {"json_schema"}
+async def test_concurrent_first_calls_go_out_together_at_an_endpoint_that_accepts_the_mode(
+    openai_server: LocalOpenAIServer,
+) -> None:
     openai_server.latency_ms = 150
     async with model_for(openai_server) as model:
         replies = await asyncio.gather(
             *(model.generate(request(claims_message(f"C{i}"), schema=SCHEMA)) for i in range(12))
         )
-    assert all(r.error is None and r.structured_mode == "json_object" for r in replies)
-    # once the probe is done the waiters run together, not one by one: seen from the server
-    assert openai_server.max_in_flight >= 6
-    assert openai_server.response_formats().count("json_schema") == 1
-    assert openai_server.request_count == 13
+    assert all(r.error is None and r.structured_mode == "json_schema" and r.attempts == 1 for r in replies)
+    # nobody waited for a first reply to learn the mode: all twelve were at the server at once
+    assert openai_server.max_in_flight == 12
+
+
+async def test_concurrent_first_calls_each_step_down_once_and_later_calls_start_weaker(
+    openai_server: LocalOpenAIServer,
+) -> None:
+    openai_server.refuse_formats = {"json_schema"}
+    openai_server.latency_ms = 150
+    async with model_for(openai_server) as model:
+        first = await asyncio.gather(*(model.generate(request(claims_message(f"C{i}"), schema=SCHEMA)) for i in range(6)))
+        later = await asyncio.gather(*(model.generate(request(claims_message(f"D{i}"), schema=SCHEMA)) for i in range(6)))
+    assert all(r.error is None and r.structured_mode == "json_object" for r in first + later)
+    assert [r.attempts for r in first] == [2] * 6 and [r.attempts for r in later] == [1] * 6
+    assert openai_server.response_formats().count("json_schema") == 6
+    assert modes.refusals(model.endpoint) == ["json_schema"]  # the manifest names the refused mode once
 
 
 async def test_the_starting_mode_is_a_per_model_setting(openai_server: LocalOpenAIServer) -> None:
