@@ -6,10 +6,9 @@ is a decision, not a threshold: `harness.score.decide`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 from harness import UsageError
 from harness.run.gates import Gates
@@ -132,7 +131,7 @@ def threshold_gates(summary: dict[str, Any], gates: Gates, manifest: Manifest | 
 
 
 def _fmt(value: Any) -> str:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     return f"{value + 0.0:.4f}"  # + 0.0 turns -0.0 into 0.0
 
