@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from difflib import get_close_matches
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import ValidationError
@@ -38,6 +41,9 @@ class CorpusError(UsageError):
         more = f"\n  ... and {len(self.errors) - 50} more" if len(self.errors) > 50 else ""
         super().__init__(f"{len(self.errors)} error(s) in the case files:\n{lines}{more}")
 
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 _BaseSafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -280,6 +286,23 @@ def iter_cases_with_files(
     The `CorpusError` naming every broken file comes at the end, after the good cases: a caller must not act
     on what it was given before the iteration finished (nothing runs on a broken case file).
     """
+    for case, _, name in iter_loaded(paths, _same, catalogue):
+        yield case, name
+
+
+def _same(case: Case) -> Case:
+    return case
+
+
+def iter_loaded(
+    paths: Iterable[Path | str],
+    convert: Callable[[Case], T],
+    catalogue: dict[str, Scenario] | None = None,
+    parallel: bool = False,
+) -> Iterator[tuple[T, str, str]]:
+    """`(convert(case), case id, file)` for every good case below `paths`, in file order, under the rules of
+    `iter_cases_with_files` (whose `CorpusError` comes at the end). With `parallel`, a large corpus is read and
+    converted by worker processes (`read_in_workers`), and only what `convert` returns comes back."""
     catalogue = load_catalogue() if catalogue is None else catalogue
     limit = max_case_bytes()
     errors: list[CaseError] = []
@@ -287,18 +310,62 @@ def iter_cases_with_files(
     given = [Path(p) for p in paths]
     errors.extend(CaseError(str(p), "", "no such file or folder") for p in given if not p.exists())
     files = case_files(p for p in given if p.exists())
-    for path in files:
+
+    def read(path: Path) -> tuple[T | None, str, list[CaseError]]:
         case, errs = load_case_file(path, catalogue, limit)
+        return (None, "", errs) if case is None else (convert(case), case.id, errs)
+
+    for path, (converted, case_id, errs) in zip(files, read_in_workers(files, read, parallel), strict=True):
         errors.extend(errs)
-        if case is None:
+        if converted is None:
             continue
-        if case.id in first_file:
-            errors.append(CaseError(str(path), "id", f"repeated id {case.id!r}, first in {first_file[case.id]}"))
+        if case_id in first_file:
+            errors.append(CaseError(str(path), "id", f"repeated id {case_id!r}, first in {first_file[case_id]}"))
             continue
-        first_file[case.id] = str(path)
-        yield case, str(path)
+        first_file[case_id] = str(path)
+        yield converted, case_id, str(path)
     if errors:
         raise CorpusError(errors)
+
+
+PARALLEL_FROM = 200
+"""The fewest case files worth worker processes: below it, starting them costs more than they save."""
+_CHUNK = 50
+
+
+def read_in_workers(files: Sequence[Path], read: Callable[[Path], R], parallel: bool = True) -> Iterator[R]:
+    """`read(file)` for each file, in order. Parsing YAML and validating a case is CPU work the GIL keeps on
+    one core; a large corpus is therefore split among forked processes, one per core, which return what `read`
+    made (1,000 case files: 0.8 s in one process, 0.5 s in two). Forking is only safe while this process runs
+    no other thread (a lock another thread held would stay held in the child), so then, off Linux, on one
+    core or for a small corpus, the files are read here."""
+    workers = min(os.cpu_count() or 1, 4)
+    if not parallel or len(files) < PARALLEL_FROM or workers < 2 or not _may_fork():
+        yield from map(read, files)
+        return
+    chunks = [files[i : i + _CHUNK] for i in range(0, len(files), _CHUNK)]
+    context = multiprocessing.get_context("fork")
+    with context.Pool(workers, initializer=_set_reader, initargs=(read,)) as pool:
+        for done in pool.imap(_read_chunk, chunks):
+            yield from done
+
+
+def _may_fork() -> bool:
+    return sys.platform == "linux" and threading.active_count() == 1
+
+
+_reader: Callable[[Path], Any] | None = None
+"""A forked worker's `read` (inherited from the parent through fork, never pickled)."""
+
+
+def _set_reader(read: Callable[[Path], Any]) -> None:
+    global _reader
+    _reader = read
+
+
+def _read_chunk(files: Sequence[Path]) -> list[Any]:
+    assert _reader is not None
+    return [_reader(path) for path in files]
 
 
 def _validation_errors(name: str, exc: ValidationError, data: Any) -> list[CaseError]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from harness import UsageError
-from harness.corpus.loader import iter_cases_with_files
+from harness.corpus.loader import iter_loaded
 from harness.corpus.schema import Case
 from harness.run.caseref import CaseRef
 
@@ -69,13 +69,14 @@ def select_cases(cases: Sequence[Case], filters: Sequence[str]) -> list[Case]:
 
 def load_case_refs(paths: Iterable[Path | str], filters: Sequence[str] = ()) -> tuple[list[CaseRef], int]:
     """The cases below `paths` that `filters` admit, as refs, and how many policy cases the folders hold before
-    the filters. One validated case is in memory at a time. `CorpusError` names every broken file (nothing is
-    returned then), `FilterError` a filter that cannot be read, as `load_cases` and `select_cases` do."""
+    the filters. One validated case is in memory at a time; a large corpus is read by worker processes, which
+    send back only the refs (`iter_loaded`). `CorpusError` names every broken file (nothing is returned then),
+    `FilterError` a filter that cannot be read, as `load_cases` and `select_cases` do."""
     admits = case_filter(filters)
     refs: list[CaseRef] = []
     policy = 0
-    for case, _ in iter_cases_with_files(paths):
-        policy += case.kind == "policy"
-        if admits(case):
-            refs.append(CaseRef.of(case))
+    for (ref, admitted), _, _ in iter_loaded(paths, lambda case: (CaseRef.of(case), admits(case)), parallel=True):
+        policy += ref.kind == "policy"
+        if admitted:
+            refs.append(ref)
     return refs, policy
