@@ -265,12 +265,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     early, alpha = _early_stop(study, cases, run_dir)
 
-    preload = import_in_background(AFTER_RUN_MODULES + (REPORT_MODULES if study.report else ()))
+    preload = Preload(AFTER_RUN_MODULES + (REPORT_MODULES if study.report else ()))
     scoring = ScoreAsItGoes(preload, study.excerpt_chars, {c.id: c for c in cases})
     try:
         result = run_study(
-            study, cases, run_dir, default_factory(study), RichProgress(err), early_stop=early, on_record=scoring
-        )
+            study, cases, run_dir, default_factory(study), RichProgress(err), early_stop=early, on_record=scoring,
+            on_start=preload.start,
+        )  # fmt: skip
         del cases  # the scorer keeps the cases as compact refs, each validated once while it is in use
         preload.join()
         summary = score_run(run_dir, study.gate_settings(alpha), scoring.finish())
@@ -325,25 +326,40 @@ REPORT_MODULES = ("harness.report.render", "harness.report.figures")
 """What the HTML report imports (jinja2, the summary models): ~0.3 s."""
 
 
-def import_in_background(names: Sequence[str]) -> threading.Thread:
-    """Import `names` on a daemon thread while the run waits on its requests; join it before using them.
+class Preload:
+    """Modules imported on a daemon thread while the run waits on its replies; `join` before using them.
 
     A run spends most of its time waiting on replies (200 ms each, 32 at a time), and without this the second
     or so of imports that scoring and the report need would start only after the last reply, on the critical
-    path of what a user waits for. Joining before use means no module is ever imported by two threads at once.
-    A failed import is left for the real one to raise, where it is used.
+    path of what a user waits for. The thread starts when the run's first requests go out (`run_study`'s
+    `on_start`), not before: started earlier, it took the GIL from the imports and set-up the first request
+    waits for. Joining before use means no module is ever imported by two threads at once; a preload never
+    started imports in the joining thread. A failed import is left for the real one to raise, where it is used.
     """
 
-    def work() -> None:
-        for name in names:
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = tuple(names)
+        self.thread = threading.Thread(target=self._work, name="vbench-preload", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def loading(self) -> bool:
+        """True until the modules are imported (and while the thread has not started yet)."""
+        return self.thread.ident is None or self.thread.is_alive()
+
+    def join(self) -> None:
+        if self.thread.ident is None:
+            self._work()
+        else:
+            self.thread.join()
+
+    def _work(self) -> None:
+        for name in self.names:
             try:
                 importlib.import_module(name)
             except Exception:  # noqa: S112 - raised again, with its context, by the import that needs it
                 continue
-
-    thread = threading.Thread(target=work, name="vbench-preload", daemon=True)
-    thread.start()
-    return thread
 
 
 def score_run(run_dir: Path, settings: GateSettings, scored: RunScorer | None = None) -> dict[str, Any]:
@@ -361,7 +377,7 @@ class ScoreAsItGoes:
     Scoring never stops the run: a record it cannot score drops the scorer, and the folder is scored after the run
     as it always was (where the same error is then raised, with every result already written)."""
 
-    def __init__(self, preload: threading.Thread, excerpt_chars: int, cases: dict[str, CaseRef]) -> None:
+    def __init__(self, preload: Preload, excerpt_chars: int, cases: dict[str, CaseRef]) -> None:
         self.preload, self.excerpt_chars, self.cases = preload, excerpt_chars, cases
         self.scorer: RunScorer | None = None
         self.waiting: list[ResultRecord] = []
@@ -370,7 +386,7 @@ class ScoreAsItGoes:
     def __call__(self, record: ResultRecord) -> None:
         if self.failed:
             return
-        if self.scorer is None and self.preload.is_alive():
+        if self.scorer is None and self.preload.loading():
             self.waiting.append(record)
             return
         try:

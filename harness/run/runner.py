@@ -78,10 +78,13 @@ def run_study(
     run_id: str | None = None,
     early_stop: EarlyStop | None = None,
     on_record: Watch | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> RunResult:
     """Run (or resume) a study of `cases` into `run_dir`; the records are in the run folder.
 
     `on_record` is handed each record as it is written, on the writer's side (scoring it while the run goes).
+    `on_start` is called once, when everything the first request needs is built and the requests are about to
+    go out (a caller starts there what must not delay them).
 
     Cases given as refs (`load_case_refs`) are never all in memory at once; given as `Case` objects they are
     made refs first (the caller's objects are not kept).
@@ -165,6 +168,8 @@ def run_study(
     progress = progress or SilentProgress()
     stop: dict[str, Any] | None = None
     progress.start(len(tasks) + len(done), len(done))
+    if on_start is not None:
+        on_start()
     try:
         with ResultWriter(run_dir) as writer, executor_session(study) as executor:
             if executor != manifest.settings["executor"]:  # the cluster joined: its version and address

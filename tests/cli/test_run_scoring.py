@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 from harness.cli import main
-from harness.cli.run import ScoreAsItGoes
+from harness.cli.run import Preload, ScoreAsItGoes
 from harness.run.folder import read_manifest, read_results
 from harness.run.gates import GateSettings
 from harness.score.scoring import score_run
@@ -52,7 +51,7 @@ def test_a_record_that_cannot_be_scored_drops_the_scorer_not_the_run(tmp_path: P
     """Scoring during the run never stops it: the folder is then scored after the run, as it always was."""
     run = tmp_path / "run"
     assert main(["run", "--cases", str(ROOT / "cases" / "policy"), "--out", str(run), "--no-report"]) == 0
-    done = threading.Thread(target=lambda: None)
+    done = Preload(())
     done.start()
     done.join()
     scoring = ScoreAsItGoes(done, 200, Unreadable())

@@ -177,3 +177,21 @@ def test_the_run_closes_every_verifier_it_built(tmp_path: Path) -> None:
     study = Study(cases=[corpus], models=["openai:x"], prompts=["p"], cache=None, epochs=2)
     run_study(study, load_cases([corpus]), tmp_path / "run", factory)
     assert len(built) == 2 and sorted(closed) == sorted(id(v) for v in built)  # one per epoch, each closed once
+
+
+def test_on_start_is_called_once_after_the_verifiers_are_built_and_before_the_first_request(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "cases", ["q1", "q2"], with_policy=False)
+    study = Study(cases=[corpus], models=["openai:fake"], prompts=["p1"], cache=None, concurrency=2)
+    made: list[FakeVerifier] = []
+    seen: list[tuple[int, int]] = []  # (verifiers built, requests sent) at each call of on_start
+
+    def factory(variant, epoch):
+        made.append(FakeVerifier(prompt=variant.prompt))
+        return made[-1]
+
+    def on_start() -> None:
+        seen.append((len(made), sum(v.calls for v in made)))
+
+    run_study(study, load_cases([corpus]), tmp_path / "run", factory, on_start=on_start)
+    assert seen == [(1, 0)]
+    assert sum(v.calls for v in made) == 2
