@@ -357,14 +357,14 @@ def suite(args: argparse.Namespace) -> dict[str, Any]:
     import gc
 
     from harness.llm import modes
-    from harness.llm.openai_model import _shared_ssl_context
+    from harness.llm.http import shared_ssl_context
 
     kinds = [k for k in args.kinds.split(",") if k]
     out: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
     for rep in range(args.reps):
         for kind in kinds[rep % len(kinds) :] + kinds[: rep % len(kinds)]:
             modes.reset()
-            _shared_ssl_context.cache_clear()
+            shared_ssl_context.cache_clear()
             gc.collect()
             before = _process_cpu(args.server_pid)
             try:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import openai
 
 from harness.llm import modes
+from harness.llm.http import http_library, shared_ssl_context
 from harness.llm.modes import check_base_url, public_url
 from harness.llm.openai_settings import DEFAULT_BASE_URL, OpenAISettings
 from harness.llm.retry import backoff_delay, parse_retry_after
@@ -56,16 +57,6 @@ class _Failure(Exception):
         self.retry_after = retry_after
 
 
-@functools.cache
-def _http() -> Any:
-    """The HTTP library the installed openai release is built on."""
-    try:
-        import httpx2 as http
-    except ImportError:  # older openai releases are built on httpx
-        import httpx as http  # type: ignore[no-redef]
-    return http
-
-
 def transport_for(requested: str) -> str:
     """The transport a client really uses: aiohttp when asked for and available, else httpx.
 
@@ -84,7 +75,7 @@ def _aiohttp_usable() -> bool:
     if client_class is None or importlib.util.find_spec("aiohttp") is None:
         return False
     try:
-        client_class(verify=_shared_ssl_context())  # opens nothing: aiohttp's session is made at the first request
+        client_class(verify=shared_ssl_context())  # opens nothing: aiohttp's session is made at the first request
     except Exception as exc:
         log.warning("openai's aiohttp transport is not usable here (%s); using httpx", exc)
         return False
@@ -94,14 +85,8 @@ def _aiohttp_usable() -> bool:
 def http_client_for(transport: str) -> Any:
     """The `http_client` for `openai.AsyncOpenAI` on `transport` (see `transport_for`), sharing one TLS context."""
     if transport == "aiohttp":
-        return openai.DefaultAioHttpClient(verify=_shared_ssl_context())
-    return openai.DefaultAsyncHttpxClient(verify=_shared_ssl_context())
-
-
-@functools.cache
-def _shared_ssl_context() -> Any:
-    """One TLS context for every client: loading the CA bundle costs ~0.1 s per client otherwise."""
-    return _http().create_ssl_context()
+        return openai.DefaultAioHttpClient(verify=shared_ssl_context())
+    return openai.DefaultAsyncHttpxClient(verify=shared_ssl_context())
 
 
 class OpenAIChatModel:
@@ -247,7 +232,7 @@ class OpenAIChatModel:
         response = await self._get_client().post(
             "/chat/completions",
             body={**params, **extra_body},
-            cast_to=_http().Response,
+            cast_to=http_library().Response,
             options={"timeout": request.timeout or settings.timeout},
         )
         try:

@@ -8,8 +8,7 @@ is sent: the answer's status is not read, so the probe needs none, and a key nev
 
 from __future__ import annotations
 
-import httpx
-
+from harness.llm.http import http_library, shared_ssl_context
 from harness.llm.modes import public_url
 
 PROBE_TIMEOUT = 10.0
@@ -20,12 +19,15 @@ host that drops packets costs this long."""
 def unreachable(base_url: str, timeout: float = PROBE_TIMEOUT) -> str | None:
     """None when `GET <base_url>/models` gets any HTTP answer; else why it got none (never holding credentials)."""
     url = base_url.rstrip("/") + "/models"
+    http = http_library()  # the model clients' own library and TLS context: a run loads each once
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=True) as client:
+        with http.Client(
+            timeout=timeout, follow_redirects=False, trust_env=True, verify=shared_ssl_context()
+        ) as client:
             client.get(url, headers={"Accept": "application/json"})
-    except httpx.TimeoutException:
+    except http.TimeoutException:
         return f"no answer from {public_url(url)} within {timeout:g} s"
-    except httpx.HTTPError as exc:
+    except http.HTTPError as exc:
         return f"{type(exc).__name__}: {_reason(exc)}"
     except OSError as exc:  # raised below httpx by some platforms' resolvers
         return f"{type(exc).__name__}: {exc}"

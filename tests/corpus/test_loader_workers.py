@@ -75,5 +75,9 @@ def test_a_broken_large_corpus_names_the_same_errors_in_the_same_order(tmp_path:
     out = probe(tmp_path / "cases")
     errors = out["workers"]["errors"]
     assert errors == out["here"]["errors"]
-    assert [e.split(":")[0].rsplit("/", 1)[-1] for e in errors] == ["bulk-0003.yaml", "bulk-0150.yaml", "bulk-0199.yaml"]
+    assert [e.split(":")[0].rsplit("/", 1)[-1] for e in errors] == [
+        "bulk-0003.yaml",
+        "bulk-0150.yaml",
+        "bulk-0199.yaml",
+    ]
     assert "repeated id 'bulk-0010'" in errors[-1]

@@ -14,6 +14,7 @@ import pytest
 
 from harness.devtools.local_server import REFUSAL_TEXT, Fault, LocalOpenAIServer
 from harness.llm import openai_model
+from harness.llm.http import http_library
 from harness.llm.modes import BaseURLError
 from harness.llm.openai_model import OpenAIChatModel, OpenAISettings, public_url
 from tests.llm.helpers import SCHEMA, SECRET_KEY, claims_message, model_for, request
@@ -280,7 +281,7 @@ async def test_an_unusable_aiohttp_adapter_falls_back_to_httpx(
 
 def _timeout_chain(cause: BaseException) -> openai.APITimeoutError:
     """openai's timeout error as the aiohttp transport raises it: APITimeoutError <- httpx ConnectTimeout <- cause."""
-    http = openai_model._http()
+    http = http_library()
     try:
         try:
             try:

@@ -87,8 +87,12 @@ async def test_concurrent_first_calls_each_step_down_once_and_later_calls_start_
     openai_server.refuse_formats = {"json_schema"}
     openai_server.latency_ms = 150
     async with model_for(openai_server) as model:
-        first = await asyncio.gather(*(model.generate(request(claims_message(f"C{i}"), schema=SCHEMA)) for i in range(6)))
-        later = await asyncio.gather(*(model.generate(request(claims_message(f"D{i}"), schema=SCHEMA)) for i in range(6)))
+        first = await asyncio.gather(
+            *(model.generate(request(claims_message(f"C{i}"), schema=SCHEMA)) for i in range(6))
+        )
+        later = await asyncio.gather(
+            *(model.generate(request(claims_message(f"D{i}"), schema=SCHEMA)) for i in range(6))
+        )
     assert all(r.error is None and r.structured_mode == "json_object" for r in first + later)
     assert [r.attempts for r in first] == [2] * 6 and [r.attempts for r in later] == [1] * 6
     assert openai_server.response_formats().count("json_schema") == 6

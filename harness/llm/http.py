@@ -1,0 +1,25 @@
+"""The HTTP library the openai client is built on, and the one TLS context every client of a process shares.
+
+The reachability probe (`harness.llm.reach`) and the model clients use the same library and context, so a run
+imports one HTTP library and loads the CA bundle once (~0.1 s each time it is loaded).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+
+def http_library() -> Any:
+    """The HTTP library the installed openai release is built on (httpx2; httpx for older releases)."""
+    try:
+        import httpx2 as http
+    except ImportError:  # older openai releases are built on httpx
+        import httpx as http  # type: ignore[no-redef]
+    return http
+
+
+@functools.cache
+def shared_ssl_context() -> Any:
+    """One TLS context for every client: loading the CA bundle costs ~0.1 s per client otherwise."""
+    return http_library().create_ssl_context()
