@@ -40,6 +40,7 @@ from harness.system.store import StoreURLError
 from harness.system.verifiers.factory import ModelSpecError
 
 if TYPE_CHECKING:
+    from harness.corpus.schema import Case
     from harness.score.scoring import RunScorer
 
 
@@ -370,8 +371,8 @@ def score_run(run_dir: Path, settings: GateSettings, scored: RunScorer | None = 
 
 
 class ScoreAsItGoes:
-    """The run's records checked against their cases as they are written (`RunScorer.add`), so that scoring after
-    the run reads no case again. Scoring's modules load on the preload thread meanwhile: until they have, records wait here
+    """The run's records checked against their cases as they are written (`RunScorer.add`, with the case the run
+    held), so that scoring after the run reads no case again. Scoring's modules load on the preload thread meanwhile: until they have, records wait here
     (no module is imported by two threads at once), and the first record after scores those that waited.
 
     Scoring never stops the run: a record it cannot score drops the scorer, and the folder is scored after the run
@@ -383,14 +384,14 @@ class ScoreAsItGoes:
         self.waiting: list[ResultRecord] = []
         self.failed = False
 
-    def __call__(self, record: ResultRecord) -> None:
+    def __call__(self, record: ResultRecord, case: Case | None = None) -> None:
         if self.failed:
             return
         if self.scorer is None and self.preload.loading():
-            self.waiting.append(record)
+            self.waiting.append(record)  # not its case: an offline run may write thousands before the preload ends
             return
         try:
-            self._scorer().add(record)
+            self._scorer().add(record, case)
         except Exception:  # the folder is scored after the run instead, where the error is raised
             self.failed, self.scorer, self.waiting = True, None, []
 

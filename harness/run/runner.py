@@ -82,7 +82,8 @@ def run_study(
 ) -> RunResult:
     """Run (or resume) a study of `cases` into `run_dir`; the records are in the run folder.
 
-    `on_record` is handed each record as it is written, on the writer's side (scoring it while the run goes).
+    `on_record` is handed each record as it is written, on the writer's side, with the case it ran with (scoring
+    it while the run goes).
     `on_start` is called once, when everything the first request needs is built and the requests are about to
     go out (a caller starts there what must not delay them).
 
@@ -164,7 +165,7 @@ def run_study(
         return None if shared is None else task_key(shared, task.case.id, task.content_hash)
 
     breaker = Breaker.for_run(study, variants)
-    watch = both(breaker.observe if breaker is not None else None, on_record)
+    watch = both(breaker, on_record)
     progress = progress or SilentProgress()
     stop: dict[str, Any] | None = None
     progress.start(len(tasks) + len(done), len(done))
@@ -265,14 +266,15 @@ def _run_on_ray(
     return emitter.finished
 
 
-def both(first: Watch | None, second: Watch | None) -> Watch | None:
-    """One watch that calls `first`, then `second` (either may be None)."""
-    if first is None or second is None:
-        return first or second
+def both(breaker: Breaker | None, on_record: Watch | None) -> Watch | None:
+    """One watch that has the breaker observe each record, then hands it to `on_record` (either may be None)."""
+    if breaker is None:
+        return on_record
 
-    def watch(record: ResultRecord) -> None:
-        first(record)
-        second(record)
+    def watch(record: ResultRecord, case: Case | None) -> None:
+        breaker.observe(record)
+        if on_record is not None:
+            on_record(record, case)
 
     return watch
 

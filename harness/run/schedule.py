@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from harness.corpus.perturb import Perturbed
-from harness.corpus.schema import STORE_NAMESPACE_LENGTH
+from harness.corpus.schema import STORE_NAMESPACE_LENGTH, Case
 from harness.run.caseref import CaseRef
 from harness.run.execute import execute_case, scripted_verifier_for
 from harness.run.log import POLICY_VARIANT, ResultRecord, VariantInfo
@@ -82,14 +82,16 @@ async def run_one(
     store: Store | None = None,
     case_timeout: float | None = None,
     namespace: str = "",
+    case: Case | None = None,
 ) -> ResultRecord:
     """One task against `store` (or a fresh one); an unexpected exception becomes an error record, never a lost run.
 
     With `case_timeout`, a case still running after that many seconds (all its attempts and waits included) is
-    cancelled and recorded as a `case_timeout` error.
+    cancelled and recorded as a `case_timeout` error. `case`: the task's case when the caller loaded it already.
     """
     deadline = asyncio.timeout(case_timeout)
-    case = task.case.load()  # the validated case's own JSON: it validates again (a bad ref is a harness bug)
+    if case is None:
+        case = task.case.load()  # the validated case's own JSON: it validates again (a bad ref is a harness bug)
     try:
         # a policy unit's scripted verifier is made from the case just loaded, not from a second validation of it
         verifier = scripted_verifier_for(case) if task.variant is None else verifier_for(task)
@@ -151,7 +153,9 @@ async def run_tasks(
                     emit(kept, key)
                     continue
                 namespace = store_namespace(namespace_seed, task)
-                emit(await run_one(task, verifier_for, excerpt_chars, store, case_timeout, namespace), key)
+                case = task.case.load()  # handed to the watch with the record, so a scorer need not load it again
+                record = await run_one(task, verifier_for, excerpt_chars, store, case_timeout, namespace, case)
+                emit(record, key, case=case)
         finally:
             store.close()
 
@@ -166,8 +170,9 @@ async def run_tasks(
     return out.finished
 
 
-Watch = Callable[[ResultRecord], None]
-"""Sees every record the moment it is written (the breaker); raising stops the run."""
+Watch = Callable[[ResultRecord, Case | None], None]
+"""Sees every record the moment it is written, with the case it ran with when this process holds it (None for a
+replayed record or one made on another machine); raising stops the run (the breaker)."""
 
 
 class LineWriter(Protocol):
@@ -191,7 +196,7 @@ class Emitter:
         self.finished = 0
         """How many records were emitted (counted, not kept: memory stays flat in the size of the run)."""
 
-    def emit(self, record: ResultRecord, key: str | None, line: str | None = None) -> None:
+    def emit(self, record: ResultRecord, key: str | None, line: str | None = None, case: Case | None = None) -> None:
         line = line or record.model_dump_json()
         self.writer.write_line(line)  # the log first: a cache that cannot be written loses no result
         self.finished += 1
@@ -199,7 +204,7 @@ class Emitter:
         if self.replay is not None and key is not None and not record.replayed and replayable(record):
             self.replay.put(key, line)
         if self.watch is not None:
-            self.watch(record)
+            self.watch(record, case)
 
     def key_of(self, task: Task) -> str | None:
         """The task's replay key; a key that cannot be computed (a failing factory) is no key."""

@@ -68,15 +68,18 @@ class RunScorer:
         self.views = CaseViews()
         self.problems: dict[UnitKey, Problems] = {}
 
-    def add(self, record: ResultRecord) -> None:
-        """Check one record; a later record of the same unit (a retry) replaces the earlier one's findings."""
+    def add(self, record: ResultRecord, case: Case | None = None) -> None:
+        """Check one record; a later record of the same unit (a retry) replaces the earlier one's findings.
+        `case`: the case the record was made from, when the caller holds it (else `case_of` gives it)."""
         if is_headline(record):
-            self.problems[record.key] = self.check(record)
+            self.problems[record.key] = self.check(record, case)
         else:
             self.problems.pop(record.key, None)
 
-    def check(self, record: ResultRecord) -> Problems:
-        found = case_problems(record, self.case_of(record.case_id), self.excerpt_chars, self.views)
+    def check(self, record: ResultRecord, case: Case | None = None) -> Problems:
+        if case is None or case.id != record.case_id:
+            case = self.case_of(record.case_id)
+        found = case_problems(record, case, self.excerpt_chars, self.views)
         return CLEAN if not found[0] and not found[1] else found
 
 

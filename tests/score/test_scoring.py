@@ -54,3 +54,33 @@ def test_units_the_run_did_not_score_are_read_from_the_folder(tmp_path: Path) ->
         scorer.add(record)
     assert 0 < len(scorer.problems) < len(log)
     assert _scored_with(run, scorer, tmp_path) == expected
+
+
+def test_a_record_handed_with_its_case_is_checked_against_that_case_without_loading_it(tmp_path: Path) -> None:
+    """The run hands each record with the case it ran with: the findings are those of loading the case, and the
+    case is not loaded again (a case of another id is not taken for the record's)."""
+    run = _copy(tmp_path)
+    lines = _as_v2(run)
+    cases = _cases(run)
+    broken = json.loads(next(line for line in lines if json.loads(line)["kind"] == "policy"))
+    evaluation = broken["persisted"]["verifier_evaluation"]
+    evaluation["verdict"] = "REJECT" if evaluation["verdict"] != "REJECT" else "PASS"  # not what its case expects
+    first = parse_record(json.dumps(broken).encode())
+    records = [first, *(r for r in read_results(run) if r.key != first.key)]
+    loading = RunScorer(RunLog.read(run).manifest.excerpt_chars, cases.get)
+    loaded: list[str] = []
+
+    def case_of(case_id: str) -> object:
+        loaded.append(case_id)
+        return cases.get(case_id)
+
+    handed = RunScorer(RunLog.read(run).manifest.excerpt_chars, case_of)
+    for record in records:
+        loading.add(record)
+        handed.add(record, cases[record.case_id])
+    assert handed.problems == loading.problems
+    assert any(found[0] for found in handed.problems.values())  # the broken record's mismatch was found
+    assert loaded == []
+    other = next(r for r in records if r.case_id != records[0].case_id)
+    handed.add(records[0], cases[other.case_id])
+    assert loaded == [records[0].case_id]
