@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from jinja2.utils import htmlsafe_json_dumps
+from pydantic_core import to_json
 
 from harness.report.analyses import quality_mismatches, record_dict_outcome
 from harness.score.outcome import CATEGORY_NAMES, RIGHT, is_failure
@@ -28,8 +29,18 @@ def clip(text: Any, limit: int) -> dict[str, Any]:
     """{"text", "more"}: the text cut at `limit` characters and how many were left out."""
     if text is None:
         return {"text": None, "more": 0}
-    value = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, indent=1)
+    value = text if isinstance(text, str) else pretty_json(text)
     return {"text": value[:limit], "more": max(0, len(value) - limit)}
+
+
+def pretty_json(value: Any) -> str:
+    """`value` as indented JSON for a person to read (the standard library's indenting encoder is pure Python and
+    was a quarter of a report's drill-down; pydantic-core's is not). A value JSON has no form for is shown as
+    its text (bytes in base64)."""
+    try:
+        return to_json(value, indent=1, fallback=str, bytes_mode="base64").decode()
+    except ValueError:  # pydantic-core's serialisation error
+        return str(value)
 
 
 def _binding_text(binding: Any) -> str:
@@ -53,7 +64,7 @@ def case_payload(case: Mapping[str, Any], output: ExecutorOutput | None = None) 
     executor = case.get("executor") or {}
     given = executor.get("structured_output")
     structured_text = (
-        json.dumps(given, ensure_ascii=False, indent=1) if given is not None else executor.get("structured_output_raw")
+        pretty_json(given) if given is not None else executor.get("structured_output_raw")
     )
     return {
         "id": case.get("id"),

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness import UsageError
-from harness.corpus.schema import Case
+from harness.corpus.schema import VALIDATED_BEFORE, Case
 from harness.report.casedata import case_payload
 from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
 from harness.report.signoff import ResultRow, result_row
@@ -186,7 +186,8 @@ def load_drill_down(run: LoadedRun) -> None:
     run.cases, run.traces = {}, {}
     for cid, raw in iter_cases(run.run_dir, {cid for _, cid, _, _ in run.picked}):
         try:
-            case: Case | None = Case.model_validate(raw)
+            # cases.jsonl holds what the run wrote from validated cases: its NUL walk is not made again
+            case: Case | None = Case.model_validate(raw, context=VALIDATED_BEFORE)
         except ValidationError:
             case = None  # a case this version no longer accepts: shown as written, its claims unparsed
         run.cases[cid] = case_payload(raw, case.executor_output if case is not None else None)

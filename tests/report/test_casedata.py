@@ -4,6 +4,7 @@ of its two forms (`structured_output` as an object, `structured_output_raw` as t
 from __future__ import annotations
 
 import copy
+import datetime
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import yaml
 
 from harness.cli import main
-from harness.report.casedata import case_payload
+from harness.report.casedata import case_payload, clip
 from harness.system.parser import output_of
 from tests.report.conftest import embedded
 
@@ -61,3 +62,16 @@ def test_claims_come_from_the_parse_passed_in_not_from_the_case_text() -> None:
     for output in (None, output_of({"claims": "not a list"})):
         payload = case_payload(unparsed, output)
         assert payload["claims"] == {} and payload["structured"]["text"] == json.dumps(structured, indent=1)
+
+
+def test_a_structured_output_is_shown_as_indented_json_of_the_same_meaning() -> None:
+    given = {"claims": [{"claim_id": "C1", "statement": "é <b>", "n": 1e-05, "ok": True, "none": None}], "k": {"2": 3}}
+    shown = case_payload({"id": "c", "executor": {"structured_output": given}})["structured"]["text"]
+    assert json.loads(shown) == given
+    assert shown.splitlines()[1] == ' "claims": ['  # indented by one, one item per line, for a person to read
+
+
+def test_a_value_json_has_no_form_for_is_shown_as_its_text() -> None:
+    when = datetime.datetime(2026, 12, 4, 12, 0, tzinfo=datetime.UTC)  # a YAML timestamp loads as this
+    shown = clip({"at": when, "raw": b"\x00\xff"}, 1000)["text"]
+    assert json.loads(shown)["at"].startswith("2026-12-04") and json.loads(shown)["raw"] == "AP8="
