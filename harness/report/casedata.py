@@ -63,9 +63,7 @@ def case_payload(case: Mapping[str, Any], output: ExecutorOutput | None = None) 
     session = case.get("session") or {}
     executor = case.get("executor") or {}
     given = executor.get("structured_output")
-    structured_text = (
-        pretty_json(given) if given is not None else executor.get("structured_output_raw")
-    )
+    structured_text = pretty_json(given) if given is not None else executor.get("structured_output_raw")
     return {
         "id": case.get("id"),
         "title": case.get("title"),
