@@ -41,6 +41,7 @@ from harness.system.verifiers.factory import ModelSpecError
 
 if TYPE_CHECKING:
     from harness.corpus.schema import Case
+    from harness.report.load import CaseView
     from harness.score.scoring import RunScorer
 
 
@@ -268,9 +269,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     preload = Preload(AFTER_RUN_MODULES + (REPORT_MODULES if study.report else ()))
     scoring = ScoreAsItGoes(preload, study.excerpt_chars, {c.id: c for c in cases})
+    views = CaseViewsAsItGoes(preload, study.excerpt_chars) if study.report else None
+
+    def on_record(record: ResultRecord, case: Case | None) -> None:
+        scoring(record, case)
+        if views is not None:
+            views(record, case)
+
     try:
         result = run_study(
-            study, cases, run_dir, default_factory(study), RichProgress(err), early_stop=early, on_record=scoring,
+            study, cases, run_dir, default_factory(study), RichProgress(err), early_stop=early, on_record=on_record,
             on_start=preload.start,
         )  # fmt: skip
         del cases  # the scorer keeps the cases as compact refs, each validated once while it is in use
@@ -299,7 +307,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     certificate = write_run_certificate(run_dir, result.manifest, summary, corpus_policy)
     if study.report:
-        _render_report(run_dir, summary, result.manifest)
+        _render_report(run_dir, summary, result.manifest, views.views if views is not None else None)
     if result.dropped:
         lines = ", ".join(map(str, result.dropped))
         err.print(
@@ -314,13 +322,15 @@ AFTER_RUN_MODULES = ("harness.score.scoring", "harness.kit.certificate")
 """What scoring and the certificate import (pandas, the kit's server): ~0.4 s of imports."""
 
 
-def _render_report(run_dir: Path, summary: dict[str, Any], manifest: Manifest) -> None:
-    """report.html and summary.md of the run just scored, from the summary and manifest in memory (nothing is read
-    back or scored again); one that cannot be written is a `ReportError` that fails the command. A function of its
-    own so the bench can time the report as one phase."""
+def _render_report(
+    run_dir: Path, summary: dict[str, Any], manifest: Manifest, case_views: dict[str, CaseView] | None = None
+) -> None:
+    """report.html and summary.md of the run just scored, from the summary, manifest and drill-down cases in memory
+    (nothing is read back or scored again); one that cannot be written is a `ReportError` that fails the command.
+    A function of its own so the bench can time the report as one phase."""
     from harness.report.render import render_scored
 
-    render_scored(run_dir, summary, manifest=manifest)
+    render_scored(run_dir, summary, manifest=manifest, case_views=case_views)
 
 
 REPORT_MODULES = ("harness.report.render", "harness.report.figures")
@@ -415,6 +425,34 @@ class ScoreAsItGoes:
             self.scorer.add(record)
         self.waiting.clear()
         return self.scorer
+
+
+class CaseViewsAsItGoes:
+    """The report's view of each case (`harness.report.load.case_view`), made from the case the run held when its
+    first headline record was written, so that the report after the run neither reads nor validates the cases
+    again. Records written while the report's modules still load (`Preload`) are left out: the report reads
+    their cases from cases.jsonl, as it reads every case when this failed."""
+
+    def __init__(self, preload: Preload, excerpt_chars: int) -> None:
+        self.preload, self.excerpt_chars = preload, excerpt_chars
+        self.views: dict[str, CaseView] = {}
+        self.failed = False
+
+    def __call__(self, record: ResultRecord, case: Case | None) -> None:
+        if self.failed or case is None or case.id != record.case_id or self.preload.loading():
+            return
+        known = self.views.get(case.id)
+        if known is not None and (known[1] is not None or not record.trace_from_case):
+            return
+        try:
+            from harness.report.load import case_view
+            from harness.score.headline import is_headline
+
+            if is_headline(record):
+                raw = case.model_dump(mode="json", by_alias=True, exclude_none=True)  # as cases.jsonl holds it
+                self.views[case.id] = case_view(raw, case, self.excerpt_chars, record.trace_from_case)
+        except Exception:  # the report reads the cases itself instead
+            self.failed, self.views = True, {}
 
 
 def _preflight(study: Study, cases: list[CaseRef]) -> None:

@@ -179,20 +179,40 @@ def stream_results(run: LoadedRun, limit: int) -> int:
     return len(keys)
 
 
-def load_drill_down(run: LoadedRun) -> None:
+CaseView = tuple[dict[str, Any], list[dict[str, Any]] | None]
+"""What the drill-down keeps of a case: its clipped `case_payload`, and its trace summary when a picked record's
+trace was elided (else None)."""
+
+
+def case_view(raw: Mapping[str, Any], case: Case | None, excerpt_chars: int, with_trace: bool) -> CaseView:
+    """The drill-down's view of one case: `raw` as cases.jsonl holds it, `case` validated from it (None when this
+    version no longer accepts it: shown as written, its claims unparsed)."""
+    payload = case_payload(raw, case.executor_output if case is not None else None)
+    return payload, (case.trace_json(excerpt_chars) if case is not None and with_trace else None)
+
+
+def load_drill_down(run: LoadedRun, known: Mapping[str, CaseView] | None = None) -> None:
     """The picked results' cases, one at a time: each is validated once (its strict parse shows the claims) and
-    kept only as its clipped `case_payload` and, when a record's trace was elided, its trace summary."""
+    kept only as its clipped `case_payload` and, when a record's trace was elided, its trace summary. `known`:
+    views the caller made already (`vbench run` makes them while each case is at hand); the rest are read from
+    cases.jsonl."""
     elided = {cid for _, cid, trace_elided, _ in run.picked if trace_elided}
     run.cases, run.traces = {}, {}
-    for cid, raw in iter_cases(run.run_dir, {cid for _, cid, _, _ in run.picked}):
+    wanted = {cid for _, cid, _, _ in run.picked}
+    for cid, (payload, trace) in (known or {}).items():
+        if cid in wanted and (cid not in elided or trace is not None):
+            run.cases[cid] = payload
+            if cid in elided:
+                run.traces[cid] = trace  # type: ignore[assignment]
+    for cid, raw in iter_cases(run.run_dir, wanted - run.cases.keys()):
         try:
             # cases.jsonl holds what the run wrote from validated cases: its NUL walk is not made again
             case: Case | None = Case.model_validate(raw, context=VALIDATED_BEFORE)
         except ValidationError:
-            case = None  # a case this version no longer accepts: shown as written, its claims unparsed
-        run.cases[cid] = case_payload(raw, case.executor_output if case is not None else None)
-        if case is not None and cid in elided:
-            run.traces[cid] = case.trace_json(run.manifest.excerpt_chars)
+            case = None
+        run.cases[cid], trace = case_view(raw, case, run.manifest.excerpt_chars, cid in elided)
+        if trace is not None:
+            run.traces[cid] = trace
 
 
 def drill_down(run: LoadedRun) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -235,13 +255,20 @@ def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: boo
     ]
 
 
-def load_scored(run_dir: Path, summary: Mapping[str, Any], manifest: Manifest | None, limit: int) -> LoadedRun:
+def load_scored(
+    run_dir: Path,
+    summary: Mapping[str, Any],
+    manifest: Manifest | None,
+    limit: int,
+    case_views: Mapping[str, CaseView] | None = None,
+) -> LoadedRun:
     """A run just scored, from the scorer's summary in memory: summary.json is not read and nothing is scored again
     (unless the summary counts other results than the log holds); the log is read once, for the per-result tables
-    and the drill-down."""
+    and the drill-down, whose cases come from `case_views` where the run made them."""
     manifest = manifest or read_manifest_checked(run_dir)
     label = unique_labels([manifest])[0]
-    return load_run(run_dir, manifest, label, variant_renames([manifest], [label])[0], limit, summary)
+    renames = variant_renames([manifest], [label])[0]
+    return load_run(run_dir, manifest, label, renames, limit, summary, case_views)
 
 
 def load_run(
@@ -251,6 +278,7 @@ def load_run(
     rename: dict[str, str],
     limit: int,
     summary: Mapping[str, Any] | None,
+    case_views: Mapping[str, CaseView] | None = None,
 ) -> LoadedRun:
     """One run ready for the analyses, from its summary (scored again from the log when None or stale)."""
     if summary is None:
@@ -259,5 +287,5 @@ def load_run(
     if stream_results(run, limit) != summary.get("run", {}).get("results"):
         run.summary = rename_summary(_score(run_dir, manifest), rename)  # stale
         stream_results(run, limit)
-    load_drill_down(run)
+    load_drill_down(run, case_views)
     return run

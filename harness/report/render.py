@@ -29,7 +29,7 @@ from markupsafe import Markup
 
 from harness.report.analyses import in_sentence
 from harness.report.context import build_context
-from harness.report.load import LoadedRun, ReportError, load_runs, load_scored
+from harness.report.load import CaseView, LoadedRun, ReportError, load_runs, load_scored
 from harness.report.prices import PriceTable, load_prices
 from harness.report.select import DEFAULT_LIMIT
 from harness.run.folder import CERTIFICATE_HTML, MARKDOWN_FILE, REPORT_FILE, write_lines, write_text
@@ -219,14 +219,16 @@ def render_scored(
     prices: PriceTable | None = None,
     limit: int = DEFAULT_LIMIT,
     agreement: dict[str, Any] | None = None,
+    case_views: Mapping[str, CaseView] | None = None,
 ) -> Path:
     """The report of a run just scored, written into `out_dir` (default: the run folder); returns its path.
 
     `summary` is the scorer's, in memory (`Summary` or its JSON dict): summary.json is not read back, nothing is
     scored again, and results.jsonl is read once for the per-result tables and the drill-down. `manifest`: the
-    run's, when the caller holds it. Errors as `render_run`."""
+    run's, when the caller holds it. `case_views`: the drill-down's cases as the run made them (`case_view`), so
+    they are not read and validated again. Errors as `render_run`."""
     data = summary.to_json() if isinstance(summary, Summary) else summary
-    run = load_scored(Path(run_dir), data, manifest, limit)
+    run = load_scored(Path(run_dir), data, manifest, limit, case_views)
     return write_report([run], Path(out_dir) if out_dir is not None else Path(run_dir), prices, agreement)
 
 

@@ -6,13 +6,20 @@ import json
 from pathlib import Path
 
 from harness.cli import main
-from harness.cli.run import Preload, ScoreAsItGoes
-from harness.run.folder import read_manifest, read_results
+from harness.cli.run import CaseViewsAsItGoes, Preload, ScoreAsItGoes
+from harness.corpus.schema import Case
+from harness.report.render import render_scored
+from harness.run.folder import read_cases, read_manifest, read_results
 from harness.run.gates import GateSettings
 from harness.score.scoring import score_run
+from tests.report.conftest import embedded
 
 ROOT = Path(__file__).resolve().parents[2]
 SCORED = ("summary.json", "outcomes.jsonl", "junit.xml")
+
+
+def read_cases_as_models(run: Path) -> list[Case]:
+    return [Case.model_validate(data) for data in read_cases(run).values()]
 
 
 def _same_as_scoring_the_folder(run: Path) -> None:
@@ -60,3 +67,38 @@ def test_a_record_that_cannot_be_scored_drops_the_scorer_not_the_run(tmp_path: P
     assert scoring.failed and scoring.finish() is None
     scoring(records[1])  # later records are let through untouched
     assert scoring.scorer is None and scoring.waiting == []
+
+
+def test_the_report_vbench_run_writes_embeds_what_re_rendering_its_folder_embeds(tmp_path: Path) -> None:
+    """The drill-down's cases come from the run's own case objects (`CaseViewsAsItGoes`) instead of cases.jsonl:
+    the page's data is the same as `vbench report` makes from the folder."""
+    run = tmp_path / "run"
+    args = ["run", "--cases", str(ROOT / "cases" / "quality"), "--cases", str(ROOT / "cases" / "policy")]
+    assert main([*args, "--out", str(run)]) in (0, 1)
+    assert main(["report", str(run), "--out", str(tmp_path / "again")]) == 0
+    made, again = embedded(run / "report.html"), embedded(tmp_path / "again" / "report.html")
+    assert len(made["cases"]) > 100 and made == again
+
+
+def test_case_views_made_as_the_run_goes_spare_reading_the_cases(tmp_path: Path) -> None:
+    """With the views the run made, the report reads no case from the folder: its drill-down is the same without
+    cases.jsonl. A record written while the modules still load, or of another case, makes no view."""
+    run = tmp_path / "run"
+    assert main(["run", "--cases", str(ROOT / "cases" / "quality"), "--filter", "id:q-batch-*", "--out", str(run)]) in (0, 1)  # fmt: skip
+    cases = {c.id: c for c in read_cases_as_models(run)}
+    records = read_results(run)
+    loading = Preload(())
+    views = CaseViewsAsItGoes(loading, read_manifest(run).excerpt_chars)
+    views(records[0], cases[records[0].case_id])  # the modules still load: left to the report
+    assert views.views == {}
+    loading.start()
+    loading.join()
+    views(records[0], cases[records[1].case_id])  # not this record's case
+    assert views.views == {}
+    for record in records:
+        views(record, cases[record.case_id])
+    assert set(views.views) == {r.case_id for r in records}
+    summary = json.loads((run / "summary.json").read_text())
+    (run / "cases.jsonl").unlink()
+    report = render_scored(run, summary, tmp_path / "out", manifest=read_manifest(run), case_views=views.views)
+    assert embedded(report) == embedded(run / "report.html")
