@@ -7,9 +7,12 @@ the store is on every case's path and the ORM's unit of work cost more than
 the rest of the harness together. The statements are built once, with bound
 parameters, so SQLAlchemy compiles and caches each one once, not per case.
 
-A private in-memory store (the runner's default: one per worker, one case at a time) sends the same
-statements, compiled once to SQLite's SQL, straight to the driver: SQLAlchemy's execution machinery around
-each statement cost more than the statements themselves, seven times per case.
+The tables and statements live in `harness.system.store_tables`. A private in-memory store (the runner's
+default: one per worker, one case at a time) sends the same statements, compiled to SQLite's SQL
+(`harness.system.store_sql`, generated from them), straight to its own SQLite connection: SQLAlchemy's execution
+machinery around each statement cost more than the statements themselves, seven times per case, and importing
+SQLAlchemy cost a run 0.2 s before its first request. SQLAlchemy is imported for a store at a URL, or when a
+private store's `engine` is asked for.
 """
 
 from __future__ import annotations
@@ -21,33 +24,17 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy import (
-    JSON,
-    Column,
-    Connection,
-    ForeignKey,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    Text,
-    UniqueConstraint,
-    bindparam,
-    create_engine,
-    delete,
-    insert,
-    select,
-    update,
-)
-from sqlalchemy.pool import StaticPool
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from harness import UsageError
 from harness.system.models import ToolInvocation, VerifierEvaluation
 from harness.system.store_names import EVALUATION_KEY as EVALUATION_KEY  # re-exported: the names' home is there
 from harness.system.store_names import KEY_LENGTH as KEY_LENGTH
 from harness.system.store_names import MEMORY_URL as MEMORY_URL
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection, Engine
 
 
 class StoreURLError(UsageError):
@@ -78,53 +65,19 @@ def public_store_url(url: str) -> str:
         return "<unreadable store URL>"
 
 
-metadata = MetaData()
+def _tables() -> ModuleType:
+    """The SQLAlchemy tables and statements (imported when first needed: a private store never needs them)."""
+    from harness.system import store_tables
 
-diagnosis_session = Table(
-    "diagnosis_session",
-    metadata,
-    Column("id", String(KEY_LENGTH), primary_key=True),
-    Column("question", Text, nullable=False, default=""),
-    Column("final_answer", Text, nullable=False, default=""),
-    Column("structured_output_raw", Text, nullable=True),
-    Column("self_evaluation", JSON, nullable=False),
-)
+    return store_tables
 
-tool_invocation = Table(
-    "tool_invocation",
-    metadata,
-    Column("pk", Integer, primary_key=True, autoincrement=True),
-    Column("session_id", String(KEY_LENGTH), ForeignKey("diagnosis_session.id"), nullable=False, index=True),
-    Column("invocation_id", String(KEY_LENGTH), nullable=False),
-    Column("seq", Integer, nullable=False),
-    Column("tool_name", String(KEY_LENGTH), nullable=False),
-    Column("arguments", JSON, nullable=False),
-    Column("status", String(20), nullable=False),
-    Column("result", Text, nullable=False, default=""),
-    UniqueConstraint("session_id", "invocation_id"),
-)
 
-# Built once: a fresh statement per call costs its construction and its cache key every time (~1.7 ms a case).
-_INSERT_SESSION = insert(diagnosis_session)
-_INSERT_INVOCATIONS = insert(tool_invocation)
-_SELECT_INVOCATIONS = (
-    select(
-        tool_invocation.c.invocation_id,
-        tool_invocation.c.tool_name,
-        tool_invocation.c.arguments,
-        tool_invocation.c.status,
-        tool_invocation.c.result,
-    )
-    .where(tool_invocation.c.session_id == bindparam("b_session"))
-    .order_by(tool_invocation.c.seq)
-)
-_SELECT_EVALUATION = select(diagnosis_session.c.self_evaluation).where(diagnosis_session.c.id == bindparam("b_session"))
-_UPDATE_EVALUATION = update(diagnosis_session).where(diagnosis_session.c.id == bindparam("b_session"))
-_DELETE_INVOCATIONS, _DELETE_SESSIONS = delete(tool_invocation), delete(diagnosis_session)
-_DELETE_INVOCATIONS_OF = delete(tool_invocation).where(
-    tool_invocation.c.session_id.in_(bindparam("b_ids", expanding=True))
-)
-_DELETE_SESSIONS_OF = delete(diagnosis_session).where(diagnosis_session.c.id.in_(bindparam("b_ids", expanding=True)))
+def __getattr__(name: str) -> Any:
+    """`metadata`, `diagnosis_session`, `tool_invocation` and the statements, from `store_tables` (SQLAlchemy
+    loads on first use)."""
+    if name in ("metadata", "diagnosis_session", "tool_invocation"):
+        return getattr(_tables(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -137,44 +90,12 @@ class _Compiled:
 
 @functools.cache
 def _sqlite_statements() -> dict[str, _Compiled]:
-    """The store's statements compiled once for SQLite (the private store's driver path): the same Core
-    statements the SQLAlchemy path executes, so their SQL has one home."""
-    from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
+    """The private store's statements as SQLite's SQL (generated from `store_tables`' statements)."""
+    from harness.system.store_sql import STATEMENTS
 
-    dialect = SQLiteDialect_pysqlite()
-
-    def compiled(statement: Any, columns: Sequence[str] | None = None) -> _Compiled:
-        done = statement.compile(dialect=dialect, column_keys=columns)
-        return _Compiled(str(done), tuple(done.positiontup or ()))
-
-    return {
-        "insert_session": compiled(_INSERT_SESSION, _SESSION_COLUMNS),
-        "insert_invocations": compiled(_INSERT_INVOCATIONS, _INVOCATION_COLUMNS),
-        "select_invocations": compiled(_SELECT_INVOCATIONS),
-        "select_evaluation": compiled(_SELECT_EVALUATION),
-        "update_evaluation": compiled(_UPDATE_EVALUATION, ["self_evaluation"]),
-        "delete_invocations": compiled(_DELETE_INVOCATIONS),
-        "delete_sessions": compiled(_DELETE_SESSIONS),
-    }
+    return {name: _Compiled(sql, tuple(keys)) for name, (sql, keys) in STATEMENTS.items()}
 
 
-@functools.cache
-def _sqlite_schema() -> tuple[str, ...]:
-    """The CREATE statements `metadata.create_all` sends SQLite for a new database, compiled once from the tables
-    (a runner makes a private store per worker, and create_all's per-table checks cost most of making one)."""
-    from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
-    from sqlalchemy.schema import CreateIndex, CreateTable
-
-    dialect = SQLiteDialect_pysqlite()
-    statements: list[str] = []
-    for table in metadata.sorted_tables:
-        statements.append(str(CreateTable(table).compile(dialect=dialect)))
-        statements += [str(CreateIndex(index).compile(dialect=dialect)) for index in sorted(table.indexes, key=str)]
-    return tuple(statements)
-
-
-_SESSION_COLUMNS = ("id", "question", "final_answer", "structured_output_raw", "self_evaluation")
-_INVOCATION_COLUMNS = ("session_id", "invocation_id", "seq", "tool_name", "arguments", "status", "result")
 _JSON_COLUMNS = frozenset({"self_evaluation", "arguments"})
 """Stored as JSON text: the driver path encodes them as SQLAlchemy's JSON type does (`json.dumps`)."""
 
@@ -195,21 +116,36 @@ class Store:
     """A diagnosis store. `Store()` is a fresh in-memory SQLite database; `Store(url)` any SQLAlchemy URL."""
 
     def __init__(self, url: str = MEMORY_URL) -> None:
-        kwargs: dict[str, Any] = {}
+        self.url = url
         self.private = url in (MEMORY_URL, "sqlite:///:memory:")
         """An in-memory database only this store sees (anything else may be shared with other workers and runs)."""
-        if self.private:
-            kwargs = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
-        self.engine = create_engine(url, **kwargs)
+        self._engine: Engine | None = None
         self._conn: Connection | None = None
         self._driver_conn: sqlite3.Connection | None = None
-        """The private store's SQLite connection, used directly (`_driver`): the one `_conn` wraps."""
+        """The private store's SQLite connection, used directly (`_driver`); its `engine` wraps the same one."""
         if self.private:  # a new empty database: the tables' DDL, compiled once, without create_all's checks
+            from harness.system.store_sql import SCHEMA
+
+            self._driver_conn = sqlite3.connect(":memory:", check_same_thread=False)
             with self._driver() as cursor:
-                for ddl in _sqlite_schema():
+                for ddl in SCHEMA:
                     cursor.execute(ddl)
         else:
-            metadata.create_all(self.engine)
+            _tables().metadata.create_all(self.engine)
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine of this store (a private store's is made on first use, over its own connection)."""
+        if self._engine is None:
+            from sqlalchemy import create_engine
+            from sqlalchemy.pool import StaticPool
+
+            if self.private:
+                driver = self._driver_conn
+                self._engine = create_engine("sqlite://", creator=lambda: driver, poolclass=StaticPool)
+            else:
+                self._engine = create_engine(self.url)
+        return self._engine
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[Connection]:
@@ -229,11 +165,7 @@ class Store:
         """A private store's transaction straight on its SQLite connection: committed on success, rolled back
         on error, as `_transaction` does. None when this store is not private (`_transaction` serves it)."""
         if self._driver_conn is None:
-            if self._conn is None or self._conn.closed:
-                self._conn = self.engine.connect()
-            driver = self._conn.connection.dbapi_connection
-            assert isinstance(driver, sqlite3.Connection)
-            self._driver_conn = driver
+            raise RuntimeError("the store is closed")
         cursor = self._driver_conn.cursor()
         try:
             yield cursor
@@ -303,12 +235,12 @@ class Store:
         with self._transaction() as conn:
             if replace and session_rows:
                 ids = {"b_ids": [row["id"] for row in session_rows]}
-                conn.execute(_DELETE_INVOCATIONS_OF, ids)
-                conn.execute(_DELETE_SESSIONS_OF, ids)
+                conn.execute(_tables()._DELETE_INVOCATIONS_OF, ids)
+                conn.execute(_tables()._DELETE_SESSIONS_OF, ids)
             if session_rows:
-                conn.execute(_INSERT_SESSION, session_rows)
+                conn.execute(_tables()._INSERT_SESSION, session_rows)
             if invocation_rows:
-                conn.execute(_INSERT_INVOCATIONS, invocation_rows)
+                conn.execute(_tables()._INSERT_INVOCATIONS, invocation_rows)
 
     def invocations(self, session_id: str) -> list[ToolInvocation]:
         """The session's own tool_invocation rows, in call order."""
@@ -334,7 +266,7 @@ class Store:
                     status=r.status,
                     result=r.result,
                 )
-                for r in conn.execute(_SELECT_INVOCATIONS, {"b_session": session_id})
+                for r in conn.execute(_tables()._SELECT_INVOCATIONS, {"b_session": session_id})
             ]
 
     def self_evaluation(self, session_id: str) -> dict[str, Any]:
@@ -355,11 +287,11 @@ class Store:
                 cursor.execute(sql["update_evaluation"].sql, (json.dumps(merged), session_id))
             return merged
         with self._transaction() as conn:
-            current = conn.execute(_SELECT_EVALUATION, {"b_session": session_id}).scalar_one_or_none()
+            current = conn.execute(_tables()._SELECT_EVALUATION, {"b_session": session_id}).scalar_one_or_none()
             if current is None:
                 raise KeyError(f"no diagnosis_session {session_id!r}")
             merged = {**current, EVALUATION_KEY: evaluation.model_dump(mode="json")}
-            conn.execute(_UPDATE_EVALUATION, {"b_session": session_id, "self_evaluation": merged})
+            conn.execute(_tables()._UPDATE_EVALUATION, {"b_session": session_id, "self_evaluation": merged})
         return merged
 
     def _stored_evaluation(self, session_id: str) -> Any:
@@ -369,7 +301,7 @@ class Store:
                 found = cursor.execute(_sqlite_statements()["select_evaluation"].sql, (session_id,)).fetchone()
             return None if found is None else _json_value(found[0])
         with self._transaction() as conn:
-            return conn.execute(_SELECT_EVALUATION, {"b_session": session_id}).scalar_one_or_none()
+            return conn.execute(_tables()._SELECT_EVALUATION, {"b_session": session_id}).scalar_one_or_none()
 
     def clear(self) -> None:
         """Delete every row: the store is then as fresh as a new one (a runner worker empties its private store
@@ -381,15 +313,18 @@ class Store:
                 cursor.execute(sql["delete_sessions"].sql)
             return
         with self._transaction() as conn:
-            conn.execute(_DELETE_INVOCATIONS)
-            conn.execute(_DELETE_SESSIONS)
+            conn.execute(_tables()._DELETE_INVOCATIONS)
+            conn.execute(_tables()._DELETE_SESSIONS)
 
     def close(self) -> None:
-        self._driver_conn = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-        self.engine.dispose()
+        if self._engine is not None:
+            self._engine.dispose()
+        if self._driver_conn is not None:
+            self._driver_conn.close()
+            self._driver_conn = None
 
 
 def _driver_row(statement: _Compiled, values: dict[str, Any]) -> tuple[Any, ...]:

@@ -94,3 +94,14 @@ def test_a_failed_write_leaves_the_private_store_as_it_was(stores) -> None:
     with pytest.raises(KeyError):
         private.self_evaluation("s-3")  # the session row of the failed write was rolled back with it
     assert len(private.invocations("s-1")) == len(ODD)
+
+
+def test_the_private_stores_sql_is_what_the_tables_compile_to() -> None:
+    """store_sql.py is generated from store_tables' SQLAlchemy statements (`python -m harness.system.store_tables`):
+    the SQL has one home, and a change to the tables that was not regenerated fails here."""
+    from harness.system import store_sql
+    from harness.system.store_tables import compile_sqlite
+
+    schema, statements = compile_sqlite()
+    assert store_sql.SCHEMA == schema
+    assert store_sql.STATEMENTS == statements

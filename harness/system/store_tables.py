@@ -1,0 +1,137 @@
+"""The store's tables and statements in SQLAlchemy Core: the one home of its SQL.
+
+`harness.system.store` imports this module only for a store at a URL (SQLite file, PostgreSQL, ...). A private
+in-memory store, the runner's default, sends the same statements compiled for SQLite (`compile_sqlite`), which
+`harness/system/store_sql.py` holds as generated text so that a run imports no SQLAlchemy before its first
+request; a test checks that text against what these tables compile to (regenerate it with
+`python -m harness.system.store_tables`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Column,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    bindparam,
+    delete,
+    insert,
+    select,
+    update,
+)
+
+from harness.system.store_names import KEY_LENGTH
+
+metadata = MetaData()
+
+diagnosis_session = Table(
+    "diagnosis_session",
+    metadata,
+    Column("id", String(KEY_LENGTH), primary_key=True),
+    Column("question", Text, nullable=False, default=""),
+    Column("final_answer", Text, nullable=False, default=""),
+    Column("structured_output_raw", Text, nullable=True),
+    Column("self_evaluation", JSON, nullable=False),
+)
+
+tool_invocation = Table(
+    "tool_invocation",
+    metadata,
+    Column("pk", Integer, primary_key=True, autoincrement=True),
+    Column("session_id", String(KEY_LENGTH), ForeignKey("diagnosis_session.id"), nullable=False, index=True),
+    Column("invocation_id", String(KEY_LENGTH), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("tool_name", String(KEY_LENGTH), nullable=False),
+    Column("arguments", JSON, nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("result", Text, nullable=False, default=""),
+    UniqueConstraint("session_id", "invocation_id"),
+)
+
+# Built once: a fresh statement per call costs its construction and its cache key every time (~1.7 ms a case).
+_INSERT_SESSION = insert(diagnosis_session)
+_INSERT_INVOCATIONS = insert(tool_invocation)
+_SELECT_INVOCATIONS = (
+    select(
+        tool_invocation.c.invocation_id,
+        tool_invocation.c.tool_name,
+        tool_invocation.c.arguments,
+        tool_invocation.c.status,
+        tool_invocation.c.result,
+    )
+    .where(tool_invocation.c.session_id == bindparam("b_session"))
+    .order_by(tool_invocation.c.seq)
+)
+_SELECT_EVALUATION = select(diagnosis_session.c.self_evaluation).where(diagnosis_session.c.id == bindparam("b_session"))
+_UPDATE_EVALUATION = update(diagnosis_session).where(diagnosis_session.c.id == bindparam("b_session"))
+_DELETE_INVOCATIONS, _DELETE_SESSIONS = delete(tool_invocation), delete(diagnosis_session)
+_DELETE_INVOCATIONS_OF = delete(tool_invocation).where(
+    tool_invocation.c.session_id.in_(bindparam("b_ids", expanding=True))
+)
+_DELETE_SESSIONS_OF = delete(diagnosis_session).where(diagnosis_session.c.id.in_(bindparam("b_ids", expanding=True)))
+
+
+SESSION_COLUMNS = ("id", "question", "final_answer", "structured_output_raw", "self_evaluation")
+INVOCATION_COLUMNS = ("session_id", "invocation_id", "seq", "tool_name", "arguments", "status", "result")
+
+
+def compile_sqlite() -> tuple[tuple[str, ...], dict[str, tuple[str, tuple[str, ...]]]]:
+    """(the CREATE statements `metadata.create_all` sends SQLite for a new database, each private-store statement
+    as (SQL, the order of its bound values)), compiled for SQLite from the tables and statements above."""
+    from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    dialect = SQLiteDialect_pysqlite()
+    schema: list[str] = []
+    for table in metadata.sorted_tables:
+        schema.append(str(CreateTable(table).compile(dialect=dialect)))
+        schema += [str(CreateIndex(index).compile(dialect=dialect)) for index in sorted(table.indexes, key=str)]
+
+    def compiled(statement: Any, columns: Sequence[str] | None = None) -> tuple[str, tuple[str, ...]]:
+        done = statement.compile(dialect=dialect, column_keys=columns)
+        return str(done), tuple(done.positiontup or ())
+
+    statements = {
+        "insert_session": compiled(_INSERT_SESSION, SESSION_COLUMNS),
+        "insert_invocations": compiled(_INSERT_INVOCATIONS, INVOCATION_COLUMNS),
+        "select_invocations": compiled(_SELECT_INVOCATIONS),
+        "select_evaluation": compiled(_SELECT_EVALUATION),
+        "update_evaluation": compiled(_UPDATE_EVALUATION, ["self_evaluation"]),
+        "delete_invocations": compiled(_DELETE_INVOCATIONS),
+        "delete_sessions": compiled(_DELETE_SESSIONS),
+    }
+    return tuple(schema), statements
+
+
+def sqlite_module_text() -> str:
+    """The source of `harness/system/store_sql.py`: `compile_sqlite`'s output as constants."""
+    schema, statements = compile_sqlite()
+    lines = [
+        '"""Generated by `python -m harness.system.store_tables` from the store\'s SQLAlchemy tables: do not edit.',
+        "",
+        "The private in-memory store's SQL for SQLite (see `harness.system.store_tables.compile_sqlite`).",
+        '"""',
+        "",
+        f"SCHEMA: tuple[str, ...] = {schema!r}",
+        "",
+        f"STATEMENTS: dict[str, tuple[str, tuple[str, ...]]] = {statements!r}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+GENERATED = Path(__file__).with_name("store_sql.py")
+
+if __name__ == "__main__":
+    GENERATED.write_text(sqlite_module_text(), encoding="utf-8")
+    print(f"wrote {GENERATED}")
