@@ -73,11 +73,14 @@ def _tables() -> ModuleType:
 
 
 def __getattr__(name: str) -> Any:
-    """`metadata`, `diagnosis_session`, `tool_invocation` and the statements, from `store_tables` (SQLAlchemy
-    loads on first use)."""
-    if name in ("metadata", "diagnosis_session", "tool_invocation"):
+    """The tables and statements (`metadata`, `diagnosis_session`, `tool_invocation`, `_UPDATE_EVALUATION`, ...),
+    from `store_tables`: SQLAlchemy loads on first use."""
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
         return getattr(_tables(), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 @dataclass(frozen=True)
