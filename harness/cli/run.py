@@ -431,7 +431,10 @@ class CaseViewsAsItGoes:
     """The report's view of each case (`harness.report.load.case_view`), made from the case the run held when its
     first headline record was written, so that the report after the run neither reads nor validates the cases
     again. Records written while the report's modules still load (`Preload`) are left out: the report reads
-    their cases from cases.jsonl, as it reads every case when this failed."""
+    their cases from cases.jsonl, as it reads every case when this failed. At most `VIEWS_KEPT` cases get a view
+    (a view is some 16 KiB): a longer run's memory does not grow with its cases, and the report reads the rest."""
+
+    VIEWS_KEPT = 1000
 
     def __init__(self, preload: Preload, excerpt_chars: int) -> None:
         self.preload, self.excerpt_chars = preload, excerpt_chars
@@ -443,6 +446,8 @@ class CaseViewsAsItGoes:
             return
         known = self.views.get(case.id)
         if known is not None and (known[1] is not None or not record.trace_from_case):
+            return
+        if known is None and len(self.views) >= self.VIEWS_KEPT:
             return
         try:
             from harness.report.load import case_view

@@ -98,6 +98,11 @@ def test_case_views_made_as_the_run_goes_spare_reading_the_cases(tmp_path: Path)
     for record in records:
         views(record, cases[record.case_id])
     assert set(views.views) == {r.case_id for r in records}
+    bounded = CaseViewsAsItGoes(loading, read_manifest(run).excerpt_chars)
+    bounded.VIEWS_KEPT = 3
+    for record in records:
+        bounded(record, cases[record.case_id])
+    assert len(bounded.views) == 3  # a longer run's memory does not grow with its cases
     summary = json.loads((run / "summary.json").read_text())
     (run / "cases.jsonl").unlink()
     report = render_scored(run, summary, tmp_path / "out", manifest=read_manifest(run), case_views=views.views)
