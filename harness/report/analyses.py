@@ -303,13 +303,14 @@ def record_dict_outcome(record: Mapping[str, Any]) -> Outcome:
     return judged_outcome(record.get("outcome"), facts)
 
 
-def quality_mismatches(record: Mapping[str, Any]) -> list[str]:
-    """Why a quality result is wrong: error, verdicts and claim classes against the gold (results_v1 dict)."""
+def quality_mismatches(record: Mapping[str, Any], outcome: Outcome | None = None) -> list[str]:
+    """Why a quality result is wrong: error, verdicts and claim classes against the gold (a record's JSON dict;
+    `outcome`: its `record_dict_outcome` when the caller holds it)."""
     out: list[str] = []
     if record.get("error"):
         out.append(f"error: {record['error']}")
         return out
-    out += record_dict_outcome(record).mismatches
+    out += (outcome or record_dict_outcome(record)).mismatches
     if record.get("reply_status") == "invalid":
         out.append(f"the reply was invalid ({record.get('invalid_reason')}) and the policy made it LOW_CONFID")
     return out

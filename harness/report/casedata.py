@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from jinja2.utils import htmlsafe_json_dumps
 from pydantic_core import to_json
 
 from harness.report.analyses import quality_mismatches, record_dict_outcome
-from harness.score.outcome import CATEGORY_NAMES, RIGHT, is_failure
+from harness.score.outcome import CATEGORY_NAMES, RIGHT, Outcome, is_failure
 from harness.system.models import ExecutorOutput
 
 TOOL_RESULT_LIMIT = 3000
@@ -101,14 +101,15 @@ def _evaluation(record: Mapping[str, Any]) -> Mapping[str, Any]:
     return ev if isinstance(ev, Mapping) else {}
 
 
-def claim_rows(record: Mapping[str, Any], case: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """Every claim the executor made or the gold labels name: gold, predicted, right or wrong, the check's detail."""
+def claim_rows(record: Mapping[str, Any], outcome: Outcome) -> list[dict[str, Any]]:
+    """Every claim the executor made or the gold labels name: gold, predicted, right or wrong (by the record's
+    `outcome`), the check's detail."""
     gold = (record.get("gold") or {}).get("claims") or {}
     predicted = record.get("claims") or {}
     checks = {c.get("claim_id"): c for c in _evaluation(record).get("claim_checks") or [] if isinstance(c, Mapping)}
     order = list(dict.fromkeys([*record.get("executor_claim_ids", []), *gold, *predicted]))
     critical = set(record.get("critical_claims") or [])
-    wrong = set(record_dict_outcome(record).claims_wrong)
+    wrong = set(outcome.claims_wrong)
     rows = []
     for cid in order:
         check = checks.get(cid) or {}
@@ -133,10 +134,12 @@ def record_payload(
     record: Mapping[str, Any],
     cat: int,
     conformance: Mapping[str, Any] | None,
-    case: Mapping[str, Any] | None,
+    title: str | None,
 ) -> dict[str, Any]:
-    """One embedded result: the row's fields for filtering and everything the drill-down shows."""
+    """One embedded result: the row's fields for filtering and everything the drill-down shows (`title`: its
+    case's)."""
     ev = _evaluation(record)
+    outcome = record_dict_outcome(record)
     gk = ev.get("gatekeeper_result") or record.get("gatekeeper") or {}
     gold = record.get("gold") or {}
     why = []
@@ -144,7 +147,7 @@ def record_payload(
         why += [f"conformance: {m}" for m in conformance.get("mismatches", [])]
         why += [f"invariant: {m}" for m in conformance.get("invariant_violations", [])]
     if record.get("kind") == "quality":
-        why += quality_mismatches(record)
+        why += quality_mismatches(record, outcome)
     elif record.get("error"):
         why.append(f"error: {record['error']}")
     usage = record.get("usage") or {}
@@ -152,7 +155,7 @@ def record_payload(
         "i": index,
         "run": run,
         "case": record.get("case_id"),
-        "title": (case or {}).get("title"),
+        "title": title,
         "variant": record.get("variant"),
         "epoch": record.get("epoch"),
         "kind": record.get("kind"),
@@ -161,7 +164,7 @@ def record_payload(
         "spec": list(record.get("spec") or []),
         "ok": not is_failure(cat),
         "cat": CATEGORY_NAMES[cat],
-        "claims_wrong": len(record_dict_outcome(record).claims_wrong) if cat != RIGHT else 0,
+        "claims_wrong": len(outcome.claims_wrong) if cat != RIGHT else 0,
         "verdict": record.get("verdict"),
         "model_verdict": record.get("model_verdict"),
         "derived_verdict": record.get("derived_verdict"),
@@ -176,7 +179,7 @@ def record_payload(
             "warnings": [_issue(w) if isinstance(w, Mapping) else {"rule": str(w)} for w in gk.get("warnings") or []],
         },
         "gold_gatekeeper": gold.get("gatekeeper"),
-        "claims": claim_rows(record, case),
+        "claims": claim_rows(record, outcome),
         "adjustments": [
             {k: a.get(k) for k in ("step", "reason", "claim_id", "from_verdict", "to_verdict")}
             for a in record.get("adjustments") or []
@@ -213,9 +216,10 @@ def embedded_json(
     """All embedded records and the cases they refer to (each case once per run), as the page's JSON block,
     with the variants, tags and scenarios those records hold (the page's filters) and how many there are.
 
-    `runs`: (run label, picked (category, record) pairs, conformance failures by key, `case_payload` by case id).
-    Each record and case is serialised as soon as it is built (HTML-safe, as jinja's `tojson`), so the page's
-    data is held once, as text, not also as a tree of objects: the report's memory stays flat in what it embeds.
+    `runs`: (run label, picked (category, record) pairs, conformance failures by key, `CaseShown` by case id).
+    Each record is serialised as soon as it is built, and each case was when its view was made (`html_json`), so
+    the page's data is held once, as text, not also as a tree of objects: the report's memory stays flat in what
+    it embeds.
     """
     records: list[str] = []
     cases: dict[str, str] = {}
@@ -224,14 +228,15 @@ def embedded_json(
         for cat, record in picked:
             key = (record.get("case_id"), record.get("variant"), int(record.get("epoch") or 0))
             case = payloads.get(str(record.get("case_id")))
-            payload = record_payload(len(records), run, record, cat, failures.get(key), case)
+            title = case.title if case is not None else None
+            payload = record_payload(len(records), run, record, cat, failures.get(key), title)
             found["variants"].add(payload["variant"])
             found["tags"].update(payload["tags"])
             found["scenarios"].update(payload["spec"])
-            records.append(_json(payload))
+            records.append(html_json(payload))
             case_key = f"{run}::{record.get('case_id')}"
             if case is not None and case_key not in cases:
-                cases[case_key] = f"{_json(case_key)}: {_json(case)}"
+                cases[case_key] = f"{html_json(case_key)}: {case.json}"
     found["records"] = len(records)
     return EmbeddedJSON([cases[k] for k in sorted(cases)], records), found
 
@@ -256,6 +261,21 @@ class EmbeddedJSON:
         return "".join(self.pieces())
 
 
-def _json(value: Any) -> str:
-    """JSON safe inside an HTML script block: what jinja's `tojson` writes (sorted keys, <>&' escaped)."""
-    return str(htmlsafe_json_dumps(value, sort_keys=True))
+def html_json(value: Any) -> str:
+    """JSON safe inside an HTML script block, escaped as jinja's `tojson` escapes it (<, >, & and ' as \\u
+    escapes), keys in the order given. pydantic-core's encoder is several times the standard library's, and the
+    page's data is megabytes; a string it cannot encode (a lone surrogate) goes through jinja's instead."""
+    try:
+        text = to_json(value).decode()
+    except ValueError:  # pydantic-core's serialisation error
+        return str(htmlsafe_json_dumps(value))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("'", "\\u0027")
+
+
+class CaseShown(NamedTuple):
+    """What the drill-down keeps of a case: its title, its clipped `case_payload` as the page embeds it
+    (`html_json`), and its trace summary when a picked record's trace was elided (else None)."""
+
+    title: str | None
+    json: str
+    trace: list[dict[str, Any]] | None

@@ -11,6 +11,8 @@ name that occurs in more than one run is prefixed with its run id.
 from __future__ import annotations
 
 import copy
+import functools
+import itertools
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,12 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import from_json
 
 from harness import UsageError
 from harness.corpus.schema import VALIDATED_BEFORE, Case
-from harness.report.casedata import case_payload
+from harness.report.casedata import CaseShown, case_payload, html_json
 from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
 from harness.report.signoff import ResultRow, result_row
+from harness.run.fingerprint import fingerprint_of
 from harness.run.folder import (
     MANIFEST_FILE,
     RESULTS_FILE,
@@ -31,9 +35,10 @@ from harness.run.folder import (
     RunFileError,
     folder_fingerprint,
     iter_cases,
-    parse_record,
     project_results,
     read_manifest,
+    record_data,
+    write_lines,
 )
 from harness.run.gates import GateSettings
 from harness.run.log import POLICY_VARIANT, Manifest, with_trace
@@ -59,9 +64,9 @@ class LoadedRun:
     picked: list[tuple[int, str, bool, bytes]] = field(default_factory=list)
     """The results `stream_results` picked for drill-down: (category, case id, whether its trace was elided, the
     results.jsonl line)."""
-    traces: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """The picked cases' trace summaries (a record's elided trace is put back from these)."""
-    cases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cases: dict[str, CaseShown] = field(default_factory=dict)
+    """The picked results' cases as the drill-down shows them, by id (a record's elided trace is put back from
+    their trace summaries)."""
     selection: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -179,40 +184,100 @@ def stream_results(run: LoadedRun, limit: int) -> int:
     return len(keys)
 
 
-CaseView = tuple[dict[str, Any], list[dict[str, Any]] | None]
-"""What the drill-down keeps of a case: its clipped `case_payload`, and its trace summary when a picked record's
-trace was elided (else None)."""
+CaseView = CaseShown
+"""What the drill-down keeps of a case (`casedata.CaseShown`)."""
 
 
 def case_view(raw: Mapping[str, Any], case: Case | None, excerpt_chars: int, with_trace: bool) -> CaseView:
     """The drill-down's view of one case: `raw` as cases.jsonl holds it, `case` validated from it (None when this
     version no longer accepts it: shown as written, its claims unparsed)."""
     payload = case_payload(raw, case.executor_output if case is not None else None)
-    return payload, (case.trace_json(excerpt_chars) if case is not None and with_trace else None)
+    title = payload["title"] if isinstance(payload["title"], str) else None
+    return CaseShown(
+        title, html_json(payload), case.trace_json(excerpt_chars) if case is not None and with_trace else None
+    )
+
+
+CASE_VIEWS_FILE = "case_views.jsonl"
+"""The drill-down's case views the run's report used, kept for `vbench report` to render the page again without
+reading and validating the cases again: a header line (format and `views_stamp`), then one view per line. Derived
+and disposable: a view it lacks, or a file of another format or code, is made again from cases.jsonl."""
+_VIEWS_FORMAT = "case_views_v1"
+_VIEW_CODE = (
+    "report/casedata.py",
+    "report/load.py",
+    "system/parser.py",
+    "system/trace.py",
+    "system/models.py",
+    "corpus",
+)
+"""The code a view is made by (`case_view`: the case model, the executor-output parser, the trace summary)."""
+
+
+@functools.cache
+def views_stamp() -> str:
+    """The fingerprint of the code that makes a case view: a view made by other code is not used."""
+    return fingerprint_of(Path(__file__).resolve().parents[1], _VIEW_CODE, _VIEWS_FORMAT)
+
+
+def write_case_views(run_dir: Path, views: Mapping[str, CaseView]) -> None:
+    """case_views.jsonl of the run folder: `views` (as the report just used them), written whole."""
+    head = html_json({"format": _VIEWS_FORMAT, "code": views_stamp()})
+    lines = (
+        f'{{"id": {html_json(cid)}, "title": {html_json(v.title)}, "trace": {html_json(v.trace)}, "view": {v.json}}}\n'
+        for cid, v in views.items()
+    )
+    write_lines(run_dir, CASE_VIEWS_FILE, itertools.chain((head + "\n",), lines))
+
+
+def read_case_views(run_dir: Path, wanted: set[str]) -> Iterator[tuple[str, CaseView]]:
+    """The `wanted` views case_views.jsonl holds, when the code that wrote it makes views as this code does. A
+    line that is not a view is passed over (its case is read from cases.jsonl instead)."""
+    try:
+        fh = (run_dir / CASE_VIEWS_FILE).open("rb")
+    except OSError:
+        return
+    with fh:
+        try:
+            head = from_json(fh.readline())
+        except ValueError:
+            return
+        if head != {"format": _VIEWS_FORMAT, "code": views_stamp()}:
+            return
+        for line in fh:
+            try:
+                data = from_json(line)
+            except ValueError:
+                continue
+            if not (isinstance(data, dict) and data.get("id") in wanted and isinstance(data.get("view"), dict)):
+                continue
+            title, trace = data.get("title"), data.get("trace")
+            if (title is None or isinstance(title, str)) and (trace is None or isinstance(trace, list)):
+                yield data["id"], CaseShown(title, html_json(data["view"]), trace)
 
 
 def load_drill_down(run: LoadedRun, known: Mapping[str, CaseView] | None = None) -> None:
-    """The picked results' cases, one at a time: each is validated once (its strict parse shows the claims) and
-    kept only as its clipped `case_payload` and, when a record's trace was elided, its trace summary. `known`:
-    views the caller made already (`vbench run` makes them while each case is at hand); the rest are read from
-    cases.jsonl."""
+    """The picked results' cases, each kept only as its `CaseShown`. `known`: views the caller made already
+    (`vbench run` makes them while each case is at hand); then those case_views.jsonl keeps; the rest are read
+    from cases.jsonl, each validated once (its strict parse shows the claims)."""
     elided = {cid for _, cid, trace_elided, _ in run.picked if trace_elided}
-    run.cases, run.traces = {}, {}
     wanted = {cid for _, cid, _, _ in run.picked}
-    for cid, (payload, trace) in (known or {}).items():
-        if cid in wanted and (cid not in elided or trace is not None):
-            run.cases[cid] = payload
-            if cid in elided:
-                run.traces[cid] = trace  # type: ignore[assignment]
+
+    def usable(cid: str, view: CaseView) -> bool:
+        return cid in wanted and (cid not in elided or view.trace is not None)
+
+    run.cases = {cid: view for cid, view in (known or {}).items() if usable(cid, view)}
+    if wanted - run.cases.keys():
+        run.cases.update(
+            (cid, v) for cid, v in read_case_views(run.run_dir, wanted - run.cases.keys()) if usable(cid, v)
+        )
     for cid, raw in iter_cases(run.run_dir, wanted - run.cases.keys()):
         try:
             # cases.jsonl holds what the run wrote from validated cases: its NUL walk is not made again
             case: Case | None = Case.model_validate(raw, context=VALIDATED_BEFORE)
         except ValidationError:
             case = None
-        run.cases[cid], trace = case_view(raw, case, run.manifest.excerpt_chars, cid in elided)
-        if trace is not None:
-            run.traces[cid] = trace
+        run.cases[cid] = case_view(raw, case, run.manifest.excerpt_chars, cid in elided)
 
 
 def drill_down(run: LoadedRun) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -221,11 +286,17 @@ def drill_down(run: LoadedRun) -> Iterator[tuple[int, dict[str, Any]]]:
     run.picked.reverse()
     while run.picked:
         cat, cid, _, line = run.picked.pop()
-        record = parse_record(line)
-        data = record.model_dump(mode="json")
-        data["variant"] = run.rename.get(record.variant, record.variant)
-        if record.trace_from_case and cid in run.traces:
-            data["persisted"] = with_trace(record.persisted, run.traces[cid])
+        data = record_data(line)  # the line was read as an `OutcomeRow` already: its object is a record's
+        variant = data.get("variant")
+        data["variant"] = run.rename.get(variant, variant) if isinstance(variant, str) else variant
+        shown, persisted = run.cases.get(cid), data.get("persisted")
+        if (
+            data.get("trace_from_case")
+            and shown is not None
+            and shown.trace is not None
+            and isinstance(persisted, dict)
+        ):
+            data["persisted"] = with_trace(persisted, shown.trace)
         yield cat, data
 
 

@@ -29,7 +29,15 @@ from markupsafe import Markup
 
 from harness.report.analyses import in_sentence
 from harness.report.context import build_context
-from harness.report.load import CaseView, LoadedRun, ReportError, load_runs, load_scored
+from harness.report.load import (
+    CASE_VIEWS_FILE,
+    CaseView,
+    LoadedRun,
+    ReportError,
+    load_runs,
+    load_scored,
+    write_case_views,
+)
 from harness.report.prices import PriceTable, load_prices
 from harness.report.select import DEFAULT_LIMIT
 from harness.run.folder import CERTIFICATE_HTML, MARKDOWN_FILE, REPORT_FILE, write_lines, write_text
@@ -226,9 +234,14 @@ def render_scored(
     `summary` is the scorer's, in memory (`Summary` or its JSON dict): summary.json is not read back, nothing is
     scored again, and results.jsonl is read once for the per-result tables and the drill-down. `manifest`: the
     run's, when the caller holds it. `case_views`: the drill-down's cases as the run made them (`case_view`), so
-    they are not read and validated again. Errors as `render_run`."""
+    they are not read and validated again; the views the page used are kept in the run folder
+    (`load.CASE_VIEWS_FILE`) for `vbench report` to use in turn. Errors as `render_run`."""
     data = summary.to_json() if isinstance(summary, Summary) else summary
     run = load_scored(Path(run_dir), data, manifest, limit, case_views)
+    try:
+        write_case_views(Path(run_dir), run.cases)
+    except OSError as exc:
+        raise ReportError(f"{Path(run_dir) / CASE_VIEWS_FILE}: could not be written ({exc.strerror or exc})") from exc
     return write_report([run], Path(out_dir) if out_dir is not None else Path(run_dir), prices, agreement)
 
 

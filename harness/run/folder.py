@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import from_json
 
 from harness import UsageError
 from harness.corpus.schema import Case
@@ -139,9 +140,14 @@ def write_cases(run_dir: Path, cases: Iterable[CaseRef]) -> None:
 # --- results -------------------------------------------------------------------------
 
 
+def _is_v1(line: bytes) -> bool:
+    """Whether a results.jsonl line is a results_v1 record (the writer put `schema_version` first)."""
+    return b'"schema_version":"results_v1"' in line[:64] or b'"schema_version": "results_v1"' in line[:64]
+
+
 def parse_record(line: bytes) -> ResultRecord:
     """One results.jsonl line as a v2 record (a v1 line upgraded); `ValidationError` when it is not one."""
-    if b'"schema_version":"results_v1"' in line[:64] or b'"schema_version": "results_v1"' in line[:64]:
+    if _is_v1(line):
         try:
             data = json.loads(line)
         except ValueError:
@@ -149,6 +155,18 @@ def parse_record(line: bytes) -> ResultRecord:
         if isinstance(data, dict):
             return ResultRecord.model_validate(upgrade_v1(data))
     return ResultRecord.model_validate_json(line)
+
+
+def record_data(line: bytes) -> dict[str, Any]:
+    """One results.jsonl line as a v2 record's JSON object, for a reader of a few of its keys (the report's
+    drill-down) without the record model's cost: the line's own object (pydantic-core's parser), a v1 line
+    upgraded. `ValueError` when the line is no JSON object."""
+    if _is_v1(line):
+        return parse_record(line).model_dump(mode="json")
+    data = from_json(line)
+    if not isinstance(data, dict):
+        raise ValueError("a results.jsonl line is a JSON object")
+    return data
 
 
 T = TypeVar("T")

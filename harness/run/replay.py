@@ -24,25 +24,22 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import sys
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from harness.llm.entries import EntryFile
+from harness.run import fingerprint
 from harness.run.log import ResultRecord, VariantInfo
 
 REPLAY_VERSION = 1
 REPLAY_DIR = "results"
 """Entries live in this folder of the response cache (deleting the cache deletes them too)."""
-_LIBRARIES = ("pydantic", "pydantic-core", "sqlalchemy", "jinja2", "openai", "pyyaml")
 FINGERPRINT_PARTS = ("__init__.py", "llm", "system", "corpus", "run", "cli/run.py")
 """What decides a result record: the layers up to run/ (tests/test_layering.py keeps them from importing above),
 and cli/run.py, whose `default_factory` builds the verifiers a run uses."""
-_SOURCE_SUFFIXES = {".py", ".j2", ".jinja", ".toml", ".json", ".html", ".css", ".js", ".yaml", ".yml", ".txt"}
 
 
 @functools.cache
@@ -52,23 +49,8 @@ def code_fingerprint() -> str:
 
 
 def fingerprint_of(root: Path, parts: tuple[str, ...] = FINGERPRINT_PARTS) -> str:
-    """sha256 over the source files of `parts` under `root` (relative path and bytes) and the library versions."""
-    digest = hashlib.sha256(f"replay-v{REPLAY_VERSION}\npython {sys.version}\n".encode())
-    for name in _LIBRARIES:
-        try:
-            digest.update(f"{name} {metadata.version(name)}\n".encode())
-        except metadata.PackageNotFoundError:
-            digest.update(f"{name} -\n".encode())
-    files: list[Path] = []
-    for part in parts:
-        path = root / part
-        files.extend([path] if path.is_file() else (p for p in path.rglob("*") if p.is_file()))
-    for path in sorted(files):
-        if "__pycache__" in path.parts or path.suffix not in _SOURCE_SUFFIXES:
-            continue
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()[:32]
+    """The replay fingerprint of the `harness` package at `root` (`fingerprint.fingerprint_of` of `parts`)."""
+    return fingerprint.fingerprint_of(root, parts, f"replay-v{REPLAY_VERSION}")
 
 
 def variant_digest(

@@ -105,5 +105,6 @@ def test_case_views_made_as_the_run_goes_spare_reading_the_cases(tmp_path: Path)
     assert len(bounded.views) == 3  # a longer run's memory does not grow with its cases
     summary = json.loads((run / "summary.json").read_text())
     (run / "cases.jsonl").unlink()
+    (run / "case_views.jsonl").unlink()  # nor the views the run kept for `vbench report`
     report = render_scored(run, summary, tmp_path / "out", manifest=read_manifest(run), case_views=views.views)
     assert embedded(report) == embedded(run / "report.html")

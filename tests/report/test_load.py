@@ -1,0 +1,98 @@
+"""The report's reading of a run folder: the case views the run keeps for `vbench report`, and what it does
+with a views file it cannot trust."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from jinja2.utils import htmlsafe_json_dumps
+
+from harness.cli import main
+from harness.report.casedata import html_json
+from harness.report.load import CASE_VIEWS_FILE
+from tests.report.conftest import embedded
+
+
+@pytest.fixture
+def run_copy(reference_run: Path, tmp_path: Path) -> Path:
+    """A copy of the session's reference run, free to change."""
+    return Path(shutil.copytree(reference_run, tmp_path / "run"))
+
+
+def _report(run: Path, out: Path) -> dict:
+    assert main(["report", str(run), "--out", str(out)]) == 0
+    return embedded(out / "report.html")
+
+
+def _view_lines(run: Path) -> tuple[str, list[dict]]:
+    head, *lines = (run / CASE_VIEWS_FILE).read_text(encoding="utf-8").splitlines()
+    return head, [json.loads(line) for line in lines]
+
+
+def test_the_run_keeps_the_view_of_every_case_its_page_shows(run_copy: Path) -> None:
+    shown = embedded(run_copy / "report.html")
+    _, views = _view_lines(run_copy)
+    assert {f"{json.loads((run_copy / 'manifest.json').read_text())['run_id']}::{v['id']}" for v in views} == set(
+        shown["cases"]
+    )
+    for view in views:
+        assert view["trace"] is not None  # the reference run elides every quality record's trace
+
+
+def test_vbench_report_shows_the_cases_from_the_views_without_reading_cases_jsonl(
+    run_copy: Path, tmp_path: Path
+) -> None:
+    """The views stand in for the cases: with cases.jsonl gone the page is the same; with the views gone too, the
+    drill-down has no case to show (so the first page did come from the views)."""
+    before = embedded(run_copy / "report.html")
+    (run_copy / "cases.jsonl").unlink()
+    assert _report(run_copy, tmp_path / "a") == before
+    (run_copy / CASE_VIEWS_FILE).unlink()
+    without = _report(run_copy, tmp_path / "b")
+    assert without["cases"] == {} and len(without["records"]) == len(before["records"])
+
+
+def test_a_views_file_of_other_code_or_with_broken_lines_is_made_again_from_the_cases(
+    run_copy: Path, tmp_path: Path
+) -> None:
+    before = embedded(run_copy / "report.html")
+    head, views = _view_lines(run_copy)
+    views[0]["view"]["title"] = "<script>window.__pwned='views'</script>"
+    views[0]["title"] = "forged"
+    lines = [json.dumps(v) for v in views]
+
+    # the same code: the (edited) view is what the page shows, escaped as everything else on it
+    (run_copy / CASE_VIEWS_FILE).write_text("\n".join([head, *lines, "{not json", "[1]"]) + "\n")
+    shown = _report(run_copy, tmp_path / "a")
+    assert "<script>window.__pwned='views'" not in (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
+    forged = next(k for k in shown["cases"] if k.endswith(f"::{views[0]['id']}"))
+    assert shown["cases"][forged]["title"] == "<script>window.__pwned='views'</script>"
+    assert next(r["title"] for r in shown["records"] if r["case"] == views[0]["id"]) == "forged"
+    assert {k: v for k, v in shown["cases"].items() if k != forged} == {
+        k: v for k, v in before["cases"].items() if k != forged
+    }
+
+    # another code's views are not used: every case is made again from cases.jsonl
+    other = json.loads(head) | {"code": "0" * 32}
+    (run_copy / CASE_VIEWS_FILE).write_text("\n".join([json.dumps(other), *lines]) + "\n")
+    assert _report(run_copy, tmp_path / "b") == before
+    (run_copy / CASE_VIEWS_FILE).write_text("not a header\n" + "\n".join(lines) + "\n")
+    assert _report(run_copy, tmp_path / "c") == before
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"b": "</script><script>alert('x')</script>", "a": ["&amp;", "é", "\U0001f600", 1.5, None, True]},
+        ["\u2028", {"k": "it's"}],
+        {"lone": "\ud800 surrogate"},
+    ],
+)
+def test_html_json_is_jinjas_tojson_in_the_given_key_order(value: object) -> None:
+    text = html_json(value)
+    assert not set("<>&'") & set(text)
+    assert json.loads(text) == value
+    assert json.loads(text) == json.loads(str(htmlsafe_json_dumps(value)))
