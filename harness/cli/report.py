@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
-
-from rich.console import Console
 
 from harness import UsageError
 from harness.cli import EXIT_OK
@@ -45,7 +44,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    err = Console(stderr=True, emoji=False)
     if len(args.run_dirs) > 1 and args.out is None:
         raise UsageError("give --out for a report that combines several runs")
     if args.max_embedded < 1:
@@ -66,5 +64,5 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.screenshot:
         png = screenshot(report, report.parent / SCREENSHOT_FILE)
         print(f"screenshot: {png}")
-    err.print(f"rendered in {time.perf_counter() - started:.1f} s", highlight=False)
+    print(f"rendered in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return EXIT_OK

@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness import UsageError
@@ -72,10 +71,15 @@ def load_prices(path: Path | None) -> PriceTable:
         elif path.suffix == ".json":
             data = json.loads(text)
         else:
-            from harness.corpus.loader import strict_yaml  # the corpus loader: only for a YAML price table
+            import yaml  # PyYAML and the corpus loader: only for a YAML price table
 
-            data = strict_yaml(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError, yaml.YAMLError, ValueError) as exc:
+            from harness.corpus.loader import strict_yaml
+
+            try:
+                data = strict_yaml(text)
+            except yaml.YAMLError as exc:
+                raise ValueError(str(exc)) from exc
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError, ValueError) as exc:
         raise PriceError(f"{path}: not a valid {path.suffix.lstrip('.') or 'YAML'} file: {exc}") from exc
     return parse_prices(data or {}, str(path))
 
