@@ -5,8 +5,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import re
-import sys
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from difflib import get_close_matches
@@ -18,6 +16,7 @@ from pydantic import ValidationError
 
 from harness import UsageError
 from harness.corpus.catalogue import Scenario, load_catalogue
+from harness.corpus.forks import may_fork
 from harness.corpus.schema import MAX_LABELS, Case, contract_keys, did_you_mean
 from harness.corpus.sessions import UNLABELLED_KEY, UNLABELLED_MESSAGE, is_unlabelled
 
@@ -340,7 +339,7 @@ def read_in_workers(files: Sequence[Path], read: Callable[[Path], R], parallel: 
     no other thread (a lock another thread held would stay held in the child), so then, off Linux, on one
     core or for a small corpus, the files are read here."""
     workers = min(os.cpu_count() or 1, 4)
-    if not parallel or len(files) < PARALLEL_FROM or workers < 2 or not _may_fork():
+    if not parallel or len(files) < PARALLEL_FROM or workers < 2 or not may_fork():
         yield from map(read, files)
         return
     chunks = [files[i : i + _CHUNK] for i in range(0, len(files), _CHUNK)]
@@ -348,10 +347,6 @@ def read_in_workers(files: Sequence[Path], read: Callable[[Path], R], parallel: 
     with context.Pool(workers, initializer=_set_reader, initargs=(read,)) as pool:
         for done in pool.imap(_read_chunk, chunks):
             yield from done
-
-
-def _may_fork() -> bool:
-    return sys.platform == "linux" and threading.active_count() == 1
 
 
 _reader: Callable[[Path], Any] | None = None
