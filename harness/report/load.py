@@ -17,12 +17,13 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 from pydantic_core import from_json
 
 from harness import UsageError
+from harness.corpus.forks import Forked, ForkFailed, may_fork
 from harness.corpus.schema import VALIDATED_BEFORE, Case
 from harness.report.casedata import CaseShown, case_payload, html_json
 from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
@@ -35,6 +36,7 @@ from harness.run.folder import (
     RunFileError,
     folder_fingerprint,
     iter_cases,
+    lines_at,
     project_results,
     read_manifest,
     record_data,
@@ -154,32 +156,94 @@ def read_summary(run_dir: Path) -> dict[str, Any] | None:
         return None
 
 
-def stream_results(run: LoadedRun, limit: int) -> int:
-    """One pass over results.jsonl: a `ResultRow` of every headline result, and the embedded picks.
+class Scanned(NamedTuple):
+    """What the report keeps of one headline result of results.jsonl (`scan_results`): a small tuple of atoms,
+    its outcome category both ways (its conformance failures are the summary's, known after scoring), and the
+    offset of its line (read again only if the page embeds it)."""
 
-    Only the few fields every result contributes are parsed (see `OutcomeRow`); the picked lines
-    are parsed whole at the end. Returns how many results were read.
-    """
-    path = run.run_dir / RESULTS_FILE
+    case_id: str
+    case_hash: str
+    variant: str
+    epoch: int
+    kind: str
+    spec: tuple[str, ...]
+    scored: bool
+    verdict_correct: bool
+    category: int
+    category_failed: int
+    trace_from_case: bool
+    offset: int
+
+    @property
+    def key(self) -> FailureKey:
+        return (self.case_id, self.variant, self.epoch)
+
+
+def scan_results(run_dir: Path) -> list[Scanned]:
+    """Every headline result of results.jsonl, in the order written. Only the few fields each result
+    contributes are parsed (`OutcomeRow`); a robustness unit is left out (only summary.json's robustness figures
+    read it)."""
+    path = run_dir / RESULTS_FILE
     if not path.exists():
         raise ReportError(f"{path}: missing; the run wrote no results")
+    return [
+        Scanned(
+            row.case_id,
+            row.case_hash,
+            row.variant,
+            row.epoch,
+            row.kind,
+            tuple(row.spec),
+            row.scored,
+            row.verdict_correct,
+            category(row, False),
+            category(row, True),
+            row.trace_from_case,
+            offset,
+        )
+        for offset, row in project_results(run_dir, OutcomeRow)
+        if is_headline(row)
+    ]
+
+
+SCAN_APART_FROM = 64 << 20
+"""The size of results.jsonl from which it is read in a forked child while the run is scored again (both read
+the whole log; apart, each has a core)."""
+
+
+def scan_apart(run_dir: Path) -> Forked[list[Scanned]] | None:
+    """`scan_results` started in a forked child, for a large log when forking is safe; else None."""
+    try:
+        large = (run_dir / RESULTS_FILE).stat().st_size >= SCAN_APART_FROM
+    except OSError:
+        return None
+    return Forked(scan_results, run_dir) if large and may_fork() else None
+
+
+def stream_results(run: LoadedRun, limit: int, scanned: list[Scanned] | None = None) -> int:
+    """The report's rows of the run's results: a `ResultRow` of every headline result, and the picks for the
+    embedded drill-down (their lines read by offset). `scanned`: the results as `scan_results` read them (read
+    here when None). Returns how many results there are (a retried unit counts once)."""
+    scanned = scan_results(run.run_dir) if scanned is None else scanned
     failed = run.failures()
     selector = Selector(limit=limit)
     rows: dict[tuple[str, str, int], ResultRow] = {}  # a retried unit is logged twice: the last one counts
     keys: set[tuple[str, str, str, int]] = set()  # ... and the summary counts it once
-    for line, row in project_results(run.run_dir, OutcomeRow):
-        if not is_headline(row):
-            continue  # a robustness unit: only summary.json's robustness figures read it
+    for row in scanned:
         keys.add((row.case_id, row.case_hash, row.variant, row.epoch))
         renamed = run.rename.get(row.variant, row.variant)
         if renamed != row.variant:
-            row.variant = renamed
-        pick = (row.case_id, row.trace_from_case, line)
-        selector.offer(row.case_id, row.variant, row.epoch, category(row, row.key in failed), pick)
+            row = row._replace(variant=renamed)
+        conformance_failed = row.key in failed
+        pick = (row.case_id, row.trace_from_case, row.offset)
+        cat = row.category_failed if conformance_failed else row.category
+        selector.offer(row.case_id, row.variant, row.epoch, cat, pick)
         rows.pop(row.key, None)
         rows[row.key] = result_row(run.label, row, failed)
     run.results = list(rows.values())
-    run.picked = [(cat, cid, elided, line) for cat, (cid, elided, line) in selector.chosen()]
+    chosen = selector.chosen()
+    lines = lines_at(run.run_dir, sorted({offset for _, (_, _, offset) in chosen}))
+    run.picked = [(cat, cid, elided, lines[offset]) for cat, (cid, elided, offset) in chosen]
     run.selection = selector.describe()
     return len(keys)
 
@@ -352,11 +416,30 @@ def load_run(
     case_views: Mapping[str, CaseView] | None = None,
 ) -> LoadedRun:
     """One run ready for the analyses, from its summary (scored again from the log when None or stale)."""
+    scanned: list[Scanned] | None = None
     if summary is None:
-        summary = _score(run_dir, manifest)
+        apart = scan_apart(run_dir)  # the report's pass over the log, beside the scorer's
+        try:
+            summary = _score(run_dir, manifest)
+        except BaseException:
+            if apart is not None:
+                apart.cancel()
+            raise
+        scanned = _scanned(apart)
     run = LoadedRun(run_dir, label, manifest, rename_summary(summary, rename), rename)
-    if stream_results(run, limit) != summary.get("run", {}).get("results"):
+    scanned = scan_results(run_dir) if scanned is None else scanned
+    if stream_results(run, limit, scanned) != summary.get("run", {}).get("results"):
         run.summary = rename_summary(_score(run_dir, manifest), rename)  # stale
-        stream_results(run, limit)
+        stream_results(run, limit, scanned)
     load_drill_down(run, case_views)
     return run
+
+
+def _scanned(apart: Forked[list[Scanned]] | None) -> list[Scanned] | None:
+    """What the child read, or None (read here instead) when there was none or it failed."""
+    if apart is None:
+        return None
+    try:
+        return apart.result()
+    except ForkFailed:
+        return None

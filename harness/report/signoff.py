@@ -11,10 +11,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from harness.corpus.catalogue import Scenario
-from harness.report.select import OutcomeRow
 from harness.run.log import Manifest
 from harness.score.certificate import certificate_status, corpus_label
 
@@ -45,7 +44,28 @@ class ResultRow(NamedTuple):
     verdict_correct: bool
 
 
-def result_row(run: str, row: OutcomeRow, failed: Container[FailureKey]) -> ResultRow:
+class ResultFields(Protocol):
+    """What a result row is made of: a result read for the report (`select.OutcomeRow`, `load.Scanned`)."""
+
+    @property
+    def case_id(self) -> str: ...
+    @property
+    def variant(self) -> str: ...
+    @property
+    def epoch(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def spec(self) -> Sequence[str]: ...
+    @property
+    def scored(self) -> bool: ...
+    @property
+    def verdict_correct(self) -> bool: ...
+    @property
+    def key(self) -> FailureKey: ...
+
+
+def result_row(run: str, row: ResultFields, failed: Container[FailureKey]) -> ResultRow:
     """A result's case, variant, kind, scenarios, whether it held its conformance checks, and (for the per-epoch
     table) whether it was scored and its verdict right, as score.frames defines them."""
     return ResultRow(
@@ -61,7 +81,7 @@ def result_row(run: str, row: OutcomeRow, failed: Container[FailureKey]) -> Resu
     )
 
 
-def result_rows(run: str, rows: Sequence[OutcomeRow], failed: Container[FailureKey]) -> list[ResultRow]:
+def result_rows(run: str, rows: Sequence[ResultFields], failed: Container[FailureKey]) -> list[ResultRow]:
     """One `ResultRow` per result: run, case, variant, kind, scenarios, whether it held its conformance checks,
     and (for the per-epoch table) whether it was scored and its verdict right (see `result_row`)."""
     return [result_row(run, r, failed) for r in rows]

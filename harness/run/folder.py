@@ -205,14 +205,25 @@ def _result_lines(path: Path) -> Iterator[tuple[int, bytes, ResultRecord | None,
 M = TypeVar("M", bound=BaseModel)
 
 
-def project_results(run_dir: Path, model: type[M]) -> Iterator[tuple[bytes, M]]:
+def project_results(run_dir: Path, model: type[M]) -> Iterator[tuple[int, M]]:
     """Each line of results.jsonl read as `model`, a projection of the record (the few fields a reader needs,
-    parsed without the rest), with the line itself; the torn tail of a kill ends it, a bad line is named."""
+    parsed without the rest), with the line's byte offset (`lines_at` reads it again); the torn tail of a kill
+    ends it, a bad line is named."""
     path = run_dir / RESULTS_FILE
-    for number, _, line, row, exc in _read_lines(path, model.model_validate_json):
+    for number, offset, _, row, exc in _read_lines(path, model.model_validate_json):
         if exc is not None:
             raise RunFileError(path, first_problem(exc), number) from None
-        yield line, cast(M, row)
+        yield offset, cast(M, row)
+
+
+def lines_at(run_dir: Path, offsets: Iterable[int]) -> dict[int, bytes]:
+    """The lines of results.jsonl that start at `offsets` (as `project_results` gave them), by offset."""
+    out: dict[int, bytes] = {}
+    with (run_dir / RESULTS_FILE).open("rb") as fh:
+        for offset in offsets:
+            fh.seek(offset)
+            out[offset] = fh.readline()
+    return out
 
 
 def iter_results(path: Path) -> Iterator[ResultRecord]:

@@ -96,3 +96,40 @@ def test_html_json_is_jinjas_tojson_in_the_given_key_order(value: object) -> Non
     assert not set("<>&'") & set(text)
     assert json.loads(text) == value
     assert json.loads(text) == json.loads(str(htmlsafe_json_dumps(value)))
+
+
+SCAN_PROBE = """
+import json, os, sys
+from pathlib import Path
+from harness.report import load, render
+
+run, out, marks = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+scan_results = load.scan_results
+
+def marked(run_dir):
+    if os.getpid() != parent:
+        marks.write_text(str(os.getpid()))  # the child that read the log
+    return scan_results(run_dir)
+
+parent = os.getpid()
+load.scan_results = marked
+load.SCAN_APART_FROM = 0
+render.render_run([run], out / "apart", rescore=True)
+load.SCAN_APART_FROM = 10**12
+render.render_run([run], out / "here", rescore=True)
+print(json.dumps({"child": marks.exists()}))
+"""
+
+
+def test_a_run_scored_again_is_read_for_the_page_in_a_child_with_the_same_page(run_copy: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", SCAN_PROBE, str(run_copy), str(tmp_path), str(tmp_path / "marks")],
+        cwd=root, capture_output=True, text=True, timeout=600, check=True,
+    )  # fmt: skip
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"child": True}
+    apart, here = embedded(tmp_path / "apart" / "report.html"), embedded(tmp_path / "here" / "report.html")
+    assert apart == here and apart["records"]
