@@ -123,16 +123,18 @@ class RunLog:
     def case(self, case_id: str) -> Case | None:
         return self._cases.get(case_id)
 
-    def records(self) -> Iterator[ResultRecord]:
+    def records(self, start: int = 0) -> Iterator[ResultRecord]:
+        """Each unit's last record in key order (from the `start`-th unit)."""
         if self._held is not None:
-            yield from (self._held[key] for key in self._keys)
+            yield from (self._held[key] for key in self._keys[start:])
             return
         if not self._keys:
             return
         assert self.run_dir is not None
-        with (self.run_dir / RESULTS_FILE).open("rb") as fh:
-            for i in range(len(self._keys)):
-                yield self._parse_at(fh, i)
+        path = self.run_dir / RESULTS_FILE
+        with path.open("rb") as fh:
+            for i in range(start, len(self._keys)):
+                yield record_at(fh, path, self._offset[i], self._number[i])
 
     def units(self, skip: Container[UnitKey] = ()) -> Iterator[tuple[UnitKey, ResultRecord | None]]:
         """Each unit's key and last record, in key order, as `records()`; a key in `skip` comes with None and its
@@ -143,9 +145,10 @@ class RunLog:
         if not self._keys:
             return
         assert self.run_dir is not None
-        with (self.run_dir / RESULTS_FILE).open("rb") as fh:
+        path = self.run_dir / RESULTS_FILE
+        with path.open("rb") as fh:
             for i, key in enumerate(self._keys):
-                yield key, None if key in skip else self._parse_at(fh, i)
+                yield key, None if key in skip else record_at(fh, path, self._offset[i], self._number[i])
 
     def record(self, key: UnitKey) -> ResultRecord:
         """One unit's record (`KeyError` when the log has no such unit)."""

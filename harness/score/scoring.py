@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.corpus.forks import Forked, ForkFailed, may_fork
 from harness.corpus.schema import Case
 from harness.run.folder import JUNIT_FILE, UnitKey, write_text
 from harness.run.gates import GateSettings as GateSettings  # the one gate model, also imported from here
@@ -86,6 +87,30 @@ class RunScorer:
 CLEAN: Problems = ([], [])
 """The findings of a record that met its case: one object shared by every clean unit (nothing changes it)."""
 
+CHECK_APART_FROM = 20_000
+"""The fewest units of a log scored after its run for which the second half are checked in a forked child: the
+checks against the cases are a third of scoring's CPU, and the child has the other core."""
+
+
+def check_units(log: RunLog, start: int) -> dict[UnitKey, Problems]:
+    """The findings of the headline units from the `start`-th (in key order) that did not meet their cases."""
+    checker = RunScorer(log.manifest.excerpt_chars, log.case)
+    found: dict[UnitKey, Problems] = {}
+    for record in log.records(start):
+        if is_headline(record):
+            problems = checker.check(record)
+            if problems is not CLEAN:
+                found[record.key] = problems
+    return found
+
+
+def _check_apart(log: RunLog) -> tuple[int, Forked[dict[UnitKey, Problems]] | None]:
+    """(the first unit checked apart, the child checking from it), when the log is long and forking is safe."""
+    units = len(log.keys())
+    if units < CHECK_APART_FROM or not may_fork():
+        return units, None
+    return units // 2, Forked(check_units, log, units // 2)
+
 
 def read_log_frames(log: RunLog, keep_for_robustness: bool, scored: RunScorer | None = None) -> LogFrames:
     """One streaming pass over the log's records in unit-key order: memory holds frame rows, not records.
@@ -98,6 +123,7 @@ def read_log_frames(log: RunLog, keep_for_robustness: bool, scored: RunScorer | 
     """
     checker = RunScorer(log.manifest.excerpt_chars, log.case)
     checked = scored.problems if scored is not None else {}
+    clean: Problems | None = None  # what an unchecked unit's findings are taken to be (None: check it here)
     tally = ConformanceTally()
     lists = SharedLists()
     parts: dict[str, list[pd.DataFrame]] = {"quality": [], "claims": [], "outcomes": []}
@@ -118,14 +144,20 @@ def read_log_frames(log: RunLog, keep_for_robustness: bool, scored: RunScorer | 
                 parts[name].append(build(rows[name]))
                 rows[name].clear()
 
-    for record in log.records():
+    split, apart = _check_apart(log) if scored is None else (len(log.keys()), None)
+    for index, record in enumerate(log.records()):
         logged += 1
         if keep_for_robustness:
             kept.append(record.model_copy(update={"persisted": None, "raw_reply": None}))
+        if index == split and apart is not None:
+            try:
+                checked, clean = apart.result(), CLEAN  # the child checked every unit from here on
+            except ForkFailed:
+                clean = None  # checked here after all
         if not is_headline(record):
             continue
         headline += 1
-        problems = checked.get(record.key)
+        problems = checked.get(record.key, clean if index >= split else None)
         tally.add(record, *(problems if problems is not None else checker.check(record)))
         result = record_outcome(record)
         if record.kind == "quality":

@@ -1,0 +1,62 @@
+"""A long log's second half is checked against its cases in a forked child while this process scores the rest:
+the summary is the one scoring gives in one process, failures from both halves included (each run in a fresh
+interpreter, which has no other thread and so may fork)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.cli import main
+from harness.run.folder import RESULTS_FILE
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import json, os, sys
+from pathlib import Path
+from harness.run.merge import without_timings
+from harness.score import scoring
+
+run, marks = Path(sys.argv[1]), Path(sys.argv[2])
+check_units = scoring.check_units
+
+def marked(log, start):
+    marks.write_text(str(os.getpid()))  # the child that checks from `start`
+    return check_units(log, start)
+
+scoring.check_units = marked
+scoring.CHECK_APART_FROM = 2
+apart = scoring.score_run(run, scoring.GateSettings())
+scoring.CHECK_APART_FROM = 10**9
+here = scoring.score_run(run, scoring.GateSettings())
+failures = [f["case_id"] + "/" + str(f["epoch"]) for f in here["conformance"]["failures"]]
+child = int(marks.read_text()) if marks.exists() else None
+print(json.dumps({"same": without_timings(apart) == without_timings(here), "failures": failures,
+                  "child": child is not None and child != os.getpid()}))
+"""
+
+
+def test_the_second_half_checked_in_a_child_gives_the_same_summary(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    args = ["run", "--cases", str(ROOT / "cases" / "quality"), "--filter", "id:q-batch-*", "--epochs", "2"]
+    assert main([*args, "--out", str(run), "--no-report", "--no-cache"]) in (0, 1)
+    lines = (run / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
+    tampered = []
+    for i, line in enumerate(lines):  # every third record breaks an invariant: failures in both halves
+        record = json.loads(line)
+        if i % 3 == 0 and record.get("persisted"):
+            record["persisted"]["verifier_evaluation"]["critical_fact_count"] = 99
+            line = json.dumps(record)
+        tampered.append(line)
+    (run / RESULTS_FILE).write_text("\n".join(tampered) + "\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(run), str(tmp_path / "marks")],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=True,
+    )  # fmt: skip
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["child"]  # the child did check
+    assert found["same"]
+    assert len(found["failures"]) >= len(lines) // 3 - 1  # in both halves
