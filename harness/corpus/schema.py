@@ -178,7 +178,9 @@ class Case(Contract):
     verifier_response: VerifierResponse | None = None
     expected: Expected
     _parsed: tuple[CaseExecutor, ExecutorOutput] | None = PrivateAttr(default=None)
-    _trace: tuple[CaseSession, int, list[TraceEntry], list[dict[str, Any]]] | None = PrivateAttr(default=None)
+    _trace: tuple[CaseSession, dict[str, Any], int, list[TraceEntry], list[dict[str, Any]]] | None = PrivateAttr(
+        default=None
+    )
 
     def _kept(self, name: str) -> Any:
         """A private attribute, read from pydantic's dict of them: `self._trace` goes through BaseModel.__getattr__,
@@ -202,15 +204,16 @@ class Case(Contract):
         return self.settings.excerpt_chars or default
 
     def _traced(self, excerpt_chars: int, keep: bool = True) -> tuple[list[TraceEntry], list[dict[str, Any]]]:
-        excerpt_chars = self.excerpt_limit(excerpt_chars)
+        # kept with the session and meta (whose settings may set the limit) it was made from, for the limit asked
         kept = self._kept("_trace")
-        if kept is not None and kept[0] is self.session and kept[1] == excerpt_chars:
-            return kept[2], kept[3]
-        entries = session_trace_summary(self.session.tool_trace_summary, self.session.tool_invocations, excerpt_chars)
-        built = (self.session, excerpt_chars, entries, [e.model_dump(mode="json") for e in entries])
+        if kept is not None and kept[0] is self.session and kept[1] is self.meta and kept[2] == excerpt_chars:
+            return kept[3], kept[4]
+        limit = self.excerpt_limit(excerpt_chars)
+        entries = session_trace_summary(self.session.tool_trace_summary, self.session.tool_invocations, limit)
+        built = (self.session, self.meta, excerpt_chars, entries, [e.model_dump(mode="json") for e in entries])
         if keep:
             self._trace = built
-        return built[2], built[3]
+        return built[3], built[4]
 
     def trace(self, excerpt_chars: int) -> list[TraceEntry]:
         """The trace summary the spec defines for the case at an excerpt limit (§7), built once per limit."""

@@ -163,8 +163,9 @@ def persisted_of(record: ResultRecord, case: Case | None, excerpt_chars: int) ->
     return with_trace(record.persisted, case_trace(case, excerpt_chars))
 
 
-def with_trace(persisted: dict[str, Any] | None, trace: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """`persisted` with `trace` (the case's, as `case_trace` gives it) as its evaluation's trace summary."""
+def with_trace(persisted: dict[str, Any] | None, trace: list[Any]) -> dict[str, Any] | None:
+    """`persisted` with `trace` (the case's, as `case_trace` gives it, or its entries as read for judging) as its
+    evaluation's trace summary."""
     stored = (persisted or {}).get(EVALUATION_KEY)
     if persisted is None or not isinstance(stored, dict):
         return persisted

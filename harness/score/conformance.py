@@ -27,7 +27,7 @@ from harness.system.models import (
     Verdict,
     VerifierEvaluation,
 )
-from harness.system.protocol import ReportedEvaluation
+from harness.system.protocol import ReportedEvaluation, ReportedTraceEntry
 from harness.system.store_names import EVALUATION_KEY
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
@@ -116,6 +116,8 @@ class CaseView:
     invocation_ids: frozenset[str]
     bound: dict[str, bool]
     claimed: frozenset[str]
+    reported_trace: tuple[ReportedTraceEntry, ...]
+    """The spec trace as an evaluation reports it: what a record's elided trace is restored to when it is judged."""
 
     @classmethod
     def of(cls, case: Case, excerpt_chars: int = DEFAULT_EXCERPT_CHARS) -> CaseView:
@@ -132,6 +134,7 @@ class CaseView:
             invocation_ids=frozenset(i for e in trace for i in e.source_invocation_ids),
             bound={c.claim_id: bool(c.evidence_bindings) for c in claims},
             claimed=frozenset(c.claim_id for c in claims),
+            reported_trace=tuple(ReportedTraceEntry.model_validate(e) for e in case.trace_json(excerpt_chars)),
         )
 
     def fits(self, case: Case, excerpt_chars: int) -> bool:
@@ -157,6 +160,7 @@ def invariant_violations(
     excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
     read: tuple[ReportedEvaluation | None, str | None] | None = None,
     view: CaseView | None = None,
+    trace_from_case: bool = False,
 ) -> list[str]:
     """The invariants every case must satisfy, read from the persisted `self_evaluation`.
 
@@ -164,6 +168,8 @@ def invariant_violations(
     must have persisted, and every evidence ref is judged against that trace, not the one the SUT wrote.
     `read`: the evaluation already read by `read_evaluation` (it is parsed once). `view`: the case's
     `CaseView` at this limit, when the caller keeps one per case (one of another case or limit is not used).
+    `trace_from_case`: the evaluation's trace summary was elided from the record because it was the spec's and
+    is restored from the case (`CaseView.reported_trace`): it is the spec's trace by construction, not compared.
     """
     # CASE_FORMAT "Two kinds of case": "sibling keys of self_evaluation survive"; INTERPRETATION §7:
     # "Writing it merges into self_evaluation: sibling keys written by others are kept" (kept, so unchanged).
@@ -190,7 +196,8 @@ def invariant_violations(
             f"critical_fact_count is {evaluation.critical_fact_count}; the executor marked {view.critical} claims "
             "critical"
         )
-    out.extend(_trace_violations(view.trace_fields, evaluation))
+    if not trace_from_case:
+        out.extend(_trace_violations(view.trace_fields, evaluation))
     out.extend(_ref_violations(view, evaluation))
     out.extend(
         f"claim check for {c.claim_id}, which the executor never claimed"

@@ -15,9 +15,10 @@ import pandas as pd
 
 from harness.corpus.catalogue import load_catalogue
 from harness.corpus.schema import Case
-from harness.run.log import Manifest, ResultRecord, error_reason, persisted_of
+from harness.run.log import Manifest, ResultRecord, error_reason, with_trace
 from harness.score.compare import compare_pairs
 from harness.score.conformance import (
+    CaseView,
     CaseViews,
     deterministic_mismatches,
     invariant_violations,
@@ -51,7 +52,12 @@ def case_problems(
     parts (parse status, gatekeeper). Every record is checked for invariants.
     `views`: where a stream of records keeps its current case's `CaseView` (built once per case).
     """
-    persisted = persisted_of(record, case, excerpt_chars)
+    view, persisted = None, record.persisted
+    if case is not None:
+        view = views.get(case, excerpt_chars) if views is not None else CaseView.of(case, excerpt_chars)
+    restored = record.trace_from_case and view is not None
+    if restored and view is not None:  # the elided trace is the case's spec trace, already read as reported
+        persisted = with_trace(record.persisted, list(view.reported_trace))
     if persisted is None or not isinstance(persisted.get(EVALUATION_KEY), dict):
         return ([f"no evaluation: {record.error}"] if record.kind == "policy" else []), []
     if case is None:
@@ -59,14 +65,13 @@ def case_problems(
     read = read_evaluation(persisted[EVALUATION_KEY])
     evaluation, unreadable = read
     if evaluation is None:
-        return [str(unreadable)], invariant_violations(case, persisted, excerpt_chars, read)
+        return [str(unreadable)], invariant_violations(case, persisted, excerpt_chars, read, view, restored)
     mismatches = (
         policy_case_mismatches(case, evaluation)
         if record.kind == "policy"
         else deterministic_mismatches(case, evaluation)
     )
-    view = views.get(case, excerpt_chars) if views is not None else None
-    return mismatches, invariant_violations(case, persisted, excerpt_chars, read, view)
+    return mismatches, invariant_violations(case, persisted, excerpt_chars, read, view, restored)
 
 
 class ConformanceTally:
