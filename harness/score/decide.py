@@ -95,9 +95,12 @@ def _claims(paired: pd.DataFrame, gold: dict[str, dict[str, list[str]]]) -> Case
         "claims_wrong_cand", "claims_wrong_ctl",
     )  # fmt: skip
     rows = []
+    known = (paired["claims_right_ctl"].notna() & paired["claims_right_cand"].notna()).tolist()
     columns = (paired[c].tolist() for c in names)
-    for case, right_c, right_k, total, cand, ctl, wrong_c, wrong_k in zip(*columns, strict=True):
-        if right_k is None or pd.isna(right_k) or pd.isna(right_c) or not total:
+    for ok, (case, right_c, right_k, total, cand, ctl, wrong_c, wrong_k) in zip(
+        known, zip(*columns, strict=True), strict=True
+    ):
+        if not ok or not total:
             continue
         diff = float(right_c) - float(right_k)
         if isinstance(wrong_c, list) and isinstance(wrong_k, list):
