@@ -8,6 +8,7 @@ import json
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,7 @@ from harness.run.gates import Gates, GateSettings
 from harness.run.log import Manifest, ResultRecord
 from harness.run.looks import EarlyStop
 from harness.run.plan import ResumeError
-from harness.run.providers import grammar, study_factory
+from harness.run.providers import grammar, study_factory, warm_imports
 from harness.run.ray_executor import RayUnavailable
 from harness.run.runner import run_study
 from harness.run.select import FilterError, load_case_refs
@@ -243,7 +244,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         study = study_from_args(args)
         # one case in memory at a time: the run keeps each as a compact ref (issue 14: memory in the run's size)
-        cases, corpus_policy = load_case_refs(study.cases, study.filters)
+        # while worker processes read the cases, this process imports the verifiers' client libraries
+        cases, corpus_policy = load_case_refs(study.cases, study.filters, partial(warm_imports, study.models))
     except (StudyError, GateError, FilterError) as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         return EXIT_USAGE

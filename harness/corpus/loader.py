@@ -298,10 +298,12 @@ def iter_loaded(
     convert: Callable[[Case], T],
     catalogue: dict[str, Scenario] | None = None,
     parallel: bool = False,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Iterator[tuple[T, str, str]]:
     """`(convert(case), case id, file)` for every good case below `paths`, in file order, under the rules of
     `iter_cases_with_files` (whose `CorpusError` comes at the end). With `parallel`, a large corpus is read and
-    converted by worker processes (`read_in_workers`), and only what `convert` returns comes back."""
+    converted by worker processes (`read_in_workers`, which calls `meanwhile` here while they read), and only what
+    `convert` returns comes back."""
     catalogue = load_catalogue() if catalogue is None else catalogue
     limit = max_case_bytes()
     errors: list[CaseError] = []
@@ -314,7 +316,7 @@ def iter_loaded(
         case, errs = load_case_file(path, catalogue, limit)
         return (None, "", errs) if case is None else (convert(case), case.id, errs)
 
-    for path, (converted, case_id, errs) in zip(files, read_in_workers(files, read, parallel), strict=True):
+    for path, (converted, case_id, errs) in zip(files, read_in_workers(files, read, parallel, meanwhile), strict=True):
         errors.extend(errs)
         if converted is None:
             continue
@@ -332,12 +334,18 @@ PARALLEL_FROM = 200
 _CHUNK = 50
 
 
-def read_in_workers(files: Sequence[Path], read: Callable[[Path], R], parallel: bool = True) -> Iterator[R]:
+def read_in_workers(
+    files: Sequence[Path],
+    read: Callable[[Path], R],
+    parallel: bool = True,
+    meanwhile: Callable[[], object] | None = None,
+) -> Iterator[R]:
     """`read(file)` for each file, in order. Parsing YAML and validating a case is CPU work the GIL keeps on
     one core; a large corpus is therefore split among forked processes, one per core, which return what `read`
     made (1,000 case files: 0.8 s in one process, 0.5 s in two). Forking is only safe while this process runs
     no other thread (a lock another thread held would stay held in the child), so then, off Linux, on one
-    core or for a small corpus, the files are read here."""
+    core or for a small corpus, the files are read here. `meanwhile`: work for this process while the workers
+    read (it is not called when the files are read here)."""
     workers = min(os.cpu_count() or 1, 4)
     if not parallel or len(files) < PARALLEL_FROM or workers < 2 or not may_fork():
         yield from map(read, files)
@@ -345,7 +353,10 @@ def read_in_workers(files: Sequence[Path], read: Callable[[Path], R], parallel: 
     chunks = [files[i : i + _CHUNK] for i in range(0, len(files), _CHUNK)]
     context = multiprocessing.get_context("fork")
     with context.Pool(workers, initializer=_set_reader, initargs=(read,)) as pool:
-        for done in pool.imap(_read_chunk, chunks):
+        results = pool.imap(_read_chunk, chunks)
+        if meanwhile is not None:
+            meanwhile()
+        for done in results:
             yield from done
 
 

@@ -9,9 +9,10 @@ flags (they go to every model whose provider's settings take them) and the verif
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -176,6 +177,8 @@ class Provider:
     """Its variants are one per prompt; without one, one variant per model."""
     endpoint: Callable[[ProviderSettings], Endpoint] | None = None
     """Where its models are served (checked before the run, watched during it); None: it calls no endpoint."""
+    imports: tuple[str, ...] = ()
+    """The modules `build` imports (its client library): imported ahead by `warm_imports`."""
 
     @property
     def usage(self) -> str:
@@ -209,6 +212,18 @@ def provider_of(text: str) -> Provider:
     if found is None or (spec.model is not None) != found.takes_model or spec.model == "":
         raise ModelSpecError(f"unknown model spec {text!r}: use {grammar()}")
     return found
+
+
+def warm_imports(models: Iterable[str]) -> None:
+    """Import the modules the providers of `models` build their verifiers with, ahead of the first build (a
+    run does this while worker processes read its cases: the client library is ~0.3 s of imports that would
+    otherwise hold up the first request). A spec or module that fails here fails again where it is used."""
+    for text in models:
+        try:
+            for name in provider_of(text).imports:
+                importlib.import_module(name)
+        except Exception:  # noqa: S112 - only ahead of time; the build reports it
+            continue
 
 
 def settings_for(text: str, data: Any) -> ProviderSettings:
@@ -269,10 +284,25 @@ def _build_openai(
     )
 
 
-register_provider(Provider(REFERENCE, NoSettings, _build_reference, takes_model=False, takes_prompt=False))
 register_provider(
     Provider(
-        OPENAI, OpenAIProviderSettings, _build_openai, takes_model=True, takes_prompt=True, endpoint=_openai_endpoint
+        REFERENCE,
+        NoSettings,
+        _build_reference,
+        takes_model=False,
+        takes_prompt=False,
+        imports=("harness.baselines.reference",),
+    )
+)
+register_provider(
+    Provider(
+        OPENAI,
+        OpenAIProviderSettings,
+        _build_openai,
+        takes_model=True,
+        takes_prompt=True,
+        endpoint=_openai_endpoint,
+        imports=("harness.system.verifiers.factory", "harness.llm.openai_model", "harness.system.verifiers.llm"),
     )
 )
 

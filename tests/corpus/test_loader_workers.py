@@ -81,3 +81,34 @@ def test_a_broken_large_corpus_names_the_same_errors_in_the_same_order(tmp_path:
         "bulk-0199.yaml",
     ]
     assert "repeated id 'bulk-0010'" in errors[-1]
+
+
+MEANWHILE = """
+import json, multiprocessing, sys
+from pathlib import Path
+from harness.corpus.loader import case_files, read_in_workers
+from harness.run.providers import warm_imports
+
+seen = {}
+
+def meanwhile():
+    seen["workers"] = len(multiprocessing.active_children())
+    before = "harness.llm.openai_model" in sys.modules
+    warm_imports(["openai:some-model", "not a spec"])
+    seen["imported"] = not before and "harness.llm.openai_model" in sys.modules
+
+ids = list(read_in_workers(case_files([Path(sys.argv[1])]), lambda path: path.name, meanwhile=meanwhile))
+print(json.dumps({**seen, "files": len(ids)}))
+"""
+
+
+def test_this_process_imports_the_verifiers_libraries_while_the_workers_read(tmp_path: Path) -> None:
+    """A run's `meanwhile`: the client library imported while worker processes read the cases; a spec that
+    names no provider is passed over (its build reports it)."""
+    write_large_corpus(tmp_path / "cases", broken=False)
+    done = subprocess.run(
+        [sys.executable, "-c", MEANWHILE, str(tmp_path / "cases")], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out == {"workers": out["workers"], "imported": True, "files": PARALLEL_FROM + 21}
+    assert out["workers"] >= 2
