@@ -205,14 +205,17 @@ def breakdown(quality: pd.DataFrame, claims: pd.DataFrame, column: str) -> dict[
     """Per-scenario or per-tag figures: every metric registered as `grouped`, as Inspect's grouped metric does."""
     out: dict[str, dict[str, Any]] = {}
     exploded = quality[quality["scored"]].explode(column)
-    claim_key = (
-        claims.merge(exploded[["case_id", "epoch", column]], on=["case_id", "epoch"]) if not claims.empty else claims
-    )
-    # each group's scored claims split off in one pass (rows in frame order, as a mask per group would give them)
-    scored_claims = claim_key[claim_key["scored"]] if not claim_key.empty else claim_key
-    by_group = dict(iter(scored_claims.groupby(column))) if not scored_claims.empty else {}
+    scored_claims = claims[claims["scored"]].reset_index(drop=True) if not claims.empty else claims
+    # each group's scored claims picked by its results' (case, epoch), in frame order: no claims × groups frame
+    # is made (a run's scenarios are many per case, and that frame grew with them)
+    at = scored_claims.groupby(["case_id", "epoch"], sort=False).indices if not scored_claims.empty else {}
     for group, rows in exploded.groupby(column):
-        group_claims = by_group.get(group, claim_key.iloc[:0]) if not claim_key.empty else claim_key
+        if claims.empty:
+            group_claims = claims
+        else:
+            found = [at[key] for key in zip(rows["case_id"].tolist(), rows["epoch"].tolist(), strict=True) if key in at]
+            picked = np.sort(np.concatenate(found), kind="stable") if found else np.empty(0, dtype=np.int64)
+            group_claims = scored_claims.iloc[picked].reset_index(drop=True)
         out[str(group)] = {
             "cases": int(rows["case_id"].nunique()),
             **compute_grouped(Frames(rows, group_claims)),
