@@ -12,7 +12,7 @@ from harness.run.schedule import Task
 
 def _task(case_id: str, kind: str = "quality", variant: str | None = "a") -> Task:
     info = VariantInfo(name=variant, model="m", prompt="p") if variant else None
-    return Task(case=CaseRef(case_id, kind, f"h-{case_id}", b"{}"), variant=info, epoch=1)  # type: ignore[arg-type]
+    return Task(case=CaseRef.from_json(case_id, kind, f"h-{case_id}", b"{}"), variant=info, epoch=1)  # type: ignore[arg-type]
 
 
 def test_units_go_in_the_look_of_their_case_and_policy_units_first() -> None:
