@@ -1,5 +1,5 @@
-"""A long log's second half is checked against its cases in a forked child while this process scores the rest:
-the summary is the one scoring gives in one process, failures from both halves included (each run in a fresh
+"""A long log's later units are checked against their cases in a forked child while this process scores the rest:
+the summary is the one scoring gives in one process, failures from both parts included (each run in a fresh
 interpreter, which has no other thread and so may fork)."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ print(json.dumps({"same": without_timings(apart) == without_timings(here), "fail
 """
 
 
-def test_the_second_half_checked_in_a_child_gives_the_same_summary(tmp_path: Path) -> None:
+def test_the_later_units_checked_in_a_child_give_the_same_summary(tmp_path: Path) -> None:
     run = tmp_path / "run"
     args = ["run", "--cases", str(ROOT / "cases" / "quality"), "--filter", "id:q-batch-*", "--epochs", "2"]
     assert main([*args, "--out", str(run), "--no-report", "--no-cache"]) in (0, 1)
@@ -59,4 +59,4 @@ def test_the_second_half_checked_in_a_child_gives_the_same_summary(tmp_path: Pat
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["child"]  # the child did check
     assert found["same"]
-    assert len(found["failures"]) >= len(lines) // 3 - 1  # in both halves
+    assert len(found["failures"]) >= len(lines) // 3 - 1  # in both parts
