@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
+import zlib
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -264,18 +265,14 @@ def case_view(raw: Mapping[str, Any], case: Case | None, excerpt_chars: int, wit
 
 CASE_VIEWS_FILE = "case_views.jsonl"
 """The drill-down's case views the run's report used, kept for `vbench report` to render the page again without
-reading and validating the cases again: a header line (format and `views_stamp`), then one view per line. Derived
-and disposable: a view it lacks, or a file of another format or code, is made again from cases.jsonl."""
-_VIEWS_FORMAT = "case_views_v1"
-_VIEW_CODE = (
-    "report/casedata.py",
-    "report/load.py",
-    "system/parser.py",
-    "system/trace.py",
-    "system/models.py",
-    "corpus",
-)
+reading and validating the cases again: a header line (format and `views_stamp`), then one view per line: its
+id, title, trace and the checksum of its page JSON, a tab, and that JSON as the page embeds it. Derived and
+disposable: a view it lacks, or a file of another format or code, is made again from cases.jsonl."""
+_VIEWS_FORMAT = "case_views_v2"
+_VIEW_CODE = ("report/casedata.py", "report/load.py", "system", "corpus")
 """The code a view is made by (`case_view`: the case model, the executor-output parser, the trace summary)."""
+_UNSAFE = (b"<", b">", b"&", b"'")
+"""What `html_json` never leaves in its text: a view holding one was not written by it and is not embedded."""
 
 
 @functools.cache
@@ -287,16 +284,18 @@ def views_stamp() -> str:
 def write_case_views(run_dir: Path, views: Mapping[str, CaseView]) -> None:
     """case_views.jsonl of the run folder: `views` (as the report just used them), written whole."""
     head = html_json({"format": _VIEWS_FORMAT, "code": views_stamp()})
-    lines = (
-        f'{{"id": {html_json(cid)}, "title": {html_json(v.title)}, "trace": {html_json(v.trace)}, "view": {v.json}}}\n'
-        for cid, v in views.items()
-    )
-    write_lines(run_dir, CASE_VIEWS_FILE, itertools.chain((head + "\n",), lines))
+
+    def line(cid: str, view: CaseView) -> str:
+        meta = {"id": cid, "title": view.title, "trace": view.trace, "crc": zlib.crc32(view.json.encode())}
+        return f"{html_json(meta)}\t{view.json}\n"  # compact JSON has no raw tab: the first one splits the line
+
+    write_lines(run_dir, CASE_VIEWS_FILE, itertools.chain((head + "\n",), (line(c, v) for c, v in views.items())))
 
 
 def read_case_views(run_dir: Path, wanted: set[str]) -> Iterator[tuple[str, CaseView]]:
-    """The `wanted` views case_views.jsonl holds, when the code that wrote it makes views as this code does. A
-    line that is not a view is passed over (its case is read from cases.jsonl instead)."""
+    """The `wanted` views case_views.jsonl holds, when the code that wrote it makes views as this code does. Each
+    view's page JSON is taken as written (not parsed and written again) when its checksum matches and it holds
+    nothing HTML-unsafe; any other line is passed over (its case is read from cases.jsonl instead)."""
     try:
         fh = (run_dir / CASE_VIEWS_FILE).open("rb")
     except OSError:
@@ -309,15 +308,18 @@ def read_case_views(run_dir: Path, wanted: set[str]) -> Iterator[tuple[str, Case
         if head != {"format": _VIEWS_FORMAT, "code": views_stamp()}:
             return
         for line in fh:
+            meta_text, tab, view = line.rstrip(b"\n").partition(b"\t")
             try:
-                data = from_json(line)
+                meta = from_json(meta_text) if tab else None
             except ValueError:
                 continue
-            if not (isinstance(data, dict) and data.get("id") in wanted and isinstance(data.get("view"), dict)):
+            if not (isinstance(meta, dict) and meta.get("id") in wanted and meta.get("crc") == zlib.crc32(view)):
                 continue
-            title, trace = data.get("title"), data.get("trace")
+            title, trace = meta.get("title"), meta.get("trace")
+            if not view.startswith(b"{") or any(c in view for c in _UNSAFE):
+                continue
             if (title is None or isinstance(title, str)) and (trace is None or isinstance(trace, list)):
-                yield data["id"], CaseShown(title, html_json(data["view"]), trace)
+                yield meta["id"], CaseShown(title, view.decode("utf-8", "replace"), trace)
 
 
 def load_drill_down(run: LoadedRun, known: Mapping[str, CaseView] | None = None) -> None:
