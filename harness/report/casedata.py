@@ -269,7 +269,18 @@ def html_json(value: Any) -> str:
         text = to_json(value).decode()
     except ValueError:  # pydantic-core's serialisation error
         return str(htmlsafe_json_dumps(value))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("'", "\\u0027")
+    for char in HTML_UNSAFE:
+        text = text.replace(char, f"\\u{ord(char):04x}")
+    return text
+
+
+HTML_UNSAFE = "<>&'"
+"""What `html_json` never leaves in its text (each is written as its \\u escape)."""
+
+
+def html_safe(text: bytes) -> bool:
+    """Whether `text` holds none of `HTML_UNSAFE`: JSON that `html_json` may have written."""
+    return not any(char.encode() in text for char in HTML_UNSAFE)
 
 
 class CaseShown(NamedTuple):

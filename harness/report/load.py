@@ -26,7 +26,7 @@ from pydantic_core import from_json
 from harness import UsageError
 from harness.corpus.forks import Forked, ForkFailed, may_fork
 from harness.corpus.schema import VALIDATED_BEFORE, Case
-from harness.report.casedata import CaseShown, case_payload, html_json
+from harness.report.casedata import CaseShown, case_payload, html_json, html_safe
 from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
 from harness.report.signoff import ResultRow, result_row
 from harness.run.fingerprint import fingerprint_of
@@ -271,8 +271,6 @@ disposable: a view it lacks, or a file of another format or code, is made again 
 _VIEWS_FORMAT = "case_views_v2"
 _VIEW_CODE = ("report/casedata.py", "report/load.py", "system", "corpus")
 """The code a view is made by (`case_view`: the case model, the executor-output parser, the trace summary)."""
-_UNSAFE = (b"<", b">", b"&", b"'")
-"""What `html_json` never leaves in its text: a view holding one was not written by it and is not embedded."""
 
 
 @functools.cache
@@ -316,7 +314,7 @@ def read_case_views(run_dir: Path, wanted: set[str]) -> Iterator[tuple[str, Case
             if not (isinstance(meta, dict) and meta.get("id") in wanted and meta.get("crc") == zlib.crc32(view)):
                 continue
             title, trace = meta.get("title"), meta.get("trace")
-            if not view.startswith(b"{") or any(c in view for c in _UNSAFE):
+            if not view.startswith(b"{") or not html_safe(view):  # not written by `html_json`: not embedded
                 continue
             if (title is None or isinstance(title, str)) and (trace is None or isinstance(trace, list)):
                 yield meta["id"], CaseShown(title, view.decode("utf-8", "replace"), trace)
