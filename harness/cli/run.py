@@ -434,7 +434,8 @@ class CaseViewsAsItGoes:
     first headline record was written, so that the report after the run neither reads nor validates the cases
     again. Records written while the report's modules still load (`Preload`) are left out: the report reads
     their cases from cases.jsonl, as it reads every case when this failed. At most `VIEWS_KEPT` cases get a view
-    (a view is some 16 KiB): a longer run's memory does not grow with its cases, and the report reads the rest."""
+    (some 5 KiB of page JSON, and its trace): a longer run's memory does not grow with its cases, and the report
+    reads the rest. A view made without its trace is made again when a record whose trace was elided needs it."""
 
     VIEWS_KEPT = 1000
 
@@ -447,7 +448,7 @@ class CaseViewsAsItGoes:
         if self.failed or case is None or case.id != record.case_id or self.preload.loading():
             return
         known = self.views.get(case.id)
-        if known is not None and (known[1] is not None or not record.trace_from_case):
+        if known is not None and (known.trace is not None or not record.trace_from_case):
             return
         if known is None and len(self.views) >= self.VIEWS_KEPT:
             return

@@ -95,9 +95,13 @@ def test_case_views_made_as_the_run_goes_spare_reading_the_cases(tmp_path: Path)
     loading.join()
     views(records[0], cases[records[1].case_id])  # not this record's case
     assert views.views == {}
+    untraced = records[0].model_copy(update={"trace_from_case": False})
+    views(untraced, cases[untraced.case_id])
+    assert views.views[untraced.case_id].trace is None  # no record of it needs the case's trace yet
     for record in records:
         views(record, cases[record.case_id])
     assert set(views.views) == {r.case_id for r in records}
+    assert views.views[untraced.case_id].trace is not None  # made again for a record whose trace was elided
     bounded = CaseViewsAsItGoes(loading, read_manifest(run).excerpt_chars)
     bounded.VIEWS_KEPT = 3
     for record in records:
