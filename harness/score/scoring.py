@@ -152,32 +152,37 @@ def read_log_frames(log: RunLog, keep_for_robustness: bool, scored: RunScorer | 
                 rows[name].clear()
 
     split, apart = _check_apart(log) if scored is None else (len(log.keys()), None)
-    for index, record in enumerate(log.records()):
-        logged += 1
-        if keep_for_robustness:
-            kept.append(record.model_copy(update={"persisted": None, "raw_reply": None}))
-        if index == split and apart is not None:
-            try:
-                checked, clean = apart.result(), CLEAN  # the child checked every unit from here on
-            except ForkFailed:
-                clean = None  # checked here after all
-        if not is_headline(record):
-            continue
-        headline += 1
-        problems = checked.get(record.key, clean if index >= split else None)
-        tally.add(record, *(problems if problems is not None else checker.check(record)))
-        result = record_outcome(record)
-        if record.kind == "quality":
-            gold[record.case_id] = record.gold.claims or {}
-            rows["quality"].append(quality_row(record, result, lists))
-            rows["claims"].extend(claim_rows(record, result, lists))
-        else:
-            policy_ids.add(record.case_id)
-        unit = outcome_row(record, result)
-        if unit is not None:
-            rows["outcomes"].append(unit)
-        if headline % CHUNK == 0:
-            flush()
+    try:
+        for index, record in enumerate(log.records()):
+            logged += 1
+            if keep_for_robustness:
+                kept.append(record.model_copy(update={"persisted": None, "raw_reply": None}))
+            if index == split and apart is not None:
+                try:
+                    checked, clean = apart.result(), CLEAN  # the child checked every unit from here on
+                except ForkFailed:
+                    clean = None  # checked here after all
+            if not is_headline(record):
+                continue
+            headline += 1
+            problems = checked.get(record.key, clean if index >= split else None)
+            tally.add(record, *(problems if problems is not None else checker.check(record)))
+            result = record_outcome(record)
+            if record.kind == "quality":
+                gold[record.case_id] = record.gold.claims or {}
+                rows["quality"].append(quality_row(record, result, lists))
+                rows["claims"].extend(claim_rows(record, result, lists))
+            else:
+                policy_ids.add(record.case_id)
+            unit = outcome_row(record, result)
+            if unit is not None:
+                rows["outcomes"].append(unit)
+            if headline % CHUNK == 0:
+                flush()
+    except BaseException:  # the child's findings are not wanted any more
+        if apart is not None:
+            apart.cancel()
+        raise
     flush()
     frames = {name: pd.concat(found, ignore_index=True) if found else tables[name]([]) for name, found in parts.items()}
     return LogFrames(

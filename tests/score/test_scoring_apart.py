@@ -60,3 +60,44 @@ def test_the_later_units_checked_in_a_child_give_the_same_summary(tmp_path: Path
     assert found["child"]  # the child did check
     assert found["same"]
     assert len(found["failures"]) >= len(lines) // 3 - 1  # in both parts
+
+
+CANCEL_PROBE = """
+import json, os, sys
+from pathlib import Path
+from harness.run.folder import RunFileError
+from harness.score import scoring
+
+scoring.CHECK_APART_FROM = 2
+try:
+    scoring.score_run(Path(sys.argv[1]), scoring.GateSettings())
+    raised = None
+except RunFileError as exc:
+    raised = str(exc)
+try:
+    os.waitpid(-1, os.WNOHANG)
+    left = True
+except ChildProcessError:
+    left = False  # no child of this process is left, running or unreaped
+print(json.dumps({"raised": raised, "child_left": left}))
+"""
+
+
+def test_a_scoring_that_fails_before_the_childs_part_stops_the_child(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    args = ["run", "--cases", str(ROOT / "cases" / "quality"), "--filter", "id:q-batch-*", "--epochs", "2"]
+    assert main([*args, "--out", str(run), "--no-report", "--no-cache"]) in (0, 1)
+    records = [json.loads(line) for line in (run / RESULTS_FILE).read_text(encoding="utf-8").splitlines()]
+    first = min(range(len(records)), key=lambda i: (records[i]["case_id"], records[i]["variant"], records[i]["epoch"]))
+    records[first]["verdict"] = 12  # the first unit in key order, before the child's part: no record any more
+    (run / RESULTS_FILE).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", CANCEL_PROBE, str(run)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["raised"] is not None and found["child_left"] is False
