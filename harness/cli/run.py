@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import threading
 from collections.abc import Sequence
@@ -28,7 +27,7 @@ from harness.run.gates import Gates, GateSettings
 from harness.run.log import Manifest, ResultRecord
 from harness.run.looks import EarlyStop
 from harness.run.plan import ResumeError
-from harness.run.providers import grammar, study_factory, warm_imports
+from harness.run.providers import grammar, import_ahead, study_factory, warm_imports
 from harness.run.ray_executor import RayUnavailable
 from harness.run.runner import run_study
 from harness.run.select import FilterError, load_case_refs
@@ -42,7 +41,7 @@ from harness.system.verifiers.factory import ModelSpecError
 
 if TYPE_CHECKING:
     from harness.corpus.schema import Case
-    from harness.report.load import CaseView
+    from harness.report.casedata import CaseShown
     from harness.score.scoring import RunScorer
 
 
@@ -325,7 +324,7 @@ AFTER_RUN_MODULES = ("harness.score.scoring", "harness.kit.certificate")
 
 
 def _render_report(
-    run_dir: Path, summary: dict[str, Any], manifest: Manifest, case_views: dict[str, CaseView] | None = None
+    run_dir: Path, summary: dict[str, Any], manifest: Manifest, case_views: dict[str, CaseShown] | None = None
 ) -> None:
     """report.html and summary.md of the run just scored, from the summary, manifest and drill-down cases in memory
     (nothing is read back or scored again); one that cannot be written is a `ReportError` that fails the command.
@@ -368,11 +367,7 @@ class Preload:
             self.thread.join()
 
     def _work(self) -> None:
-        for name in self.names:
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: S112 - raised again, with its context, by the import that needs it
-                continue
+        import_ahead(self.names)
 
 
 def score_run(run_dir: Path, settings: GateSettings, scored: RunScorer | None = None) -> dict[str, Any]:
@@ -441,7 +436,7 @@ class CaseViewsAsItGoes:
 
     def __init__(self, preload: Preload, excerpt_chars: int) -> None:
         self.preload, self.excerpt_chars = preload, excerpt_chars
-        self.views: dict[str, CaseView] = {}
+        self.views: dict[str, CaseShown] = {}
         self.failed = False
 
     def __call__(self, record: ResultRecord, case: Case | None) -> None:

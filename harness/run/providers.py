@@ -214,16 +214,26 @@ def provider_of(text: str) -> Provider:
     return found
 
 
+def import_ahead(names: Iterable[str]) -> None:
+    """Import modules before they are used; one that fails here is left for the import that uses it to raise,
+    with its context, where it is used."""
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: S112 - raised again by the import that needs it
+            continue
+
+
 def warm_imports(models: Iterable[str]) -> None:
     """Import the modules the providers of `models` build their verifiers with, ahead of the first build (a
     run does this while worker processes read its cases: the client library is ~0.3 s of imports that would
-    otherwise hold up the first request). A spec or module that fails here fails again where it is used."""
+    otherwise hold up the first request). A spec that names no provider is passed over: the build reports it."""
     for text in models:
         try:
-            for name in provider_of(text).imports:
-                importlib.import_module(name)
-        except Exception:  # noqa: S112 - only ahead of time; the build reports it
+            provider = provider_of(text)
+        except ModelSpecError:
             continue
+        import_ahead(provider.imports)
 
 
 def settings_for(text: str, data: Any) -> ProviderSettings:
