@@ -221,11 +221,10 @@ def scan_apart(run_dir: Path) -> Forked[list[Scanned]] | None:
     return Forked(scan_results, run_dir) if large and may_fork() else None
 
 
-def stream_results(run: LoadedRun, limit: int, scanned: list[Scanned] | None = None) -> int:
+def stream_results(run: LoadedRun, limit: int, scanned: list[Scanned]) -> int:
     """The report's rows of the run's results: a `ResultRow` of every headline result, and the picks for the
-    embedded drill-down (their lines read by offset). `scanned`: the results as `scan_results` read them (read
-    here when None). Returns how many results there are (a retried unit counts once)."""
-    scanned = scan_results(run.run_dir) if scanned is None else scanned
+    embedded drill-down (their lines read by offset). `scanned`: the results as `scan_results` read them.
+    Returns how many results there are (a retried unit counts once)."""
     failed = run.failures()
     selector = Selector(limit=limit)
     rows: dict[tuple[str, str, int], ResultRow] = {}  # a retried unit is logged twice: the last one counts
@@ -249,11 +248,7 @@ def stream_results(run: LoadedRun, limit: int, scanned: list[Scanned] | None = N
     return len(keys)
 
 
-CaseView = CaseShown
-"""What the drill-down keeps of a case (`casedata.CaseShown`)."""
-
-
-def case_view(raw: Mapping[str, Any], case: Case | None, excerpt_chars: int, with_trace: bool) -> CaseView:
+def case_view(raw: Mapping[str, Any], case: Case | None, excerpt_chars: int, with_trace: bool) -> CaseShown:
     """The drill-down's view of one case: `raw` as cases.jsonl holds it, `case` validated from it (None when this
     version no longer accepts it: shown as written, its claims unparsed)."""
     payload = case_payload(raw, case.executor_output if case is not None else None)
@@ -279,18 +274,18 @@ def views_stamp() -> str:
     return fingerprint_of(Path(__file__).resolve().parents[1], _VIEW_CODE, _VIEWS_FORMAT)
 
 
-def write_case_views(run_dir: Path, views: Mapping[str, CaseView]) -> None:
+def write_case_views(run_dir: Path, views: Mapping[str, CaseShown]) -> None:
     """case_views.jsonl of the run folder: `views` (as the report just used them), written whole."""
     head = html_json({"format": _VIEWS_FORMAT, "code": views_stamp()})
 
-    def line(cid: str, view: CaseView) -> str:
+    def line(cid: str, view: CaseShown) -> str:
         meta = {"id": cid, "title": view.title, "trace": view.trace, "crc": zlib.crc32(view.json.encode())}
         return f"{html_json(meta)}\t{view.json}\n"  # compact JSON has no raw tab: the first one splits the line
 
     write_lines(run_dir, CASE_VIEWS_FILE, itertools.chain((head + "\n",), (line(c, v) for c, v in views.items())))
 
 
-def read_case_views(run_dir: Path, wanted: set[str]) -> Iterator[tuple[str, CaseView]]:
+def read_case_views(run_dir: Path, wanted: set[str]) -> Iterator[tuple[str, CaseShown]]:
     """The `wanted` views case_views.jsonl holds, when the code that wrote it makes views as this code does. Each
     view's page JSON is taken as written (not parsed and written again) when its checksum matches and it holds
     nothing HTML-unsafe; any other line is passed over (its case is read from cases.jsonl instead)."""
@@ -320,14 +315,14 @@ def read_case_views(run_dir: Path, wanted: set[str]) -> Iterator[tuple[str, Case
                 yield meta["id"], CaseShown(title, view.decode("utf-8", "replace"), trace)
 
 
-def load_drill_down(run: LoadedRun, known: Mapping[str, CaseView] | None = None) -> None:
+def load_drill_down(run: LoadedRun, known: Mapping[str, CaseShown] | None = None) -> None:
     """The picked results' cases, each kept only as its `CaseShown`. `known`: views the caller made already
     (`vbench run` makes them while each case is at hand); then those case_views.jsonl keeps; the rest are read
     from cases.jsonl, each validated once (its strict parse shows the claims)."""
     elided = {cid for _, cid, trace_elided, _ in run.picked if trace_elided}
     wanted = {cid for _, cid, _, _ in run.picked}
 
-    def usable(cid: str, view: CaseView) -> bool:
+    def usable(cid: str, view: CaseShown) -> bool:
         return cid in wanted and (cid not in elided or view.trace is not None)
 
     run.cases = {cid: view for cid, view in (known or {}).items() if usable(cid, view)}
@@ -395,7 +390,7 @@ def load_scored(
     summary: Mapping[str, Any],
     manifest: Manifest | None,
     limit: int,
-    case_views: Mapping[str, CaseView] | None = None,
+    case_views: Mapping[str, CaseShown] | None = None,
 ) -> LoadedRun:
     """A run just scored, from the scorer's summary in memory: summary.json is not read and nothing is scored again
     (unless the summary counts other results than the log holds); the log is read once, for the per-result tables
@@ -413,7 +408,7 @@ def load_run(
     rename: dict[str, str],
     limit: int,
     summary: Mapping[str, Any] | None,
-    case_views: Mapping[str, CaseView] | None = None,
+    case_views: Mapping[str, CaseShown] | None = None,
 ) -> LoadedRun:
     """One run ready for the analyses, from its summary (scored again from the log when None or stale)."""
     scanned: list[Scanned] | None = None

@@ -28,10 +28,10 @@ from jinja2 import (
 from markupsafe import Markup
 
 from harness.report.analyses import in_sentence
+from harness.report.casedata import CaseShown
 from harness.report.context import build_context
 from harness.report.load import (
     CASE_VIEWS_FILE,
-    CaseView,
     LoadedRun,
     ReportError,
     load_runs,
@@ -227,7 +227,7 @@ def render_scored(
     prices: PriceTable | None = None,
     limit: int = DEFAULT_LIMIT,
     agreement: dict[str, Any] | None = None,
-    case_views: Mapping[str, CaseView] | None = None,
+    case_views: Mapping[str, CaseShown] | None = None,
 ) -> Path:
     """The report of a run just scored, written into `out_dir` (default: the run folder); returns its path.
 

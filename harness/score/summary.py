@@ -52,11 +52,12 @@ def case_problems(
     parts (parse status, gatekeeper). Every record is checked for invariants.
     `views`: where a stream of records keeps its current case's `CaseView` (built once per case).
     """
-    view, persisted = None, record.persisted
+    view = None
     if case is not None:
         view = views.get(case, excerpt_chars) if views is not None else CaseView.of(case, excerpt_chars)
-    restored = record.trace_from_case and view is not None
-    if restored and view is not None:  # the elided trace is the case's spec trace, already read as reported
+    restored = view is not None and record.trace_from_case
+    persisted = record.persisted
+    if view is not None and restored:  # the elided trace is the case's spec trace, already read as reported
         persisted = with_trace(record.persisted, list(view.reported_trace))
     if persisted is None or not isinstance(persisted.get(EVALUATION_KEY), dict):
         return ([f"no evaluation: {record.error}"] if record.kind == "policy" else []), []
