@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import pickle
+import select
 import threading
 from collections.abc import Sequence
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -18,11 +22,12 @@ from rich.markup import escape
 from harness.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE
 from harness.cli.client_flags import add_client_flags, apply_client_flags
 from harness.cli.console import print_summary
+from harness.corpus.forks import Forked, ForkFailed, may_fork
 from harness.corpus.loader import CorpusError
 from harness.corpus.perturb import PERTURBATIONS
 from harness.run.caseref import CaseRef
 from harness.run.endpoints import EndpointDown, check_endpoints
-from harness.run.folder import DROPPED_FILE, RESULTS_FILE, RunFileError
+from harness.run.folder import DROPPED_FILE, RESULTS_FILE, ResultsFollower, RunFileError, parse_record
 from harness.run.gates import Gates, GateSettings
 from harness.run.log import Manifest, ResultRecord
 from harness.run.looks import EarlyStop
@@ -267,24 +272,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.cli.progress import RichProgress
 
     early, alpha = _early_stop(study, cases, run_dir)
-
-    preload = Preload(AFTER_RUN_MODULES + (REPORT_MODULES if study.report else ()))
-    scoring = ScoreAsItGoes(preload, study.excerpt_chars, {c.id: c for c in cases})
-    views = CaseViewsAsItGoes(preload, study.excerpt_chars) if study.report else None
+    settings = study.gate_settings(alpha)
+    apart = FinishApart.fork(run_dir, settings, corpus_policy, study.excerpt_chars, cases, study.report)
+    preload = Preload(() if apart is not None else AFTER_RUN_MODULES + (REPORT_MODULES if study.report else ()))
+    scoring = ScoreAsItGoes(preload, study.excerpt_chars, {c.id: c for c in cases}) if apart is None else None
+    views = CaseViewsAsItGoes(preload, study.excerpt_chars) if study.report and apart is None else None
 
     def on_record(record: ResultRecord, case: Case | None) -> None:
-        scoring(record, case)
+        if scoring is not None:
+            scoring(record, case)
         if views is not None:
             views(record, case)
 
     try:
-        result = run_study(
-            study, cases, run_dir, default_factory(study), RichProgress(err), early_stop=early, on_record=on_record,
-            on_start=preload.start,
-        )  # fmt: skip
-        del cases  # the scorer keeps the cases as compact refs, each validated once while it is in use
-        preload.join()
-        summary = score_run(run_dir, study.gate_settings(alpha), scoring.finish())
+        with apart if apart is not None else nullcontext():  # a run that fails stops the child
+            result = run_study(
+                study, cases, run_dir, default_factory(study), RichProgress(err), early_stop=early,
+                on_record=on_record if apart is None else None,
+                on_start=apart.started if apart is not None else preload.start,
+            )  # fmt: skip
+            del cases  # the scorer keeps the cases as compact refs, each validated once while it is in use
+            finished = apart.finished(result.manifest) if apart is not None else None
+            if finished is None:  # no child, or it ended without a result: the same work here
+                preload.join()
+                finished = finish_run(
+                    run_dir, settings, result.manifest, corpus_policy, study.report,
+                    scoring.finish() if scoring is not None else None, views.views if views is not None else None,
+                )  # fmt: skip
+        summary, headline = finished
     except (ResumeError, StudyError, ModelSpecError, PromptError, StoreURLError, RayUnavailable) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
@@ -304,19 +319,179 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "  pass --resume --drop-corrupt to take the corrupt lines out and redo their cases", highlight=False
             )
         return EXIT_USAGE
-    from harness.kit.certificate import write_run_certificate
-
-    certificate = write_run_certificate(run_dir, result.manifest, summary, corpus_policy)
-    if study.report:
-        _render_report(run_dir, summary, result.manifest, views.views if views is not None else None)
     if result.dropped:
         lines = ", ".join(map(str, result.dropped))
         err.print(
             f"dropped corrupt line(s) {lines} of {run_dir / RESULTS_FILE} (kept in {DROPPED_FILE})", highlight=False
         )
-    err.print(f"{certificate.headline} · certificate: {run_dir / 'certificate.html'}", highlight=False, markup=False)
+    err.print(f"{headline} · certificate: {run_dir / 'certificate.html'}", highlight=False, markup=False)
     print_summary(console, summary, run_dir, result.skipped, report=study.report)
     return EXIT_OK if summary["passed"] else EXIT_GATE
+
+
+def finish_run(
+    run_dir: Path,
+    settings: GateSettings,
+    manifest: Manifest,
+    corpus_policy: int,
+    report: bool,
+    scored: RunScorer | None = None,
+    case_views: dict[str, CaseShown] | None = None,
+) -> tuple[dict[str, Any], str]:
+    """What `vbench run` does once its records are written: score the folder (summary.json, outcomes, junit), write
+    the certificate and, with `report`, the HTML report; the summary and the certificate's headline. `scored` and
+    `case_views`: what was made of the records while the run wrote them (None: made here from the folder)."""
+    summary = score_run(run_dir, settings, scored)
+    from harness.kit.certificate import write_run_certificate
+
+    headline = write_run_certificate(run_dir, manifest, summary, corpus_policy).headline
+    if report:
+        _render_report(run_dir, summary, manifest, case_views)
+    return summary, headline
+
+
+class FinishApart:
+    """`finish_run` in a forked child that follows the run as it goes, on the core the run leaves idle.
+
+    The run waits on its replies most of the time, but its event loop is one thread: scoring each record as it is
+    written, making its case's drill-down view and importing what scoring and the report need (pandas, jinja2) all
+    took the GIL from it, and delayed the replies it was handling. The child is forked after the cases are loaded
+    (it has them without pickling), imports those modules, then reads each record the run appends to results.jsonl
+    (`ResultsFollower`) and does that work there. When the run ends, the parent sends the run's manifest; the child
+    scores, writes the certificate and the report, and sends back the summary and headline. The files are those
+    the parent would write (`finish_run` either way); a child that fails or is killed leaves the whole of it to the
+    parent (`finished` is None), so an error is raised there as it always was.
+
+    Control pipe, parent to child: one byte when the run starts writing (`started`: reading results.jsonl before
+    then could meet a file `--resume --drop-corrupt` rewrites), then the pickled manifest, then end of file."""
+
+    def __init__(self, control: int, forked: Forked[tuple[dict[str, Any], str]]) -> None:
+        self._control: int | None = control
+        self._forked = forked
+        self._started = False
+
+    @classmethod
+    def fork(
+        cls, run_dir: Path, settings: GateSettings, corpus_policy: int, excerpt_chars: int,
+        cases: Sequence[CaseRef], report: bool,
+    ) -> FinishApart | None:  # fmt: skip
+        """The child, when forking is safe here (`may_fork`); else None and the run scores in this process."""
+        if not may_fork():
+            return None
+        read, write = os.pipe()
+        try:
+            refs = {c.id: c for c in cases}
+            forked = Forked(
+                _follow_and_finish, read, write, run_dir, settings, corpus_policy, excerpt_chars, refs, report
+            )
+        except BaseException:
+            os.close(write)
+            raise
+        finally:
+            os.close(read)
+        return cls(write, forked)
+
+    def started(self) -> None:
+        """The run is about to append its records (`run_study`'s `on_start`)."""
+        self._send(b"S")
+
+    def finished(self, manifest: Manifest) -> tuple[dict[str, Any], str] | None:
+        """The child's summary and headline, once it has scored the run that wrote `manifest`; None when it has
+        none (the caller does `finish_run` itself)."""
+        if not self._started:
+            self.started()
+        self._send(pickle.dumps(manifest, protocol=pickle.HIGHEST_PROTOCOL))
+        self._close()
+        try:
+            return self._forked.result()
+        except ForkFailed:
+            return None
+
+    def cancel(self) -> None:
+        self._close()
+        self._forked.cancel()
+
+    def __enter__(self) -> FinishApart:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is not None:
+            self.cancel()
+
+    def _send(self, data: bytes) -> None:
+        self._started = True
+        if self._control is None:
+            return
+        try:
+            with memoryview(data) as rest:
+                while rest:
+                    rest = rest[os.write(self._control, rest) :]
+        except OSError:  # the child is gone: `result` says so, and the parent does the work
+            self._close()
+
+    def _close(self) -> None:
+        if self._control is not None:
+            os.close(self._control)
+            self._control = None
+
+
+FOLLOW_EVERY_S = 0.05
+"""How often the finishing child reads what the run appended, at most (it wakes at once when the run ends)."""
+
+
+def _follow_and_finish(
+    control: int,
+    parent_end: int,
+    run_dir: Path,
+    settings: GateSettings,
+    corpus_policy: int,
+    excerpt_chars: int,
+    cases: dict[str, CaseRef],
+    report: bool,
+) -> tuple[dict[str, Any], str]:
+    """The finishing child's work (`FinishApart`)."""
+    os.close(parent_end)  # else the control pipe never ends
+    imported = Preload(AFTER_RUN_MODULES + (REPORT_MODULES if report else ()))
+    imported.join()
+    from harness.run.runlog import CaseCache
+    from harness.score.headline import is_headline
+
+    scoring = ScoreAsItGoes(imported, excerpt_chars, cases)
+    views = CaseViewsAsItGoes(imported, excerpt_chars) if report else None
+    case_of = CaseCache(cases).get
+    follower = ResultsFollower(run_dir / RESULTS_FILE)
+    received: list[bytes] = []
+    started = ended = False
+    while not ended:
+        if select.select([control], [], [], FOLLOW_EVERY_S)[0]:
+            data = os.read(control, 1 << 16)
+            received.append(data)
+            ended = not data
+            started = True
+        if not started:
+            continue
+        for line in follower.new_lines():
+            if scoring.failed and (views is None or views.failed):
+                break
+            try:
+                record = parse_record(line)
+            except ValueError:  # scored from the folder after all, where the line is named
+                scoring.failed = True
+                if views is not None:
+                    views.failed = True
+                break
+            case = case_of(record.case_id) if is_headline(record) else None
+            scoring(record, case)
+            if views is not None:
+                views(record, case)
+    follower.close()
+    message = b"".join(received)
+    if not message.startswith(b"S"):
+        raise RuntimeError("the run ended before it started")
+    manifest = pickle.loads(message[1:])  # noqa: S301 - our own parent's bytes, through a pipe only it and we hold
+    return finish_run(
+        run_dir, settings, manifest, corpus_policy, report, scoring.finish(), views.views if views is not None else None
+    )
 
 
 AFTER_RUN_MODULES = ("harness.score.scoring", "harness.kit.certificate")
@@ -352,13 +527,14 @@ class Preload:
     def __init__(self, names: Sequence[str]) -> None:
         self.names = tuple(names)
         self.thread = threading.Thread(target=self._work, name="vbench-preload", daemon=True)
+        self.done = False
 
     def start(self) -> None:
         self.thread.start()
 
     def loading(self) -> bool:
         """True until the modules are imported (and while the thread has not started yet)."""
-        return self.thread.ident is None or self.thread.is_alive()
+        return not self.done
 
     def join(self) -> None:
         if self.thread.ident is None:
@@ -368,6 +544,7 @@ class Preload:
 
     def _work(self) -> None:
         import_ahead(self.names)
+        self.done = True
 
 
 def score_run(run_dir: Path, settings: GateSettings, scored: RunScorer | None = None) -> dict[str, Any]:

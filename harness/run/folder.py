@@ -93,6 +93,34 @@ def _truncate_partial_tail(path: Path) -> None:
         fh.truncate(cut)
 
 
+class ResultsFollower:
+    """The whole lines appended to results.jsonl since the last call, read by another process while the run
+    writes them (`ResultWriter` flushes each line). Only lines ending in a newline are handed out; reading starts
+    again after the last of them each time, so a torn tail the writer cuts off (`_truncate_partial_tail`) and
+    the lines appended in its place are read as the file holds them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self._fh: BinaryIO | None = None
+
+    def new_lines(self) -> list[bytes]:
+        if self._fh is None:
+            try:
+                self._fh = self.path.open("rb")
+            except FileNotFoundError:  # the writer has not made it yet
+                return []
+        self._fh.seek(self.offset)
+        data = self._fh.read()
+        end = data.rfind(b"\n") + 1
+        self.offset += end
+        return [line for line in data[:end].split(b"\n") if line.strip()]
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+
+
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     write_text(run_dir, MANIFEST_FILE, manifest.model_dump_json(indent=2) + "\n")
 
