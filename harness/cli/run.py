@@ -22,7 +22,7 @@ from rich.markup import escape
 from harness.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE
 from harness.cli.client_flags import add_client_flags, apply_client_flags
 from harness.cli.console import print_summary
-from harness.corpus.forks import Forked, ForkFailed, may_fork
+from harness.corpus.forks import Forked, may_fork
 from harness.corpus.loader import CorpusError
 from harness.corpus.perturb import PERTURBATIONS
 from harness.run.caseref import CaseRef
@@ -402,10 +402,7 @@ class FinishApart:
             self.started()
         self._send(pickle.dumps(manifest, protocol=pickle.HIGHEST_PROTOCOL))
         self._close()
-        try:
-            return self._forked.result()
-        except ForkFailed:
-            return None
+        return self._forked.result_or_none()
 
     def cancel(self) -> None:
         self._close()

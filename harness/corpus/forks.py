@@ -77,3 +77,11 @@ class Forked(Generic[R]):
         if not ok:
             raise ForkFailed(str(value))
         return cast(R, value)
+
+    def result_or_none(self) -> R | None:
+        """The child's return value, or None when it has none: for a caller that then does the child's work
+        itself (the child only ever saves time, never changes what is computed)."""
+        try:
+            return self.result()
+        except ForkFailed:
+            return None

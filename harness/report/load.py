@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 
 from harness import UsageError
-from harness.corpus.forks import Forked, ForkFailed, may_fork
+from harness.corpus.forks import Forked, may_fork
 from harness.corpus.schema import VALIDATED_BEFORE, Case
 from harness.report.casedata import CaseShown, case_payload, html_json, html_safe
 from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
@@ -432,9 +432,4 @@ def load_run(
 
 def _scanned(apart: Forked[list[Scanned]] | None) -> list[Scanned] | None:
     """What the child read, or None (read here instead) when there was none or it failed."""
-    if apart is None:
-        return None
-    try:
-        return apart.result()
-    except ForkFailed:
-        return None
+    return apart.result_or_none() if apart is not None else None

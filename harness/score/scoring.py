@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.corpus.forks import Forked, ForkFailed, may_fork
+from harness.corpus.forks import Forked, may_fork
 from harness.corpus.schema import Case
 from harness.run.folder import JUNIT_FILE, UnitKey, write_text
 from harness.run.gates import GateSettings as GateSettings  # the one gate model, also imported from here
@@ -158,10 +158,9 @@ def read_log_frames(log: RunLog, keep_for_robustness: bool, scored: RunScorer | 
             if keep_for_robustness:
                 kept.append(record.model_copy(update={"persisted": None, "raw_reply": None}))
             if index == split and apart is not None:
-                try:
-                    checked, clean = apart.result(), CLEAN  # the child checked every unit from here on
-                except ForkFailed:
-                    clean = None  # checked here after all
+                found = apart.result_or_none()
+                if found is not None:  # the child checked every unit from here on (else they are checked here)
+                    checked, clean = found, CLEAN
             if not is_headline(record):
                 continue
             headline += 1

@@ -48,3 +48,9 @@ def test_a_cancelled_child_is_killed_and_reaped() -> None:
         os.waitpid(pid, os.WNOHANG)  # already reaped: no such child of this process
     with pytest.raises(ForkFailed, match="cancelled"):
         child.result()
+
+
+def test_a_caller_that_does_the_work_itself_gets_none_from_a_failed_child() -> None:
+    assert Forked(_fails).result_or_none() is None
+    got = Forked(_pid_and, 0).result_or_none()
+    assert got is not None and got[0] != os.getpid() and got[1] == 0
