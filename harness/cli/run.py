@@ -463,16 +463,12 @@ def _follow_and_finish(
         if select.select([control], [], [], FOLLOW_EVERY_S)[0]:
             data = os.read(control, 1 << 16)
             received.append(data)
-            ended = not data
-            started = True
-        if not started:
-            continue
-        for line in follower.new_lines():
-            if scoring.failed and (views is None or views.failed):
-                break
+            started, ended = True, not data
+        following = not scoring.failed or (views is not None and not views.failed)
+        for line in follower.new_lines() if started and following else ():
             try:
                 record = parse_record(line)
-            except ValueError:  # scored from the folder after all, where the line is named
+            except ValueError:  # the folder is scored after the run instead, where the line is named
                 scoring.failed = True
                 if views is not None:
                     views.failed = True
