@@ -375,7 +375,8 @@ class FinishApart:
         cls, run_dir: Path, settings: GateSettings, corpus_policy: int, excerpt_chars: int,
         cases: Sequence[CaseRef], report: bool,
     ) -> FinishApart | None:  # fmt: skip
-        """The child, when forking is safe here (`may_fork`); else None and the run scores in this process."""
+        """The child, when forking is safe here (`may_fork`) and the system lets this process fork; else None, and
+        the run scores in this process."""
         if not may_fork():
             return None
         read, write = os.pipe()
@@ -384,6 +385,9 @@ class FinishApart:
             forked = Forked(
                 _follow_and_finish, read, write, run_dir, settings, corpus_policy, excerpt_chars, refs, report
             )
+        except OSError:  # no process to spare (EAGAIN, ENOMEM): the run is scored here
+            os.close(write)
+            return None
         except BaseException:
             os.close(write)
             raise

@@ -230,3 +230,17 @@ def test_a_run_that_fails_stops_its_finishing_child(tmp_path: Path, monkeypatch:
     with pytest.raises(ChildProcessError):
         os.waitpid(made[0]._forked._pid, os.WNOHANG)  # reaped already
     assert not (run / "summary.json").exists()
+
+
+def test_a_run_that_cannot_fork_its_child_finishes_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A system with no process to spare (fork fails with EAGAIN) runs and scores the run in this process."""
+    _forking_is_safe()
+    here = _finished_here(monkeypatch)
+
+    def no_fork() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)  # 137 policy cases: read here, without a pool of readers
+    assert main(["run", "--cases", str(ROOT / "cases" / "policy"), "--out", str(tmp_path / "run"), "--no-report"]) == 0
+    assert here == [True]
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["conformance"]["policy_passed"] == 137
