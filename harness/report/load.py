@@ -1,7 +1,7 @@
 """Reading finished run folders for the report: one streaming pass over the log, bounded memory.
 
 Every figure the scorer computes comes from summary.json. Of each result only
-the few fields in `OutcomeRow` are parsed (for the sign-off and the per-epoch
+the few fields in `RecordSummary` are parsed (for the sign-off and the per-epoch
 table), a small tuple each, so memory stays small however long the log is; a whole
 record is parsed only for the few the page embeds for drill-down (see
 `select`), and case content is read only for those. When several runs are combined, a variant
@@ -27,7 +27,7 @@ from harness import UsageError
 from harness.corpus.forks import Forked, may_fork
 from harness.corpus.schema import VALIDATED_BEFORE, Case
 from harness.report.casedata import CaseShown, case_payload, html_json, html_safe
-from harness.report.select import DEFAULT_LIMIT, OutcomeRow, Selector, category
+from harness.report.select import DEFAULT_LIMIT, Selector, category
 from harness.report.signoff import ResultRow, result_row
 from harness.run.fingerprint import fingerprint_of
 from harness.run.folder import (
@@ -44,7 +44,7 @@ from harness.run.folder import (
     write_lines,
 )
 from harness.run.gates import GateSettings
-from harness.run.log import POLICY_VARIANT, Manifest, with_trace
+from harness.run.log import POLICY_VARIANT, Manifest, RecordSummary, with_trace
 from harness.score.headline import is_headline
 from harness.score.summary_model import read_summary_file
 
@@ -182,7 +182,7 @@ class Scanned(NamedTuple):
 
 def scan_results(run_dir: Path) -> list[Scanned]:
     """Every headline result of results.jsonl, in the order written. Only the few fields each result
-    contributes are parsed (`OutcomeRow`); a robustness unit is left out (only summary.json's robustness figures
+    contributes are parsed (`RecordSummary`); a robustness unit is left out (only summary.json's robustness figures
     read it)."""
     path = run_dir / RESULTS_FILE
     if not path.exists():
@@ -202,7 +202,7 @@ def scan_results(run_dir: Path) -> list[Scanned]:
             row.trace_from_case,
             offset,
         )
-        for offset, row in project_results(run_dir, OutcomeRow)
+        for offset, row in project_results(run_dir, RecordSummary)
         if is_headline(row)
     ]
 
@@ -345,7 +345,7 @@ def drill_down(run: LoadedRun) -> Iterator[tuple[int, dict[str, Any]]]:
     run.picked.reverse()
     while run.picked:
         cat, cid, _, line = run.picked.pop()
-        data = record_data(line)  # the line was read as an `OutcomeRow` already: its object is a record's
+        data = record_data(line)  # the line was read as a `RecordSummary` already: its object is a record's
         variant = data.get("variant")
         data["variant"] = run.rename.get(variant, variant) if isinstance(variant, str) else variant
         shown, persisted = run.cases.get(cid), data.get("persisted")

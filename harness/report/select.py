@@ -12,68 +12,19 @@ import hashlib
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from harness.run.outcome import StoredOutcome
-from harness.score.outcome import CATEGORY_NAMES, RIGHT, Facts, Outcome, is_failure, judged_outcome
+from harness.run.log import RecordSummary
+from harness.score.outcome import CATEGORY_NAMES, RIGHT, is_failure
 from harness.score.outcome import category as outcome_category
 
-__all__ = ["CATEGORY_NAMES", "RIGHT", "OutcomeRow", "Selector", "category", "is_failure"]
+__all__ = ["CATEGORY_NAMES", "RIGHT", "Selector", "category", "is_failure"]
 
 DEFAULT_LIMIT = 2000
 RIGHT_SHARE = 0.1  # at least this share of the budget shows results that went right, when there are any
 
 
-class OutcomeGold(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    verdict: list[str]
-    claims: dict[str, list[str]] | None = None
-
-
-class OutcomeRow(BaseModel):
-    """The fields of a results_v1 record that the report reads for every result (the rest is skipped unparsed)."""
-
-    model_config = ConfigDict(extra="ignore")
-    case_id: str
-    case_hash: str = ""
-    variant: str
-    epoch: int
-    kind: Literal["policy", "quality"]
-    spec: list[str]
-    verdict: str | None
-    error: str | None
-    claims: dict[str, str]
-    gold: OutcomeGold
-    perturbation: str | None = None
-    trace_from_case: bool = False
-    """The record's trace summary is the case's own, elided from the line (`ResultRecord.trace_from_case`)."""
-    judgement: StoredOutcome | None = Field(default=None, alias="outcome")
-    """The outcome the run stored with the record (absent in a folder written before records carried it)."""
-
-    @property
-    def key(self) -> tuple[str, str, int]:
-        return (self.case_id, self.variant, self.epoch)
-
-    @cached_property
-    def outcome(self) -> Outcome:
-        """The outcome the run stored with the record (`harness.run.outcome.judged`), as scoring reads it; read
-        once per row (the category and the results frame both read it)."""
-        facts = Facts(self.error, self.verdict, None, self.claims, self.gold.verdict, self.gold.claims)
-        return judged_outcome(self.judgement, facts)
-
-    @property
-    def scored(self) -> bool:
-        return self.error is None
-
-    @property
-    def verdict_correct(self) -> bool:
-        return self.outcome.verdict_correct
-
-
-def category(record: OutcomeRow, conformance_failed: bool) -> int:
+def category(record: RecordSummary, conformance_failed: bool) -> int:
     """The outcome category of one result record."""
     return outcome_category(record.outcome, record.kind, conformance_failed)
 

@@ -45,7 +45,7 @@ class ResultRow(NamedTuple):
 
 
 class ResultFields(Protocol):
-    """What a result row is made of: a result read for the report (`select.OutcomeRow`, `load.Scanned`)."""
+    """What a result row is made of: a result read for the report (`log.RecordSummary`, `load.Scanned`)."""
 
     @property
     def case_id(self) -> str: ...

@@ -5,13 +5,14 @@ every case, once), and `results.jsonl` (one record per case × variant × epoch,
 appended and flushed as each finishes, so a killed run loses nothing finished).
 This module holds the models; `harness.run.folder` every read and write.
 
-results_v2 (issue 14) against v1: no `parsed_reply` (the persisted evaluation holds what the policy read of
+results_v2 against v1: no `parsed_reply` (the persisted evaluation holds what the policy read of
 the reply, `raw_reply` the text), and the persisted trace summary is not copied into every record when it is
 the case's own (`trace_from_case`): `persisted_of` puts it back from cases.jsonl. `upgrade_v1` reads a v1 line.
 """
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import (
@@ -26,7 +27,7 @@ from pydantic import (
 
 from harness.corpus.schema import Case
 from harness.run.gates import Gates
-from harness.run.outcome import Facts, StoredOutcome, judged
+from harness.run.outcome import Facts, Outcome, StoredOutcome, judged, judged_outcome
 from harness.system.models import PolicySettings, Usage, Verdict
 from harness.system.store_names import EVALUATION_KEY
 
@@ -124,10 +125,7 @@ class ResultRecord(LogModel):
     @property
     def facts(self) -> Facts:
         """What the record is judged on (`harness.run.outcome`): its error, answers and gold."""
-        gold = self.gold
-        return Facts(
-            self.error, self.verdict, self.model_verdict, self.claims, gold.verdict, gold.claims, gold.model_verdict
-        )
+        return facts_of(self)
 
     @property
     def evaluation(self) -> dict[str, Any] | None:
@@ -140,6 +138,68 @@ class ResultRecord(LogModel):
         """The groundedness score the policy read from a valid reply (persisted; null for no or an invalid reply)."""
         value = (self.evaluation or {}).get("groundedness_score")
         return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+class GoldSummary(BaseModel):
+    """`Gold` as `RecordSummary` reads it."""
+
+    model_config = ConfigDict(extra="ignore")
+    verdict: list[str]
+    claims: dict[str, list[str]] | None = None
+    model_verdict: list[str] | None = None
+
+
+class RecordSummary(BaseModel):
+    """A results.jsonl line's summary, as Inspect AI's `EvalSample.summary()`: the fields a reader of every result
+    needs (the report's per-result tables, sign-off and drill-down picks), parsed from the line without the rest
+    (the persisted evaluation, the raw reply). Each field is `ResultRecord`'s of the same name and alias, and its
+    outcome is the record's (`facts_of`, the stored judgement): a test holds both to the record."""
+
+    model_config = ConfigDict(extra="ignore")
+    case_id: str
+    case_hash: str = ""
+    variant: str
+    epoch: int
+    kind: Literal["policy", "quality"]
+    spec: list[str]
+    verdict: str | None
+    model_verdict: str | None = None
+    error: str | None
+    claims: dict[str, str]
+    gold: GoldSummary
+    perturbation: str | None = None
+    trace_from_case: bool = False
+    """The record's trace summary is the case's own, elided from the line (`ResultRecord.trace_from_case`)."""
+    judgement: StoredOutcome | None = Field(default=None, alias="outcome")
+    """The outcome the run stored with the record (absent in a folder written before records carried it)."""
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """(case, variant, epoch): the result's row in the report's tables (without the case hash of
+        `ResultRecord.key`)."""
+        return (self.case_id, self.variant, self.epoch)
+
+    @cached_property
+    def outcome(self) -> Outcome:
+        """The record's outcome, as scoring reads it: the stored judgement, or the record's facts judged now."""
+        return judged_outcome(self.judgement, facts_of(self))
+
+    @property
+    def scored(self) -> bool:
+        return self.error is None
+
+    @property
+    def verdict_correct(self) -> bool:
+        return self.outcome.verdict_correct
+
+
+def facts_of(record: ResultRecord | RecordSummary) -> Facts:
+    """What a record is judged on (`harness.run.outcome`): its error, answers and gold, read the same way from the
+    record and from its summary."""
+    gold = record.gold
+    return Facts(
+        record.error, record.verdict, record.model_verdict, record.claims, gold.verdict, gold.claims, gold.model_verdict
+    )
 
 
 def case_trace(case: Case, excerpt_chars: int, keep: bool = True) -> list[dict[str, Any]]:

@@ -8,8 +8,7 @@ from typing import Any
 
 import yaml
 
-from harness.report.select import OutcomeRow
-from harness.run.log import GatekeeperOutcome, Gold, ResultRecord
+from harness.run.log import GatekeeperOutcome, Gold, RecordSummary, ResultRecord
 from tests.run.corpus_builder import SESSION, claims, write_corpus
 
 SPEC_PASS = "chat-verifier-agent/verifier-shall-fact-check-executor-answers/pass-verdict-when-all-claims-have-evidence"
@@ -73,9 +72,9 @@ def as_dict(rec: ResultRecord) -> dict[str, Any]:
     return rec.model_dump(mode="json")
 
 
-def outcome(rec: ResultRecord) -> OutcomeRow:
+def outcome(rec: ResultRecord) -> RecordSummary:
     """What the report reads of a record for every result, parsed from its results.jsonl line."""
-    return OutcomeRow.model_validate_json(rec.model_dump_json())
+    return RecordSummary.model_validate_json(rec.model_dump_json())
 
 
 def hostile_cases() -> list[dict[str, Any]]:

@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 from harness.report.analyses import quality_mismatches
-from harness.report.select import OutcomeRow
 from harness.run.folder import RESULTS_FILE, ResultWriter, read_results
-from harness.run.log import Gold, ResultRecord
+from harness.run.log import Gold, RecordSummary, ResultRecord
 from harness.score.frames import quality_frame
 from harness.score.outcome import outcome, record_outcome
 
@@ -60,7 +59,7 @@ def test_a_line_written_without_an_outcome_is_judged_as_it_is_read(tmp_path: Pat
             gold_verdicts=r.gold.verdict, gold_claims=r.gold.claims,
         )  # fmt: skip
         assert record_outcome(r) == expected
-        assert OutcomeRow.model_validate(line).outcome == expected  # the report's projection of the same line
+        assert RecordSummary.model_validate(line).outcome == expected  # the report's projection of the same line
 
 
 def test_scoring_and_the_report_read_the_stored_judgement_and_never_judge_again(tmp_path: Path) -> None:
@@ -71,5 +70,5 @@ def test_scoring_and_the_report_read_the_stored_judgement_and_never_judge_again(
     (read,) = read_results(tmp_path)
     assert record_outcome(read).verdict_correct is False
     assert quality_frame([read])["verdict_correct"].tolist() == [False]
-    assert OutcomeRow.model_validate(line).outcome.verdict_correct is False
+    assert RecordSummary.model_validate(line).outcome.verdict_correct is False
     assert quality_mismatches(line) == ["verdict: expected ['REJECT'], got REJECT"]
