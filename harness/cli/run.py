@@ -247,7 +247,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     try:
         study = study_from_args(args)
-        # one case in memory at a time: the run keeps each as a compact ref (issue 14: memory in the run's size)
+        # one case in memory at a time: the run keeps each as a compact ref (memory stays flat in the run's size)
         # while worker processes read the cases, this process imports the verifiers' client libraries
         cases, corpus_policy = load_case_refs(study.cases, study.filters, partial(warm_imports, study.models))
     except (StudyError, GateError, FilterError) as exc:
@@ -492,7 +492,7 @@ def _follow_and_finish(
 
 
 AFTER_RUN_MODULES = ("harness.score.scoring", "harness.kit.certificate")
-"""What scoring and the certificate import (pandas, the kit's server): ~0.4 s of imports."""
+"""What scoring and the certificate import (pandas, the kit's server)."""
 
 
 def _render_report(
@@ -507,15 +507,16 @@ def _render_report(
 
 
 REPORT_MODULES = ("harness.report.render", "harness.report.figures")
-"""What the HTML report imports (jinja2, the summary models): ~0.3 s."""
+"""What the HTML report imports (jinja2, the summary models)."""
 
 
 class Preload:
     """Modules imported on a daemon thread while the run waits on its replies; `join` before using them.
 
-    A run spends most of its time waiting on replies (200 ms each, 32 at a time), and without this the second
-    or so of imports that scoring and the report need would start only after the last reply, on the critical
-    path of what a user waits for. The thread starts when the run's first requests go out (`run_study`'s
+    Where the run has no finishing child (`FinishApart`: one core, not Linux, another thread running), it scores
+    and reports in its own process. It spends most of its time waiting on replies, and without this the imports
+    that scoring and the report need would start only after the last reply, on the critical path of what a user
+    waits for. The thread starts when the run's first requests go out (`run_study`'s
     `on_start`), not before: started earlier, it took the GIL from the imports and set-up the first request
     waits for. Joining before use means no module is ever imported by two threads at once; a preload never
     started imports in the joining thread. A failed import is left for the real one to raise, where it is used.

@@ -1,4 +1,4 @@
-"""What a case's claims cite, as the system resolves it (issue 14: binding resolution is written once).
+"""What a case's claims cite, as the system resolves it (binding resolution is written once, here).
 
 The corpus needs the tool invocations a claim's evidence is: a mutation changes them, a perturbation moves
 their content. It asks the system: the gatekeeper on the case's strict parse, then `policy.resolving_entries`

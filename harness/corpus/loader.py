@@ -342,7 +342,7 @@ def read_in_workers(
 ) -> Iterator[R]:
     """`read(file)` for each file, in order. Parsing YAML and validating a case is CPU work the GIL keeps on
     one core; a large corpus is therefore split among forked processes, one per core, which return what `read`
-    made (1,000 case files: 0.8 s in one process, 0.5 s in two). Forking is only safe while this process runs
+    made. Forking is only safe while this process runs
     no other thread (a lock another thread held would stay held in the child), so then, off Linux, on one
     core or for a small corpus, the files are read here. `meanwhile`: work for this process while the workers
     read (it is not called when the files are read here)."""

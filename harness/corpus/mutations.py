@@ -71,7 +71,7 @@ class Seed:
     def of(cls, case: Case) -> Seed | None:
         """None unless the case is a quality case whose output the system reads as `valid`, with gold labels.
 
-        The output is the system's own strict parse (`Case.parsed_output`, issue 14): text `json.loads` takes but
+        The output is the system's own strict parse (`Case.parsed_output`): text `json.loads` takes but
         the system reads as malformed (NaN, a repeated key) seeds nothing, as its mutants would be labelled from
         a document the system never reads. Such a case is not a seed, like any case without a valid output.
         """

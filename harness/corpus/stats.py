@@ -1,4 +1,4 @@
-"""Corpus statistics and the coverage targets of issue 4, as pure functions returning data.
+"""Corpus statistics and the corpus's coverage targets, as pure functions returning data.
 
 Nothing here prints: `harness.cli.cases` renders the tables. By default the
 tables and the targets count hand-written cases only; generated cases (tag
@@ -23,11 +23,11 @@ Origin = Literal["hand-written", "generated", "external"]
 ORIGINS: tuple[Origin, ...] = ("hand-written", "generated", "external")
 INCIDENT_PREFIX, MUTATION_PREFIX = "incident-", "mut-"
 
-"""The adversarial categories of issue 4 and their tags (cases/README.md)."""
+"""The adversarial categories the corpus must cover and their tags (cases/README.md)."""
 
 
 class Targets(BaseModel):
-    """The numbers issue 4 asks of the hand-written corpus."""
+    """The numbers the hand-written corpus must reach."""
 
     policy_per_scenario: int = 3
     quality_per_scenario: int = 3
@@ -205,7 +205,7 @@ def corpus_stats(
 
 
 def check_targets(stats: CorpusStats, catalogue: Mapping[str, Scenario], targets: Targets) -> list[TargetResult]:
-    """Each target of issue 4, met or not, with what falls short."""
+    """Each coverage target, met or not, with what falls short."""
     t = targets
     short_scenarios = [
         f"{s.id}: {s.policy} policy, {s.quality} quality"

@@ -1,9 +1,9 @@
 """Text entries by key in one SQLite file, written in the background: the store under the reply cache and the
 result replay.
 
-One file per store instead of one file per entry: creating a file costs 0.1-1 ms of system calls on an ext4
-disk, and a run kept two a case (a reply and a result), which cost about 3 ms of CPU per request and held up
-the event loop while 32 requests waited on it. An insert into SQLite costs tens of microseconds.
+One file per store instead of one file per entry: creating a file is several system calls, and a run kept two a case (a reply and a result): together
+they were a large share of the harness's CPU per request, and held up the event loop while the other requests
+waited on it. An insert into SQLite costs a small fraction of that.
 
 - Writes go to one daemon thread (`WRITER`), which commits whatever is queued in one transaction per file; the
   event loop never waits on the disk. A write not yet committed is read from the writer's pending map, so a

@@ -1,7 +1,7 @@
 """The HTTP library the openai client is built on, and the one TLS context every client of a process shares.
 
 The reachability probe (`harness.llm.reach`) and the model clients use the same library and context, so a run
-imports one HTTP library and loads the CA bundle once (~0.1 s each time it is loaded).
+imports one HTTP library and loads the CA bundle once (a cost paid each time it is loaded).
 """
 
 from __future__ import annotations
@@ -21,5 +21,5 @@ def http_library() -> Any:
 
 @functools.cache
 def shared_ssl_context() -> Any:
-    """One TLS context for every client: loading the CA bundle costs ~0.1 s per client otherwise."""
+    """One TLS context for every client: each client would load the CA bundle again otherwise."""
     return http_library().create_ssl_context()

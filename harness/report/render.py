@@ -137,8 +137,8 @@ def environment() -> Environment:
 def _bytecode_cache() -> BytecodeCache | None:
     """jinja2's per-user bytecode cache (a private folder under the temp dir, keyed by the template's source).
 
-    Compiling the report's templates cost every `vbench run` ~0.3 s; a machine without a usable temp dir
-    compiles as before.
+    Compiling the report's templates anew was a large part of every `vbench run`'s report; a machine without a
+    usable temp dir compiles as before.
     """
     try:
         return FileSystemBytecodeCache()

@@ -1,7 +1,7 @@
 """A run's cases in compact form: what a run keeps of each case between loading it and running its units.
 
 A validated `Case` is some 17 KiB of Python objects, and a run used to keep every one of them for its whole
-length (each planned unit held its case), so its peak memory grew with the corpus (issue 14, item 9). A
+length (each planned unit held its case), so its peak memory grew with the corpus. A
 `CaseRef` keeps the case's id, kind and content hash, and the case as JSON (the bytes cases.jsonl embeds),
 compressed: a tenth of the size; each unit validates its own `Case` from those bytes when it runs and lets it go
 with its record. The bytes are made from the validated case when it is loaded and hashed, so a run uses that

@@ -34,7 +34,7 @@ PER_SHARD_SETTINGS = ("shard", "cache", "replay", "executor", "store")
 
 
 TIMING_KEYS = frozenset({"run", "latency_ms", "harness_cpu_ms", "tokens", "cached_results", "replayed_results"})
-"""The only summary.json keys (at any depth) in which a merged run may differ from the single run (issue 19)."""
+"""The only summary.json keys (at any depth) in which a merged run may differ from the single run."""
 
 
 def without_timings(value: Any) -> Any:

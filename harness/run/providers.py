@@ -108,7 +108,7 @@ class _OpenAIEndpoint(ProviderSettings):
 
 # mypy cannot follow a base class built at import
 class OpenAIProviderSettings(client_settings(ClientSettings, _OpenAIEndpoint)):  # type: ignore[misc]
-    """Per-model settings of `openai:` models (issue 9): the client's settings (`harness.llm.openai_settings`, the
+    """Per-model settings of `openai:` models: the client's settings (`harness.llm.openai_settings`, the
     one home of their rules) plus the endpoint and the key's variable, each optional."""
 
     def client_kwargs(self) -> dict[str, Any]:
@@ -226,8 +226,8 @@ def import_ahead(names: Iterable[str]) -> None:
 
 def warm_imports(models: Iterable[str]) -> None:
     """Import the modules the providers of `models` build their verifiers with, ahead of the first build (a
-    run does this while worker processes read its cases: the client library is ~0.3 s of imports that would
-    otherwise hold up the first request). A spec that names no provider is passed over: the build reports it."""
+    run does this while worker processes read its cases: the client library's imports would otherwise hold
+    up the first request). A spec that names no provider is passed over: the build reports it."""
     for text in models:
         try:
             provider = provider_of(text)

@@ -117,7 +117,7 @@ def record_from_run(
 
 
 def outcome_fields(ev: VerifierEvaluation | ReportedEvaluation) -> dict[str, Any]:
-    """The record's outcome keys (issue 5's contract) read from an evaluation, the system's own or a SUT's."""
+    """The record's outcome keys (the contract users' scripts read) read from an evaluation, the system's own or a SUT's."""
     return {
         "parse_status": ev.executor_output_parse_status.status,
         "gatekeeper": GatekeeperOutcome(

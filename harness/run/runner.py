@@ -288,8 +288,8 @@ def fewer_collections(young: int = 20_000) -> Iterator[None]:
     """Cyclic GC tuned for the length of a run, restored after.
 
     A run allocates fast, so with the default threshold (700) the collector ran some 350 times per 1,000 cases
-    and re-scanned everything alive each time (when the run still held every case as objects: 0.6-0.8 s, a
-    tenth of its CPU). What is alive at the start (verifiers, modules) is frozen out of the scans, and young
+    and re-scanned everything alive each time (a tenth of its CPU when the run still held every case as
+    objects). What is alive at the start (verifiers, modules) is frozen out of the scans, and young
     collections wait for `young` allocations. Nothing is leaked: unfreeze hands the frozen objects back.
     """
     old = gc.get_threshold()

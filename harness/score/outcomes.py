@@ -104,7 +104,7 @@ def case_outcomes(units: pd.DataFrame) -> pd.DataFrame:
 
 def write_outcomes(run_dir: Path, frame: pd.DataFrame) -> None:
     """One JSON line per unit, keys in column order. Rows are built from the columns' `tolist()` (Python values,
-    as `to_dict(orient="records")` gives them, in half its time: 0.5 s instead of 1.1 s for 100,000 units)."""
+    as `to_dict(orient="records")` gives them, in half its time)."""
     columns = list(frame.columns)
     rows = zip(*(frame[c].tolist() for c in columns), strict=True)
     write_lines(run_dir, OUTCOMES_FILE, (json.dumps(dict(zip(columns, row, strict=True))) + "\n" for row in rows))

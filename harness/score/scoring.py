@@ -92,8 +92,8 @@ CHECK_APART_FROM = 20_000
 checks against the cases are a third of scoring's CPU, and the child has the other core."""
 CHECKED_HERE = 0.4
 """The share of units (the first, in key order) this process checks itself when a child checks the rest: this
-process also reads every record and makes the frame rows, so the child takes the larger part (100k results
-scored again for a report, whose page is read in another child meanwhile: 27.3 s at 0.4, 28.3 s at 0.5)."""
+process also reads every record and makes the frame rows, so the child takes the larger part (set for a report that scores a
+long log again while another child reads its page)."""
 
 
 def check_units(log: RunLog, start: int) -> dict[UnitKey, Problems]:

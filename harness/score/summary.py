@@ -1,6 +1,6 @@
 """`summary.json`: conformance, per-variant metrics and paired comparisons, from the run log alone.
 
-The keys named in issue 5 are a contract that users' CI scripts read: add
+The summary's keys are a contract that users' CI scripts read: add
 keys, never rename them. Rates are floats, counts ints; a 95% CI sits beside
 its figure as `<name>_ci: [low, high]`.
 """

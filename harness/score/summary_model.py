@@ -1,6 +1,6 @@
 """`summary.json` as a versioned pydantic model: written and read only through `Summary`.
 
-The keys of issue 5 are a contract users' CI scripts read: keys are added, never renamed. So every model
+The summary's keys are a contract users' CI scripts read: keys are added, never renamed. So every model
 here allows extra keys (a summary written by a later version reads; its extras are written back as they
 came) and gives every field but the identifying ones a default (a summary written before a key existed
 reads). The registered metrics (`harness.score.registry`) sit flat on a variant as `<key>` and

@@ -11,7 +11,7 @@ The tables and statements live in `harness.system.store_tables`. A private in-me
 default: one per worker, one case at a time) sends the same statements, compiled to SQLite's SQL
 (`harness.system.store_sql`, generated from them), straight to its own SQLite connection: SQLAlchemy's execution
 machinery around each statement cost more than the statements themselves, seven times per case, and importing
-SQLAlchemy cost a run 0.2 s before its first request. SQLAlchemy is imported for a store at a URL, or when a
+SQLAlchemy delayed a run's first request. SQLAlchemy is imported for a store at a URL, or when a
 private store's `engine` is asked for.
 """
 

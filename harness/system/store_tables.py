@@ -58,7 +58,7 @@ tool_invocation = Table(
     UniqueConstraint("session_id", "invocation_id"),
 )
 
-# Built once: a fresh statement per call costs its construction and its cache key every time (~1.7 ms a case).
+# Built once: a fresh statement per call costs its construction and its cache key every time, for every case.
 _INSERT_SESSION = insert(diagnosis_session)
 _INSERT_INVOCATIONS = insert(tool_invocation)
 _SELECT_INVOCATIONS = (
