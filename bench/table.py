@@ -489,7 +489,8 @@ def phases_markdown(figures: dict[str, Any]) -> list[str]:
         f"## One whole `vbench run` by phase ({got.get('server', '?')} server, {got.get('latency_ms', 0):g} ms)",
         "",
         f"CPU {got['cpu_s']:.2f} s in the phases' process time, {got.get('process_cpu_s', 0):.2f} s for the whole "
-        f"process (the difference is the interpreter's start-up); wall {got['wall_s']:.2f} s.",
+        f"process and its children (the difference is the interpreter's start-up and the children's CPU: the "
+        f"workers that read the cases and the finishing child, whose phases are named so); wall {got['wall_s']:.2f} s.",
         "",
         "| phase | CPU s | wall s |",
         "| --- | --- | --- |",
