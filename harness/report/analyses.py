@@ -10,7 +10,8 @@ from typing import Any
 
 from harness.report.prices import PriceTable, cost_of
 from harness.report.signoff import ResultRow
-from harness.score.outcome import Facts, Outcome, judged_outcome
+from harness.run.log import RecordSummary
+from harness.score.outcome import Outcome
 from harness.score.registry import MetricSpec, decidable, metric, metrics
 
 ALPHA = 0.05
@@ -289,18 +290,9 @@ def gate_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def record_dict_outcome(record: Mapping[str, Any]) -> Outcome:
-    """The outcome of a results record embedded as JSON (the drill-down's): the one the run stored with it."""
-    gold = record.get("gold") or {}
-    facts = Facts(
-        record.get("error") or None,
-        record.get("verdict"),
-        record.get("model_verdict"),
-        record.get("claims") or {},
-        gold.get("verdict") or [],
-        gold.get("claims"),
-        gold.get("model_verdict"),
-    )
-    return judged_outcome(record.get("outcome"), facts)
+    """The outcome of a results record embedded as JSON (the drill-down's): its run-log summary's
+    (`RecordSummary`), the stored judgement read with the record's own facts (`facts_of`), as scoring reads it."""
+    return RecordSummary.model_validate(record).outcome
 
 
 def quality_mismatches(record: Mapping[str, Any], outcome: Outcome | None = None) -> list[str]:
