@@ -134,7 +134,7 @@ class RunLog:
         path = self.run_dir / RESULTS_FILE
         with path.open("rb") as fh:
             for i in range(start, len(self._keys)):
-                yield record_at(fh, path, self._offset[i], self._number[i])
+                yield self._parse_at(fh, path, i)
 
     def units(self, skip: Container[UnitKey] = ()) -> Iterator[tuple[UnitKey, ResultRecord | None]]:
         """Each unit's key and last record, in key order, as `records()`; a key in `skip` comes with None and its
@@ -148,7 +148,7 @@ class RunLog:
         path = self.run_dir / RESULTS_FILE
         with path.open("rb") as fh:
             for i, key in enumerate(self._keys):
-                yield key, None if key in skip else record_at(fh, path, self._offset[i], self._number[i])
+                yield key, None if key in skip else self._parse_at(fh, path, i)
 
     def record(self, key: UnitKey) -> ResultRecord:
         """One unit's record (`KeyError` when the log has no such unit)."""
@@ -158,10 +158,10 @@ class RunLog:
         if i == len(self._keys) or self._keys[i] != key:
             raise KeyError(key)
         assert self.run_dir is not None
-        with (self.run_dir / RESULTS_FILE).open("rb") as fh:
-            return self._parse_at(fh, i)
+        path = self.run_dir / RESULTS_FILE
+        with path.open("rb") as fh:
+            return self._parse_at(fh, path, i)
 
-    def _parse_at(self, fh: BinaryIO, i: int) -> ResultRecord:
-        """The record of the `i`-th unit in key order, read from its line."""
-        assert self.run_dir is not None
-        return record_at(fh, self.run_dir / RESULTS_FILE, self._offset[i], self._number[i])
+    def _parse_at(self, fh: BinaryIO, path: Path, i: int) -> ResultRecord:
+        """The record of the `i`-th unit in key order, read from its line of `path` (open as `fh`)."""
+        return record_at(fh, path, self._offset[i], self._number[i])
