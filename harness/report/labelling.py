@@ -421,7 +421,7 @@ def _labelled(labels: dict[tuple[str, str], LabelLine], case_id: str, claim_id: 
 def _local(query: Any) -> str:
     """A same-site path to go back to after signing in (anything else goes to the list)."""
     then = str(query.get("then", "/"))
-    return then if then.startswith("/") and not then.startswith("//") else "/"
+    return then if then.startswith("/") and not then.startswith(("//", "/\\")) and "\n" not in then else "/"
 
 
 @web.middleware

@@ -165,6 +165,9 @@ def test_several_annotators_sign_in_and_each_sees_their_share(folder: Path, tmp_
         token = _page_token(httpx.get(server.url + "/who").text)
         refused = httpx.post(server.url + "/who", data={"token": token, "annotator": "mallory"})
         assert refused.status_code == 400
+        for elsewhere in ("//evil.example/", "/\\evil.example/", "https://evil.example/"):
+            away = httpx.post(server.url + "/who", data={"token": token, "annotator": "bob", "then": elsewhere})
+            assert away.headers["location"] == "/"
         seen = {}
         for name in ("alice", "bob"):
             signed = httpx.post(server.url + "/who", data={"token": token, "annotator": name, "then": "/"})

@@ -217,3 +217,15 @@ def test_the_console_says_undefined_for_a_verifier_of_one_class(
     assert (
         data["vs_verifier"][0]["cohen_kappa"] is None and "one class" in data["vs_verifier"][0]["cohen_kappa_undefined"]
     )
+
+
+def test_a_torn_label_line_is_reported_not_fatal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = import_folder(tmp_path)
+    folder = tmp_path / "imp"
+    check = cases[0].production.claim_checks[0]
+    label(folder, "ann1", cases[0].id, check.claim_id, check.verification.value)
+    with (folder / "labels" / "ann1.jsonl").open("a") as fh:
+        fh.write('{"case_id": "x", "claim')  # a crash mid-write
+    assert main(["agreement", str(folder)]) == 0
+    err = capsys.readouterr().err
+    assert "ann1.jsonl:2: a line cut off mid-write (a crash or a full disk) is skipped" in err
