@@ -87,11 +87,19 @@
     return null;
   }
 
+  // after an answer: the next open claim; after the session's last open one, the next open session. Relabelling
+  // in a session already done goes to the claim below and stays (a further key goes on to the next session).
   function labelClaim(sec, value) {
+    var wasOpen = claims().some(function (c) { return !c.dataset.label; });
     answer(sec, {label: value});
     var next = nextOpen(sec) || (claims().filter(function (c) { return !c.dataset.label; })[0] || null);
-    focus(next);
-    if (!next) { advance(); }
+    if (next || !wasOpen) {
+      var list = claims();
+      focus(next || list[list.indexOf(sec) + 1] || null);
+      return;
+    }
+    focus(null);
+    advance();
   }
 
   function labelKey(value) {
