@@ -261,7 +261,7 @@ class LabelApp:
     # --- answers -------------------------------------------------------------------------
 
     def _check_token(self, given: str) -> None:
-        if not secrets.compare_digest(given, self.token):
+        if not secrets.compare_digest(given.encode(), self.token.encode()):
             raise web.HTTPForbidden(
                 text="this form did not come from this labelling page (or from before its folder's token changed): "
                 "reload the page and answer again"
@@ -320,7 +320,7 @@ class LabelApp:
     async def answer(self, request: web.Request) -> web.Response:
         """One answer from the page's queue, as JSON: 200 once it is on disk (or was already), with the case's
         progress; 403 with `reload` when the page's token is stale; 409 when its annotator is not this page's."""
-        if request.headers.get("X-Label-Token", "") != self.token:
+        if not secrets.compare_digest(request.headers.get("X-Label-Token", "").encode(), self.token.encode()):
             return web.json_response({"error": "stale token", "reload": True}, status=403)
         try:
             data = await request.json()
@@ -430,6 +430,9 @@ async def _headers(request: web.Request, handler: Any) -> web.StreamResponse:
         response = await handler(request)
     except web.HTTPException as exc:
         response = exc
+    except LabelFileError as exc:  # a damaged label file: say which line, on the page and to the queue
+        response = web.json_response({"error": str(exc)}, status=500) if request.path.startswith("/api/") else (
+            web.HTTPInternalServerError(text=str(exc)))  # fmt: skip
     response.headers["Content-Security-Policy"] = CSP
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "no-referrer"

@@ -175,3 +175,20 @@ def test_several_annotators_sign_in_and_each_sees_their_share(folder: Path, tmp_
             index = httpx.get(server.url + "/", cookies={"vbench_annotator": name}).text
             seen[name] = set(re.findall(r'data-case="([^"]+)"', index))
     assert len(seen["alice"] & seen["bob"]) == 1 and len(seen["alice"] | seen["bob"]) == 3
+
+
+def test_a_damaged_label_file_is_named_and_a_strange_token_is_refused(folder: Path, tmp_path: Path) -> None:
+    case_id = sorted(p.stem for p in folder.glob("*.yaml"))[0]
+    with label_server(folder, "ann", tmp_path) as server:
+        token = _page_token(httpx.get(f"{server.url}/case/{case_id}").text)
+        weird = httpx.post(f"{server.url}/case/{case_id}/label",
+                           data={"token": "tökén", "claim_id": "C1", "label": "overstated"})  # fmt: skip
+        assert weird.status_code == 403
+        body = {"case_id": case_id, "claim_id": "C1", "label": "overstated", "annotator": "ann"}
+        assert httpx.post(f"{server.url}/api/answer", json=body, headers={"X-Label-Token": token}).status_code == 200
+        path = folder / "labels" / "ann.jsonl"
+        path.write_text("not json\n" + path.read_text())  # a damaged line in the middle: not a torn tail
+        page = httpx.get(f"{server.url}/case/{case_id}")
+        assert page.status_code == 500 and f"{path}:1: not a label line" in page.text
+        api = httpx.post(f"{server.url}/api/answer", json=body, headers={"X-Label-Token": token})
+        assert api.status_code == 500 and f"{path}:1: not a label line" in api.json()["error"]

@@ -150,7 +150,7 @@
         } else if (response.status === 403 && data.reload) {
           refreshToken();
         } else if (response.status >= 500) {
-          retry("the server failed (" + response.status + ")");
+          retry("the server failed (" + response.status + (data.error ? ": " + data.error : "") + ")");
         } else {
           state.queue.shift();
           status("not saved: " + (data.error || response.status) + "; reload the page");
