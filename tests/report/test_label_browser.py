@@ -177,6 +177,13 @@ async def team_features(server: LabelServer) -> dict[str, object]:
         await page.screenshot(SHOTS / "label-help-overlay.png", width=1280, height=900)
         await press(page, "Escape")
         out["overlay_closed"] = await page.evaluate("document.getElementById('help').hidden")
+        opened = json.dumps(out["opened"])
+        await press(page, "n")  # the next session, on the same page
+        await settled(page, f"document.getElementById('case-id').textContent !== {opened}")
+        out["next"] = await page.evaluate("document.getElementById('case-id').textContent")
+        await press(page, "p")
+        await settled(page, f"document.getElementById('case-id').textContent === {opened}")
+        out["back"] = await page.evaluate("location.pathname")
 
         await page.send("Page.navigate", url=f"{server.url}/adjudicate")
         await settled(page, "document.querySelector('section.dispute') !== null")
@@ -217,6 +224,7 @@ def test_a_team_server_with_undo_unsure_comments_help_adjudication_and_agreement
         (third, None, False, "the df output is from <another> host"),
     ]
     assert out["tools"] and out["tools_open"] is True
+    assert out["next"] != opened and out["back"] == f"/case/{opened}"
     assert out["overlay"] is True and out["definitions"] == 6 and out["overlay_closed"] is True
     assert out["disputes"] == 3 + 1  # bob and carol differ on three first claims; alice is unsure of one
     settled_claims = read_adjudicated(folder)
