@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json
 
 from harness import UsageError
+from harness.corpus import appendlog
 from harness.corpus.schema import Case
 from harness.run.caseref import CaseRef
 from harness.run.log import Manifest, ResultRecord, upgrade_v1
@@ -58,7 +59,7 @@ class ResultWriter:
 
     def __init__(self, run_dir: Path) -> None:
         self.path = run_dir / RESULTS_FILE
-        _truncate_partial_tail(self.path)
+        appendlog.end_torn_tail(self.path, parse_record)  # appends start on a fresh line
         self._fh = self.path.open("a", encoding="utf-8")
 
     def write(self, record: ResultRecord) -> None:
@@ -79,24 +80,10 @@ class ResultWriter:
         self.close()
 
 
-def _truncate_partial_tail(path: Path) -> None:
-    """Drop a last line cut off by a kill, so appends start on a fresh line."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with path.open("rb") as fh:
-        fh.seek(-1, 2)
-        if fh.read(1) == b"\n":
-            return
-    data = path.read_bytes()
-    cut = data.rfind(b"\n") + 1
-    with path.open("r+b") as fh:
-        fh.truncate(cut)
-
-
 class ResultsFollower:
     """The whole lines appended to results.jsonl since the last call, read by another process while the run
     writes them (`ResultWriter` flushes each line). Only lines ending in a newline are handed out; reading starts
-    again after the last of them each time, so a torn tail the writer cuts off (`_truncate_partial_tail`) and
+    again after the last of them each time, so a torn tail the writer cuts off (`appendlog.end_torn_tail`) and
     the lines appended in its place are read as the file holds them."""
 
     def __init__(self, path: Path) -> None:
@@ -203,23 +190,9 @@ T = TypeVar("T")
 def _read_lines(
     path: Path, parse: Callable[[bytes], T]
 ) -> Iterator[tuple[int, int, bytes, T | None, ValidationError | None]]:
-    """(line number, byte offset, line, `parse(line)` or None, its error) for every non-blank line of a run log.
-
-    The torn-tail rule, kept here only: a line that does not parse and has no newline is the last line of a
-    writer killed mid-write (every whole line ends with one); reading ends there, and it is no corrupt line.
-    """
-    with path.open("rb") as fh:
-        number, offset = 0, 0
-        for line in fh:
-            number += 1
-            if line.strip():
-                try:
-                    yield number, offset, line, parse(line), None
-                except ValidationError as exc:
-                    if not line.endswith(b"\n"):
-                        return
-                    yield number, offset, line, None, exc
-            offset += len(line)
+    """(line number, byte offset, line, `parse(line)` or None, its error) for every non-blank line of a run log;
+    the torn tail of a killed writer ends it (`appendlog.read_lines`, the rule's one home)."""
+    return appendlog.read_lines(path, parse)
 
 
 def _result_lines(path: Path) -> Iterator[tuple[int, bytes, ResultRecord | None, str | None]]:
