@@ -22,7 +22,7 @@ from harness.kit.sut import SutReply
 from harness.run.folder import SUT_LOG
 from harness.run.records import record_from_sut
 from harness.score.certificate_model import read_certificate
-from harness.score.summary import case_problems
+from harness.run.conformance import case_problems
 
 
 class ReplayError(ValueError):
