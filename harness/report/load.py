@@ -36,14 +36,13 @@ from harness.run.folder import (
     RunFileError,
     folder_fingerprint,
     iter_cases,
-    lines_at,
-    project_results,
     read_manifest,
     record_data,
     write_lines,
 )
 from harness.run.gates import GateSettings
 from harness.run.log import POLICY_VARIANT, Manifest, RecordSummary, with_trace
+from harness.run.runlog import RunLog
 from harness.score.headline import is_headline
 from harness.score.summary_model import read_summary_file
 
@@ -179,11 +178,12 @@ class Scanned(NamedTuple):
         return (self.case_id, self.variant, self.epoch)
 
 
-def scan_results(run_dir: Path) -> list[Scanned]:
+def scan_results(log: RunLog) -> list[Scanned]:
     """Every headline result of results.jsonl, in the order written. Only the few fields each result
     contributes are parsed (`RecordSummary`); a robustness unit is left out (only summary.json's robustness figures
     read it)."""
-    path = run_dir / RESULTS_FILE
+    assert log.run_dir is not None
+    path = log.run_dir / RESULTS_FILE
     if not path.exists():
         raise ReportError(f"{path}: missing; the run wrote no results")
     return [
@@ -201,7 +201,7 @@ def scan_results(run_dir: Path) -> list[Scanned]:
             row.trace_from_case,
             offset,
         )
-        for offset, row in project_results(run_dir, RecordSummary)
+        for offset, row in log.lines(RecordSummary)
         if is_headline(row)
     ]
 
@@ -227,7 +227,7 @@ def stream_results(run: LoadedRun, limit: int, scanned: list[Scanned]) -> int:
         rows[row.key] = result_row(run.label, row, failed)
     run.results = list(rows.values())
     chosen = selector.chosen()
-    lines = lines_at(run.run_dir, sorted({offset for _, (_, _, offset) in chosen}))
+    lines = RunLog(run.manifest, run_dir=run.run_dir).lines_at(sorted({offset for _, (_, _, offset) in chosen}))
     run.picked = [(cat, cid, elided, lines[offset]) for cat, (cid, elided, offset) in chosen]
     run.selection = selector.describe()
     return len(keys)
@@ -392,7 +392,7 @@ def load_run(
     if summary is None:
         summary = _score(run_dir, manifest)
     run = LoadedRun(run_dir, label, manifest, rename_summary(summary, rename), rename)
-    scanned = scan_results(run_dir)
+    scanned = scan_results(RunLog(manifest, run_dir=run_dir))
     if stream_results(run, limit, scanned) != summary.get("run", {}).get("results"):
         run.summary = rename_summary(_score(run_dir, manifest), rename)  # stale
         stream_results(run, limit, scanned)
