@@ -240,7 +240,7 @@ def read_results(run_dir: Path) -> list[ResultRecord]:
 
     A torn last line (a killed writer) is skipped; a case that a resumed run redid (after a transport
     error) is counted once, with its newer result. Any other line that is not a record raises
-    `RunFileError` naming it. Holds every record: scoring and reports stream with `iter_latest` instead.
+    `RunFileError` naming it. Holds every record: a reader of a long log streams it with `RunLog` instead.
     """
     latest: dict[UnitKey, ResultRecord] = {}
     for record in iter_results(run_dir / RESULTS_FILE):
