@@ -180,7 +180,7 @@ def case_problems(
     view = views.get(case, excerpt_chars) if views is not None else CaseView.of(case, excerpt_chars)
     restored = record.trace_from_case
     if restored:  # the elided trace is the case's spec trace, already read as reported
-        persisted = with_trace(persisted, list(view.reported_trace))
+        persisted = with_trace(persisted, list(view.reported_trace)) or persisted
     read = read_evaluation(persisted[EVALUATION_KEY])
     evaluation, unreadable = read
     if evaluation is None:
@@ -198,9 +198,9 @@ def findings_of(
 ) -> Findings:
     """`case_problems` as the record keeps them (one shared `CLEAN` for a record that met its case)."""
     mismatches, violations = case_problems(record, case, excerpt_chars, views)
-    return (
-        CLEAN if not mismatches and not violations else Findings(mismatches=mismatches, invariant_violations=violations)
-    )
+    if not mismatches and not violations:
+        return CLEAN
+    return Findings(mismatches=tuple(mismatches), invariant_violations=tuple(violations))
 
 
 def found(
