@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from harness.corpus.perturb import Perturbed
 from harness.corpus.schema import Case
-from harness.run.conformance import CaseViews, findings_of
+from harness.run.conformance import findings_of
 from harness.run.log import GatekeeperOutcome, Gold, ResultRecord, case_trace, elide_trace
 from harness.system.models import Claim, VerifierEvaluation
 from harness.system.pipeline import PipelineRun
@@ -87,14 +87,12 @@ def record_from_run(
     case_hash: str | None = None,
     perturbed: Perturbed | None = None,
     excerpt_chars: int | None = None,
-    views: CaseViews | None = None,
 ) -> ResultRecord:
     """Everything the metrics and the report need about one finished case run.
 
     With the run's `excerpt_chars`, a persisted trace summary that is the case's own is not copied into the
     record (`trace_from_case`; a perturbed unit's case is not the one in cases.jsonl, so its trace stays), and the
-    record is checked against its case at that limit (`findings`: scoring then needs no case). `views`: the
-    worker's `CaseViews`, where each case's view is built once.
+    record is checked against its case at that limit (`findings`: scoring then needs no case).
     """
     ev, call = run.evaluation, run.call
     transport_error = call.error if call.raw_reply is None and call.error else None
@@ -120,7 +118,7 @@ def record_from_run(
         harness_cpu_ms=run.cpu_ms,
     )
     if perturbed is None and excerpt_chars is not None:
-        record.findings = findings_of(record, case, excerpt_chars, views)
+        record.findings = findings_of(record, case, excerpt_chars)
     return record
 
 
