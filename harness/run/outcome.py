@@ -210,15 +210,11 @@ def judged_outcome(stored: StoredOutcome | Mapping[str, object] | None, facts: F
 class Findings(BaseModel):
     """A record's conformance findings against its case (`harness.run.conformance.findings_of`), as a results.jsonl
     line keeps them (the `findings` key): what the expectations and invariants found, judged once, as the run's
-    worker writes the record. Empty lists: the record met its case."""
+    worker writes the record. Both empty: the record met its case."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     mismatches: tuple[str, ...] = ()
     invariant_violations: tuple[str, ...] = ()
-
-    @property
-    def clean(self) -> bool:
-        return not self.mismatches and not self.invariant_violations
 
 
 CLEAN = Findings()
