@@ -23,8 +23,8 @@ from typing import Any
 from harness.corpus.loader import load_cases
 from harness.devtools.local_server import LocalOpenAIServer
 from harness.devtools.responders import skill_judge_responder
-from harness.run.log import ResultRecord
 from harness.run.plan import variant_name
+from harness.run.runlog import RunLog
 from harness.score.outcome import record_outcome
 from harness.score.validity.judge import model_name
 from harness.score.validity.report import markdown, meets_bands
@@ -54,11 +54,7 @@ def http_check(
             "--control", variant_name(f"openai:{control}", "baseline"),
         ]  # fmt: skip
         proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800, check=False)
-    records = [
-        ResultRecord.model_validate_json(line)
-        for line in (out / "results.jsonl").read_text().splitlines()
-        if line.strip()
-    ]
+    records = list(RunLog.read(out).records())
     summary = json.loads((out / "summary.json").read_text())
     runs = {control: simulate_run(chosen, s.control_skill, seeds[0]), candidate: simulate_run(chosen, skill, seeds[1])}
     index = {t.judged.case_id: i for i, t in enumerate(chosen)}

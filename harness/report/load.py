@@ -24,7 +24,6 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 
 from harness import UsageError
-from harness.corpus.forks import Forked, may_fork
 from harness.corpus.schema import VALIDATED_BEFORE, Case
 from harness.report.casedata import CaseShown, case_payload, html_json, html_safe
 from harness.report.select import DEFAULT_LIMIT, Selector, category
@@ -37,14 +36,13 @@ from harness.run.folder import (
     RunFileError,
     folder_fingerprint,
     iter_cases,
-    lines_at,
-    project_results,
     read_manifest,
     record_data,
     write_lines,
 )
 from harness.run.gates import GateSettings
 from harness.run.log import POLICY_VARIANT, Manifest, RecordSummary, with_trace
+from harness.run.runlog import RunLog
 from harness.score.headline import is_headline
 from harness.score.summary_model import read_summary_file
 
@@ -180,11 +178,12 @@ class Scanned(NamedTuple):
         return (self.case_id, self.variant, self.epoch)
 
 
-def scan_results(run_dir: Path) -> list[Scanned]:
+def scan_results(log: RunLog) -> list[Scanned]:
     """Every headline result of results.jsonl, in the order written. Only the few fields each result
     contributes are parsed (`RecordSummary`); a robustness unit is left out (only summary.json's robustness figures
     read it)."""
-    path = run_dir / RESULTS_FILE
+    assert log.run_dir is not None
+    path = log.run_dir / RESULTS_FILE
     if not path.exists():
         raise ReportError(f"{path}: missing; the run wrote no results")
     return [
@@ -202,23 +201,9 @@ def scan_results(run_dir: Path) -> list[Scanned]:
             row.trace_from_case,
             offset,
         )
-        for offset, row in project_results(run_dir, RecordSummary)
+        for offset, row in log.lines(RecordSummary)
         if is_headline(row)
     ]
-
-
-SCAN_APART_FROM = 64 << 20
-"""The size of results.jsonl from which it is read in a forked child while the run is scored again (both read
-the whole log; apart, each has a core)."""
-
-
-def scan_apart(run_dir: Path) -> Forked[list[Scanned]] | None:
-    """`scan_results` started in a forked child, for a large log when forking is safe; else None."""
-    try:
-        large = (run_dir / RESULTS_FILE).stat().st_size >= SCAN_APART_FROM
-    except OSError:
-        return None
-    return Forked(scan_results, run_dir) if large and may_fork() else None
 
 
 def stream_results(run: LoadedRun, limit: int, scanned: list[Scanned]) -> int:
@@ -242,7 +227,7 @@ def stream_results(run: LoadedRun, limit: int, scanned: list[Scanned]) -> int:
         rows[row.key] = result_row(run.label, row, failed)
     run.results = list(rows.values())
     chosen = selector.chosen()
-    lines = lines_at(run.run_dir, sorted({offset for _, (_, _, offset) in chosen}))
+    lines = RunLog(run.manifest, run_dir=run.run_dir).lines_at(sorted({offset for _, (_, _, offset) in chosen}))
     run.picked = [(cat, cid, elided, lines[offset]) for cat, (cid, elided, offset) in chosen]
     run.selection = selector.describe()
     return len(keys)
@@ -315,9 +300,8 @@ def read_case_views(run_dir: Path, wanted: set[str]) -> Iterator[tuple[str, Case
                 yield meta["id"], CaseShown(title, view.decode("utf-8", "replace"), trace)
 
 
-def load_drill_down(run: LoadedRun, known: Mapping[str, CaseShown] | None = None) -> None:
-    """The picked results' cases, each kept only as its `CaseShown`. `known`: views the caller made already
-    (`vbench run` makes them while each case is at hand); then those case_views.jsonl keeps; the rest are read
+def load_drill_down(run: LoadedRun) -> None:
+    """The picked results' cases, each kept only as its `CaseShown`: those case_views.jsonl keeps, the rest read
     from cases.jsonl, each validated once (its strict parse shows the claims)."""
     elided = {cid for _, cid, trace_elided, _ in run.picked if trace_elided}
     wanted = {cid for _, cid, _, _ in run.picked}
@@ -325,11 +309,7 @@ def load_drill_down(run: LoadedRun, known: Mapping[str, CaseShown] | None = None
     def usable(cid: str, view: CaseShown) -> bool:
         return cid in wanted and (cid not in elided or view.trace is not None)
 
-    run.cases = {cid: view for cid, view in (known or {}).items() if usable(cid, view)}
-    if wanted - run.cases.keys():
-        run.cases.update(
-            (cid, v) for cid, v in read_case_views(run.run_dir, wanted - run.cases.keys()) if usable(cid, v)
-        )
+    run.cases = {cid: v for cid, v in read_case_views(run.run_dir, wanted) if usable(cid, v)}
     for cid, raw in iter_cases(run.run_dir, wanted - run.cases.keys()):
         try:
             # cases.jsonl holds what the run wrote from validated cases: its NUL walk is not made again
@@ -390,15 +370,14 @@ def load_scored(
     summary: Mapping[str, Any],
     manifest: Manifest | None,
     limit: int,
-    case_views: Mapping[str, CaseShown] | None = None,
 ) -> LoadedRun:
     """A run just scored, from the scorer's summary in memory: summary.json is not read and nothing is scored again
     (unless the summary counts other results than the log holds); the log is read once, for the per-result tables
-    and the drill-down, whose cases come from `case_views` where the run made them."""
+    and the drill-down."""
     manifest = manifest or read_manifest_checked(run_dir)
     label = unique_labels([manifest])[0]
     renames = variant_renames([manifest], [label])[0]
-    return load_run(run_dir, manifest, label, renames, limit, summary, case_views)
+    return load_run(run_dir, manifest, label, renames, limit, summary)
 
 
 def load_run(
@@ -408,28 +387,14 @@ def load_run(
     rename: dict[str, str],
     limit: int,
     summary: Mapping[str, Any] | None,
-    case_views: Mapping[str, CaseShown] | None = None,
 ) -> LoadedRun:
     """One run ready for the analyses, from its summary (scored again from the log when None or stale)."""
-    scanned: list[Scanned] | None = None
     if summary is None:
-        apart = scan_apart(run_dir)  # the report's pass over the log, beside the scorer's
-        try:
-            summary = _score(run_dir, manifest)
-        except BaseException:
-            if apart is not None:
-                apart.cancel()
-            raise
-        scanned = _scanned(apart)
+        summary = _score(run_dir, manifest)
     run = LoadedRun(run_dir, label, manifest, rename_summary(summary, rename), rename)
-    scanned = scan_results(run_dir) if scanned is None else scanned
+    scanned = scan_results(RunLog(manifest, run_dir=run_dir))
     if stream_results(run, limit, scanned) != summary.get("run", {}).get("results"):
         run.summary = rename_summary(_score(run_dir, manifest), rename)  # stale
         stream_results(run, limit, scanned)
-    load_drill_down(run, case_views)
+    load_drill_down(run)
     return run
-
-
-def _scanned(apart: Forked[list[Scanned]] | None) -> list[Scanned] | None:
-    """What the child read, or None (read here instead) when there was none or it failed."""
-    return apart.result_or_none() if apart is not None else None

@@ -1,9 +1,10 @@
 """Every read and write of a run folder: the one place that knows its files and their formats.
 
 A run folder holds `manifest.json`, `cases.jsonl` (each case once) and `results.jsonl` (one record per unit,
-appended as it finishes). Readers stream: `iter_results` yields records in file order, `iter_latest` the
-last record of each unit in key order (what scoring reads: the same figures whatever order units finished
-in) while holding only one key and offset per unit; `CaseIndex` reads one case at a time by id. A results_v1
+appended as it finishes). This module knows the line format and its rules (the torn tail of a killed writer,
+a corrupt line named by number, a v1 line upgraded); the one reader of a run's results is `harness.run.runlog.
+RunLog`, built on `unit_offsets`, `record_at` and `project_results` here. `CaseIndex` reads one case at a time
+by id. A results_v1
 line is upgraded on read (`log.upgrade_v1`), so run folders and baselines written before v2 still read.
 """
 
@@ -14,7 +15,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO, TypeVar, cast
 
@@ -80,32 +81,6 @@ class ResultWriter:
         self.close()
 
 
-class ResultsFollower:
-    """The whole lines appended to results.jsonl since the last call, read by another process while the run
-    writes them (`ResultWriter` flushes each line). Only lines ending in a newline are handed out; reading starts
-    again after the last of them each time, so a torn tail the writer cuts off (`appendlog.end_torn_tail`) and
-    the lines appended in its place are read as the file holds them."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-        self._fh: BinaryIO | None = None
-
-    def new_lines(self) -> list[bytes]:
-        if self._fh is None:
-            try:
-                self._fh = self.path.open("rb")
-            except FileNotFoundError:  # the writer has not made it yet
-                return []
-        self._fh.seek(self.offset)
-        data = self._fh.read()
-        end = data.rfind(b"\n") + 1
-        self.offset += end
-        return [line for line in data[:end].split(b"\n") if line.strip()]
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
@@ -240,7 +215,7 @@ def read_results(run_dir: Path) -> list[ResultRecord]:
 
     A torn last line (a killed writer) is skipped; a case that a resumed run redid (after a transport
     error) is counted once, with its newer result. Any other line that is not a record raises
-    `RunFileError` naming it. Holds every record: scoring and reports stream with `iter_latest` instead.
+    `RunFileError` naming it. Holds every record: a reader of a long log streams it with `RunLog` instead.
     """
     latest: dict[UnitKey, ResultRecord] = {}
     for record in iter_results(run_dir / RESULTS_FILE):
@@ -298,15 +273,6 @@ def unit_offsets(run_dir: Path) -> dict[UnitKey, tuple[int, int]]:
     return out
 
 
-def iter_latest(run_dir: Path, offsets: Mapping[UnitKey, tuple[int, int]] | None = None) -> Iterator[ResultRecord]:
-    """The last record of each unit, in key order, one at a time (what `sorted(read_results(...))` gives)."""
-    path = run_dir / RESULTS_FILE
-    offsets = unit_offsets(run_dir) if offsets is None else offsets
-    with path.open("rb") as fh:
-        for key in sorted(offsets):
-            yield record_at(fh, path, *offsets[key])
-
-
 def record_at(fh: BinaryIO, path: Path, offset: int, number: int) -> ResultRecord:
     """The record on the line at `offset` of an open results.jsonl (`path`, line `number`, for the error)."""
     fh.seek(offset)
@@ -315,11 +281,6 @@ def record_at(fh: BinaryIO, path: Path, offset: int, number: int) -> ResultRecor
         return parse_record(line)
     except ValidationError as exc:
         raise RunFileError(path, f"not a results record: {exc.errors()[0]['msg']}", number) from None
-
-
-def corrupt_result_lines(run_dir: Path) -> list[int]:
-    """The line numbers of results.jsonl that are not records (the torn tail of a kill is not one)."""
-    return [number for number, _, record, _ in _result_lines(run_dir / RESULTS_FILE) if record is None]
 
 
 def drop_corrupt_results(run_dir: Path) -> list[int]:

@@ -22,11 +22,11 @@ from harness.run.folder import (
     MANIFEST_FILE,
     RESULTS_FILE,
     read_manifest,
-    read_results,
     write_lines,
     write_manifest,
 )
 from harness.run.log import Manifest, ManifestSettings, ResultRecord
+from harness.run.runlog import RunLog
 from harness.run.shard import Shard, UnitKey, plan_digest
 
 PER_SHARD_SETTINGS = ("shard", "cache", "replay", "executor", "store")
@@ -69,7 +69,7 @@ def read_shard(path: Path) -> ShardRun:
     if not isinstance(info, dict):
         raise MergeError(f"{path}: not a shard (run without --shard); merge takes the folders of `vbench run --shard`")
     try:
-        records = read_results(path)
+        records = list(RunLog.read(path).records())
     except ValueError as exc:
         raise MergeError(str(exc)) from exc
     return ShardRun(

@@ -15,16 +15,9 @@ import pandas as pd
 
 from harness.corpus.catalogue import load_catalogue
 from harness.corpus.schema import Case
-from harness.run.log import Manifest, ResultRecord, error_reason, with_trace
+from harness.run.conformance import CaseViews, case_problems
+from harness.run.log import Manifest, ResultRecord, error_reason
 from harness.score.compare import compare_pairs
-from harness.score.conformance import (
-    CaseView,
-    CaseViews,
-    deterministic_mismatches,
-    invariant_violations,
-    policy_case_mismatches,
-    read_evaluation,
-)
 from harness.score.metrics import (
     breakdown,
     claim_details,
@@ -36,43 +29,7 @@ from harness.score.metrics import (
 from harness.score.registry import Frames, compute_all, metrics
 from harness.score.reliability import calibration_metrics, consistency_metrics
 from harness.score.summary_model import SUMMARY_SCHEMA
-from harness.system.store_names import EVALUATION_KEY
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
-
-
-def case_problems(
-    record: ResultRecord,
-    case: Case | None,
-    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
-    views: CaseViews | None = None,
-) -> tuple[list[str], list[str]]:
-    """(expectation mismatches, invariant violations) of one record.
-
-    Policy records are checked whole; quality records on their deterministic
-    parts (parse status, gatekeeper). Every record is checked for invariants.
-    `views`: where a stream of records keeps its current case's `CaseView` (built once per case).
-    """
-    view = None
-    if case is not None:
-        view = views.get(case, excerpt_chars) if views is not None else CaseView.of(case, excerpt_chars)
-    restored = view is not None and record.trace_from_case
-    persisted = record.persisted
-    if view is not None and restored:  # the elided trace is the case's spec trace, already read as reported
-        persisted = with_trace(record.persisted, list(view.reported_trace))
-    if persisted is None or not isinstance(persisted.get(EVALUATION_KEY), dict):
-        return ([f"no evaluation: {record.error}"] if record.kind == "policy" else []), []
-    if case is None:
-        return ["case content missing from the run log"], []
-    read = read_evaluation(persisted[EVALUATION_KEY])
-    evaluation, unreadable = read
-    if evaluation is None:
-        return [str(unreadable)], invariant_violations(case, persisted, excerpt_chars, read, view, restored)
-    mismatches = (
-        policy_case_mismatches(case, evaluation)
-        if record.kind == "policy"
-        else deterministic_mismatches(case, evaluation)
-    )
-    return mismatches, invariant_violations(case, persisted, excerpt_chars, read, view, restored)
 
 
 class ConformanceTally:

@@ -15,10 +15,10 @@ from harness.cli import main
 from harness.corpus.loader import load_cases
 from harness.corpus.schema import Case
 from harness.kit.certify import CertifySettings, certify
+from harness.run.conformance import invariant_violations, policy_case_mismatches
 from harness.run.execute import run_case, scripted_verifier_for
 from harness.run.folder import read_results
 from harness.score.certificate_model import certificate_text, read_certificate
-from harness.score.conformance import invariant_violations, policy_case_mismatches
 from harness.score.summary_model import read_summary_file
 from harness.system.protocol import protocol_schemas
 from tests.kit.helpers import ROOT, ThreadedApp, serve_args, sut_process
