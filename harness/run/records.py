@@ -118,6 +118,8 @@ def record_from_run(
         harness_cpu_ms=run.cpu_ms,
     )
     if perturbed is None and excerpt_chars is not None:
+        if run.output is not None:
+            case.adopt_executor_output(run.output)  # the findings read the claims the run read
         record.findings = findings_of(record, case, excerpt_chars)
     return record
 
