@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from harness.corpus.schema import Case
     from harness.report.casedata import CaseShown
     from harness.score.scoring import RunScorer
+    from harness.score.summary_model import Summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -326,7 +327,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     err.print(f"{headline} · certificate: {run_dir / 'certificate.html'}", highlight=False, markup=False)
     print_summary(console, summary, run_dir, result.skipped, report=study.report)
-    return EXIT_OK if summary["passed"] else EXIT_GATE
+    return EXIT_OK if summary.passed else EXIT_GATE
 
 
 def finish_run(
@@ -337,7 +338,7 @@ def finish_run(
     report: bool,
     scored: RunScorer | None = None,
     case_views: dict[str, CaseShown] | None = None,
-) -> tuple[dict[str, Any], str]:
+) -> tuple[Summary, str]:
     """What `vbench run` does once its records are written: score the folder (summary.json, outcomes, junit), write
     the certificate and, with `report`, the HTML report; the summary and the certificate's headline. `scored` and
     `case_views`: what was made of the records while the run wrote them (None: made here from the folder)."""
@@ -365,7 +366,7 @@ class FinishApart:
     Control pipe, parent to child: one byte when the run starts writing (`started`: reading results.jsonl before
     then could meet a file `--resume --drop-corrupt` rewrites), then the pickled manifest, then end of file."""
 
-    def __init__(self, control: int, forked: Forked[tuple[dict[str, Any], str]]) -> None:
+    def __init__(self, control: int, forked: Forked[tuple[Summary, str]]) -> None:
         self._control: int | None = control
         self._forked = forked
         self._started = False
@@ -399,7 +400,7 @@ class FinishApart:
         """The run is about to append its records (`run_study`'s `on_start`)."""
         self._send(b"S")
 
-    def finished(self, manifest: Manifest) -> tuple[dict[str, Any], str] | None:
+    def finished(self, manifest: Manifest) -> tuple[Summary, str] | None:
         """The child's summary and headline, once it has scored the run that wrote `manifest`; None when it has
         none (the caller does `finish_run` itself)."""
         if not self._started:
@@ -449,7 +450,7 @@ def _follow_and_finish(
     excerpt_chars: int,
     cases: dict[str, CaseRef],
     report: bool,
-) -> tuple[dict[str, Any], str]:
+) -> tuple[Summary, str]:
     """The finishing child's work (`FinishApart`)."""
     os.close(parent_end)  # else the control pipe never ends
     imported = Preload(AFTER_RUN_MODULES + (REPORT_MODULES if report else ()))
@@ -496,7 +497,7 @@ AFTER_RUN_MODULES = ("harness.score.scoring", "harness.kit.certificate")
 
 
 def _render_report(
-    run_dir: Path, summary: dict[str, Any], manifest: Manifest, case_views: dict[str, CaseShown] | None = None
+    run_dir: Path, summary: Summary, manifest: Manifest, case_views: dict[str, CaseShown] | None = None
 ) -> None:
     """report.html and summary.md of the run just scored, from the summary, manifest and drill-down cases in memory
     (nothing is read back or scored again); one that cannot be written is a `ReportError` that fails the command.
@@ -545,7 +546,7 @@ class Preload:
         self.done = True
 
 
-def score_run(run_dir: Path, settings: GateSettings, scored: RunScorer | None = None) -> dict[str, Any]:
+def score_run(run_dir: Path, settings: GateSettings, scored: RunScorer | None = None) -> Summary:
     """`harness.score.scoring.score_run`, imported when first needed (pandas stays out of start-up)."""
     from harness.score.scoring import score_run as score
 

@@ -35,7 +35,15 @@ from harness.score.metrics import (
 )
 from harness.score.registry import Frames, compute_all, metrics
 from harness.score.reliability import calibration_metrics, consistency_metrics
-from harness.score.summary_model import SUMMARY_SCHEMA
+from harness.score.summary_model import (
+    SUMMARY_SCHEMA,
+    Conformance,
+    ConformanceFailure,
+    RunInfo,
+    ScenarioTally,
+    Summary,
+    VariantSummary,
+)
 from harness.system.store_names import EVALUATION_KEY
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
@@ -80,7 +88,7 @@ class ConformanceTally:
 
     def __init__(self) -> None:
         self.scenarios: dict[str, dict[str, int]] = {sid: {"cases": 0, "passed": 0} for sid in load_catalogue()}
-        self.failures: list[dict[str, Any]] = []
+        self.failures: list[ConformanceFailure] = []
         self.policy_cases = self.policy_passed = self.invariants = self.quality_mismatches = 0
 
     def add(self, record: ResultRecord, mismatches: Sequence[str], violations: Sequence[str]) -> None:
@@ -97,28 +105,28 @@ class ConformanceTally:
             self.quality_mismatches += bool(mismatches)
         if mismatches or violations:
             self.failures.append(
-                {
-                    "case_id": record.case_id,
-                    "kind": record.kind,
-                    "variant": record.variant,
-                    "epoch": record.epoch,
-                    "mismatches": list(mismatches),
-                    "invariant_violations": list(violations),
-                }
+                ConformanceFailure(
+                    case_id=record.case_id,
+                    kind=record.kind,
+                    variant=record.variant,
+                    epoch=record.epoch,
+                    mismatches=list(mismatches),
+                    invariant_violations=list(violations),
+                )
             )
 
-    def result(self) -> dict[str, Any]:
-        return {
-            "policy_cases": self.policy_cases,
-            "policy_passed": self.policy_passed,
-            "policy_pass_rate": (self.policy_passed / self.policy_cases) if self.policy_cases else None,
-            "invariant_violations": self.invariants,
-            "quality_expectation_mismatches": self.quality_mismatches,
-            "scenarios": self.scenarios,
-            "uncovered_scenarios": sorted(sid for sid, v in self.scenarios.items() if v["cases"] == 0),
-            "failures": self.failures,
-            "passed": self.policy_passed == self.policy_cases and self.invariants == 0 and self.quality_mismatches == 0,
-        }
+    def result(self) -> Conformance:
+        return Conformance(
+            policy_cases=self.policy_cases,
+            policy_passed=self.policy_passed,
+            policy_pass_rate=(self.policy_passed / self.policy_cases) if self.policy_cases else None,
+            invariant_violations=self.invariants,
+            quality_expectation_mismatches=self.quality_mismatches,
+            scenarios={sid: ScenarioTally(**tally) for sid, tally in self.scenarios.items()},
+            uncovered_scenarios=sorted(sid for sid, v in self.scenarios.items() if v["cases"] == 0),
+            failures=self.failures,
+            passed=self.policy_passed == self.policy_cases and self.invariants == 0 and self.quality_mismatches == 0,
+        )
 
 
 class CaseSource(Protocol):
@@ -130,7 +138,7 @@ def conformance(
     cases: CaseSource,
     extra: Mapping[str, Sequence[str]] | None = None,
     excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
-) -> dict[str, Any]:
+) -> Conformance:
     """Policy cases must agree 100%; invariants must hold for every case of either kind.
 
     `cases`: by id (a dict, or a run folder's `CaseIndex`). `extra`: further mismatches per case id, found
@@ -152,7 +160,7 @@ def errors_by_reason(quality: pd.DataFrame) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.DataFrame) -> dict[str, Any]:
+def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.DataFrame) -> VariantSummary:
     """Every figure of one variant: the registered metrics (`harness.score.registry`), then their details."""
     scored_q = quality[quality["scored"]]
     scored_c = claims[claims["scored"]]
@@ -175,7 +183,7 @@ def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.Data
     out["stability"] = stability(quality)
     out["consistency"] = consistency_metrics(quality)
     out["calibration"] = calibration_metrics(quality)
-    return out
+    return VariantSummary.model_validate(out)
 
 
 def summarise(
@@ -183,11 +191,13 @@ def summarise(
     quality: pd.DataFrame,
     claims: pd.DataFrame,
     outcomes: pd.DataFrame,
-    conformance_figures: dict[str, Any],
+    conformance_figures: Conformance,
     results: int,
     gold: dict[str, dict[str, list[str]]] | None = None,
+    *,
+    perturbed_results: int = 0,
     **decision_settings: Any,
-) -> dict[str, Any]:
+) -> Summary:
     """The whole summary.json, computed after the run from the log's frames and its conformance tally."""
     variants = []
     for info in manifest.variants:
@@ -205,20 +215,21 @@ def summarise(
     # each pair decided as a ship decision of the later variant against the earlier (`decision_settings`:
     # the run's margin, alpha and gated metrics)
     comparisons = compare_pairs(outcomes, [v.name for v in manifest.variants], gold, **decision_settings)
-    return {
-        "schema_version": SUMMARY_SCHEMA,
-        "run": {
-            "run_id": manifest.run_id,
-            "created": manifest.created,
-            "package_version": manifest.package_version,
-            "git_sha": manifest.git_sha,
-            "corpus_hash": manifest.corpus_hash,
-            "epochs": manifest.epochs,
-            "cases": manifest.case_count,
-            "results": results,
-        },
-        "conformance": conformance_figures,
-        "variants": variants,
-        "comparisons": comparisons,
-        "metrics": [m.describe() for m in metrics()],
-    }
+    return Summary(
+        schema_version=SUMMARY_SCHEMA,
+        run=RunInfo(
+            run_id=manifest.run_id,
+            created=manifest.created,
+            package_version=manifest.package_version,
+            git_sha=manifest.git_sha,
+            corpus_hash=manifest.corpus_hash,
+            epochs=manifest.epochs,
+            cases=manifest.case_count,
+            results=results,
+            perturbed_results=perturbed_results,
+        ),
+        conformance=conformance_figures,
+        variants=variants,
+        comparisons=comparisons,
+        metrics=[m.describe() for m in metrics()],
+    )

@@ -13,8 +13,9 @@ names the system it certified (`sut`) where a run's summary names its run (`run`
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
@@ -27,6 +28,9 @@ SUMMARY_SCHEMA: Literal["summary_v1"] = "summary_v1"
 
 class SummaryPart(BaseModel):
     model_config = ConfigDict(extra="allow")
+
+
+Part = TypeVar("Part", bound=SummaryPart)
 
 
 class RunInfo(SummaryPart):
@@ -176,6 +180,18 @@ class Comparison(SummaryPart):
     """Holm-adjusted over every comparison of the run, beside the raw `mcnemar_p`."""
     claim_accuracy_diff_p_adjusted: float | None = None
 
+    @property
+    def verdict_p(self) -> float | None:
+        """The verdict test's p over the family: Holm-adjusted, or the raw p of a summary written before Holm."""
+        return self.p_adjusted if "p_adjusted" in self.model_fields_set else self.mcnemar_p
+
+    @property
+    def claim_p(self) -> float | None:
+        """The claim-accuracy test's p over the family (the raw p of a summary written before Holm)."""
+        if "claim_accuracy_diff_p_adjusted" in self.model_fields_set:
+            return self.claim_accuracy_diff_p_adjusted
+        return self.claim_accuracy_diff_p
+
 
 class GateResult(SummaryPart):
     """One gate of the run: a threshold on a figure, policy conformance, or a ship decision (`gate` "ship_decision").
@@ -317,6 +333,25 @@ class VariantSummary(SummaryPart):
         """A registered metric's value (None when this summary does not hold it)."""
         return (self.__pydantic_extra__ or {}).get(key)
 
+    def figure_ci(self, key: str) -> list[float] | None:
+        """A registered metric's CI as [low, high] (None when not computed or not held)."""
+        ci = (self.__pydantic_extra__ or {}).get(f"{key}_ci")
+        return list(ci) if ci is not None else None
+
+    def figures(self) -> dict[str, float | None]:
+        """Every registered metric's value by key (None where this summary does not hold it)."""
+        return {m.key: self.figure(m.key) for m in metrics()}
+
+    @property
+    def error_rate(self) -> float | None:
+        """The share of quality cases that got no model reply (None without quality cases)."""
+        return self.errors / self.quality_cases if self.quality_cases else None
+
+    def row(self) -> dict[str, Any]:
+        """The variant as plain JSON values, for a template or a chart (every key the summary holds)."""
+        data: dict[str, Any] = json.loads(json.dumps(self.model_dump(), default=_json_default))
+        return data
+
     @model_serializer(mode="wrap")
     def _ordered(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
@@ -332,8 +367,17 @@ class Skipped(SummaryPart):
     reason: str = ""
 
 
+class BaselineRef(SummaryPart):
+    """The finished run folder the decisions were made against."""
+
+    path: str
+
+
 class Summary(SummaryPart):
-    """The whole summary.json: a run's, or (`kind` "certify") a certification's."""
+    """The whole summary.json: a run's, or (`kind` "certify") a certification's.
+
+    Every layer after scoring reads a summary through this model's fields and methods; only this module reads
+    and writes the file, so a key of an older summary is migrated here (see `Comparison.verdict_p`)."""
 
     schema_version: Literal["summary_v1"] = SUMMARY_SCHEMA
     kind: Literal["run", "certify"] = "run"
@@ -343,10 +387,12 @@ class Summary(SummaryPart):
     conformance: Conformance
     variants: list[VariantSummary] = Field(default_factory=list)
     comparisons: list[Comparison] = Field(default_factory=list)
-    baseline: dict[str, Any] | None = None
+    baseline: BaselineRef | None = None
     decisions: list[Decision] = Field(default_factory=list)
     gates: list[GateResult] = Field(default_factory=list)
     passed: bool = False
+    stop_early: dict[str, Any] | None = None
+    """A `--stop-early` run's stop: its design, the look it stopped at and why (`harness.run.looks.stop_record`)."""
     metrics: list[dict[str, Any]] = Field(default_factory=list)
     """The registered metrics the figures were computed with (`MetricSpec.describe()`)."""
     # a certification's own keys (at the top level, where a run keeps the like in `run`)
@@ -371,25 +417,92 @@ class Summary(SummaryPart):
         data: dict[str, Any] = json.loads(json.dumps(self.model_dump(exclude_unset=True), default=_json_default))
         return data
 
+    @property
+    def results(self) -> int | None:
+        """How many results the run scored (None for a certification, which names no run)."""
+        return self.run.results if self.run is not None else None
 
-def summary_dict(data: dict[str, Any]) -> dict[str, Any]:
-    """A summary mapping checked against the model and returned as plain JSON values."""
-    return Summary.model_validate(data).to_json()
+    def figures(self) -> dict[str, dict[str, float | None]]:
+        """The headline figures of each variant, by variant name: every registered metric's value (None where not
+        measured). The one place a run's figures are read from, for whoever records or compares them."""
+        return {v.name: v.figures() for v in self.variants}
+
+    def variant(self, name: str) -> VariantSummary | None:
+        return next((v for v in self.variants if v.name == name), None)
+
+    def failures_by_unit(self) -> dict[tuple[str, str | None, int], ConformanceFailure]:
+        """Conformance failures by (case id, variant, epoch)."""
+        return {(f.case_id, f.variant, f.epoch): f for f in self.conformance.failures}
+
+    def failing_cases(self, kind: str | None = None) -> list[str]:
+        """The ids of cases with a conformance failure (of `kind` only, when given), sorted and once each."""
+        return sorted({f.case_id for f in self.conformance.failures if kind is None or f.kind == kind})
+
+    def quality_errors(self) -> int:
+        """Quality cases, over every variant, that ended with no model reply (a certification's: `errors`)."""
+        return sum(v.errors for v in self.variants)
+
+    def worst_decision(self) -> DecisionKind | None:
+        """The worst of the ship decisions (block, then inconclusive, then ship); None when nothing was decided."""
+        kinds = {d.decision for d in self.decisions}
+        return next((k for k in ("block", "inconclusive", "ship") if k in kinds), None)
+
+    def renamed(self, rename: Mapping[str, str]) -> Summary:
+        """A copy with every variant name mapped (several runs in one report: a shared name gets its run's prefix).
+
+        A name is only assigned where it changes, so the copy holds the same keys as the summary."""
+        out = self.model_copy(deep=True)
+
+        def swap(part: BaseModel, field: str) -> None:
+            name = getattr(part, field)
+            if isinstance(name, str) and rename.get(name, name) != name:
+                setattr(part, field, rename[name])
+
+        for v in out.variants:
+            swap(v, "name")
+        for c in out.comparisons:
+            swap(c, "a")
+            swap(c, "b")
+        for f in out.conformance.failures:
+            swap(f, "variant")
+        for g in out.gates:
+            swap(g, "variant")
+        for d in out.decisions:
+            swap(d, "candidate")
+            swap(d, "control")
+        return out
 
 
-def write_summary(run_dir: Path, data: dict[str, Any], *, sort_keys: bool = False) -> dict[str, Any]:
-    """Validate and write summary.json (2-space indent, ASCII, no NaN) whole; return what was written.
+def in_full(part: Part) -> Part:
+    """`part` with every field marked as set, nested parts too: a part computed now is written whole (only a part
+    read from an older summary leaves out the keys it lacked)."""
+    return type(part).model_validate(part.model_dump())
+
+
+def write_summary(run_dir: Path, data: Summary | Mapping[str, Any], *, sort_keys: bool = False) -> Summary:
+    """Validate and write summary.json (2-space indent, ASCII, no NaN) whole; return the summary written.
 
     `sort_keys`: keys in sorted order rather than the model's, as `vbench certify` has always written its summary.
     """
-    checked = summary_dict(data)
-    write_text(run_dir, SUMMARY_FILE, json.dumps(checked, indent=2, allow_nan=False, sort_keys=sort_keys) + "\n")
-    return checked
+    summary = data if isinstance(data, Summary) else Summary.model_validate(data)
+    text = json.dumps(summary.to_json(), indent=2, allow_nan=False, sort_keys=sort_keys)
+    write_text(run_dir, SUMMARY_FILE, text + "\n")
+    return summary
 
 
 def read_summary_file(run_dir: Path) -> Summary:
     """A run's summary.json through the model; raises OSError or ValueError (pydantic's included) when unreadable."""
     return Summary.model_validate_json(read_text(run_dir, SUMMARY_FILE))
+
+
+def read_summary_or_none(run_dir: Path) -> Summary | None:
+    """summary.json as the run wrote it, or None when it is missing or unreadable."""
+    if not (run_dir / SUMMARY_FILE).exists():
+        return None
+    try:
+        return read_summary_file(run_dir)
+    except (OSError, ValueError):  # pydantic's ValidationError included
+        return None
 
 
 def _json_default(value: Any) -> Any:
