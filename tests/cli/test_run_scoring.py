@@ -20,6 +20,7 @@ from harness.run.endpoints import EndpointDown
 from harness.run.folder import read_cases, read_manifest, read_results
 from harness.run.gates import GateSettings
 from harness.score.scoring import score_run
+from harness.score.summary_model import read_summary_file
 from tests.report.conftest import embedded
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,7 +116,7 @@ def test_case_views_made_as_the_run_goes_spare_reading_the_cases(tmp_path: Path)
     for record in records:
         bounded(record, cases[record.case_id])
     assert len(bounded.views) == 3  # a longer run's memory does not grow with its cases
-    summary = json.loads((run / "summary.json").read_text())
+    summary = read_summary_file(run)
     (run / "cases.jsonl").unlink()
     (run / "case_views.jsonl").unlink()  # nor the views the run kept for `vbench report`
     report = render_scored(run, summary, tmp_path / "out", manifest=read_manifest(run), case_views=views.views)

@@ -32,9 +32,9 @@ scoring.CHECK_APART_FROM = 2
 apart = scoring.score_run(run, scoring.GateSettings())
 scoring.CHECK_APART_FROM = 10**9
 here = scoring.score_run(run, scoring.GateSettings())
-failures = [f["case_id"] + "/" + str(f["epoch"]) for f in here["conformance"]["failures"]]
+failures = [f.case_id + "/" + str(f.epoch) for f in here.conformance.failures]
 child = int(marks.read_text()) if marks.exists() else None
-print(json.dumps({"same": without_timings(apart) == without_timings(here), "failures": failures,
+print(json.dumps({"same": without_timings(apart.to_json()) == without_timings(here.to_json()), "failures": failures,
                   "child": child is not None and child != os.getpid()}))
 """
 
