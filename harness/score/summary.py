@@ -87,7 +87,7 @@ class ConformanceTally:
     """Conformance counted one record at a time (scoring streams the log: no record is kept)."""
 
     def __init__(self) -> None:
-        self.scenarios: dict[str, dict[str, int]] = {sid: {"cases": 0, "passed": 0} for sid in load_catalogue()}
+        self.scenarios: dict[str, ScenarioTally] = {sid: ScenarioTally(cases=0, passed=0) for sid in load_catalogue()}
         self.failures: list[ConformanceFailure] = []
         self.policy_cases = self.policy_passed = self.invariants = self.quality_mismatches = 0
 
@@ -98,9 +98,9 @@ class ConformanceTally:
             passed = not mismatches and not violations
             self.policy_passed += passed
             for sid in record.spec:
-                entry = self.scenarios.setdefault(sid, {"cases": 0, "passed": 0})
-                entry["cases"] += 1
-                entry["passed"] += passed
+                entry = self.scenarios.setdefault(sid, ScenarioTally(cases=0, passed=0))
+                entry.cases += 1
+                entry.passed += passed
         else:
             self.quality_mismatches += bool(mismatches)
         if mismatches or violations:
@@ -122,8 +122,8 @@ class ConformanceTally:
             policy_pass_rate=(self.policy_passed / self.policy_cases) if self.policy_cases else None,
             invariant_violations=self.invariants,
             quality_expectation_mismatches=self.quality_mismatches,
-            scenarios={sid: ScenarioTally(**tally) for sid, tally in self.scenarios.items()},
-            uncovered_scenarios=sorted(sid for sid, v in self.scenarios.items() if v["cases"] == 0),
+            scenarios={sid: tally.model_copy() for sid, tally in self.scenarios.items()},
+            uncovered_scenarios=sorted(sid for sid, v in self.scenarios.items() if v.cases == 0),
             failures=self.failures,
             passed=self.policy_passed == self.policy_cases and self.invariants == 0 and self.quality_mismatches == 0,
         )
@@ -164,26 +164,28 @@ def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.Data
     """Every figure of one variant: the registered metrics (`harness.score.registry`), then their details."""
     scored_q = quality[quality["scored"]]
     scored_c = claims[claims["scored"]]
-    out: dict[str, Any] = {
-        **info,
-        "quality_cases": int(quality["case_id"].nunique()),
-        "quality_samples": len(quality),
-        "errors": int(quality.loc[~quality["scored"], "case_id"].nunique()),
-        "error_samples": int((~quality["scored"]).sum()),
-        "errors_by_reason": errors_by_reason(quality),
-    }
-    out.update(compute_all(Frames(quality, claims)))
-    out.update(claim_details(scored_c))
-    out.update(verdict_details(scored_q))
-    out.update(grounding_details(scored_c))
-    out.update(operations_details(quality))
-    out["per_scenario"] = breakdown(quality, claims, "spec")
-    out["per_tag"] = breakdown(quality, claims, "tags")
-    out["per_dataset"] = breakdown(quality.assign(ds=quality["dataset"].map(lambda d: [d])), claims, "ds")
-    out["stability"] = stability(quality)
-    out["consistency"] = consistency_metrics(quality)
-    out["calibration"] = calibration_metrics(quality)
-    return VariantSummary.model_validate(out)
+    unscored = quality.loc[~quality["scored"]]
+    return VariantSummary.model_validate(
+        {
+            **info,
+            "quality_cases": int(quality["case_id"].nunique()),
+            "quality_samples": len(quality),
+            "errors": int(unscored["case_id"].nunique()),
+            "error_samples": len(unscored),
+            "errors_by_reason": errors_by_reason(quality),
+            **compute_all(Frames(quality, claims)),
+            **claim_details(scored_c),
+            **verdict_details(scored_q),
+            **grounding_details(scored_c),
+            **operations_details(quality),
+            "per_scenario": breakdown(quality, claims, "spec"),
+            "per_tag": breakdown(quality, claims, "tags"),
+            "per_dataset": breakdown(quality.assign(ds=quality["dataset"].map(lambda d: [d])), claims, "ds"),
+            "stability": stability(quality),
+            "consistency": consistency_metrics(quality),
+            "calibration": calibration_metrics(quality),
+        }
+    )
 
 
 def summarise(

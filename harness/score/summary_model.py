@@ -391,10 +391,10 @@ class Summary(SummaryPart):
     decisions: list[Decision] = Field(default_factory=list)
     gates: list[GateResult] = Field(default_factory=list)
     passed: bool = False
-    stop_early: dict[str, Any] | None = None
-    """A `--stop-early` run's stop: its design, the look it stopped at and why (`harness.run.looks.stop_record`)."""
     metrics: list[dict[str, Any]] = Field(default_factory=list)
     """The registered metrics the figures were computed with (`MetricSpec.describe()`)."""
+    stop_early: dict[str, Any] | None = None
+    """A `--stop-early` run's stop: its design, the look it stopped at and why (`harness.run.looks.stop_record`)."""
     # a certification's own keys (at the top level, where a run keeps the like in `run`)
     created: str | None = None
     package_version: str | None = None
