@@ -81,7 +81,7 @@ def _selection_without_policy(manifest: Manifest | None) -> str | None:
     if manifest.policy_cases == 0:
         return f"the filter {', '.join(manifest.filters)}" if manifest.filters else ", ".join(manifest.case_dirs)
     shard = manifest.settings.shard
-    return f"shard {shard.get('shard')} (the merged run scores the policy cases)" if shard else None
+    return f"shard {shard.shard} (the merged run scores the policy cases)" if shard else None
 
 
 def threshold_gate(variant: VariantSummary, name: str, threshold: float) -> GateResult:

@@ -242,7 +242,7 @@ def score_log(
         summary.baseline = BaselineRef(path=str(baseline_dir))
     summary.decisions = [in_full(d) for d in decisions]
     stop = manifest.settings.stop_early
-    if isinstance(stop, dict) and "look" in stop:  # a --stop-early run: where and why it stopped sending cases
+    if stop is not None and stop.ended:  # a --stop-early run: where and why it stopped sending cases
         summary.stop_early = stop
     gate_rows += decision_gates(decisions, gates.require_ship)
     summary.gates = gate_rows

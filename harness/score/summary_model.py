@@ -20,6 +20,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from harness.run.folder import SUMMARY_FILE, read_text, write_text
+from harness.run.settings import StopEarlySettings
 from harness.score.registry import metrics, summary_keys
 
 SUMMARY_SCHEMA: Literal["summary_v1"] = "summary_v1"
@@ -393,7 +394,7 @@ class Summary(SummaryPart):
     passed: bool = False
     metrics: list[dict[str, Any]] = Field(default_factory=list)
     """The registered metrics the figures were computed with (`MetricSpec.describe()`)."""
-    stop_early: dict[str, Any] | None = None
+    stop_early: StopEarlySettings | None = None
     """A `--stop-early` run's stop: its design, the look it stopped at and why (`harness.run.looks.stop_record`)."""
     # a certification's own keys (at the top level, where a run keeps the like in `run`)
     created: str | None = None
