@@ -16,7 +16,16 @@ from harness.run.gates import Gates
 from harness.run.log import Manifest
 from harness.score.certificate import policy_tally
 from harness.score.registry import Direction, decidable, gateable, metric
-from harness.score.summary_model import Conformance, Decision, GateResult, Summary, VariantSummary
+from harness.score.summary_model import (
+    Conformance,
+    Decision,
+    DecisionGate,
+    GateResult,
+    PolicyGate,
+    Summary,
+    ThresholdGate,
+    VariantSummary,
+)
 
 
 class GateError(UsageError):
@@ -50,7 +59,7 @@ def check_gate_names(fail_under: dict[str, float], source: str, decide_on: Seque
             )
 
 
-def policy_gate(conformance: Conformance, manifest: Manifest | None = None) -> GateResult:
+def policy_gate(conformance: Conformance, manifest: Manifest | None = None) -> PolicyGate:
     """Policy conformance as a gate. With no policy case scored it checked nothing and says so. It holds when the
     user's selection (case folders, filters, a shard) held no policy case, naming that selection; it fails when
     policy cases were selected and none was scored (or the run's selection is not known)."""
@@ -60,8 +69,8 @@ def policy_gate(conformance: Conformance, manifest: Manifest | None = None) -> G
         f"{conformance.quality_expectation_mismatches} quality cases off their deterministic expectations"
     )
 
-    def gate(**result: Any) -> GateResult:
-        return GateResult(gate="policy_conformance", variant=None, value=passed_cases, threshold=cases, **result)
+    def gate(**result: Any) -> PolicyGate:
+        return PolicyGate(gate="policy_conformance", variant=None, value=passed_cases, threshold=cases, **result)
 
     if cases:
         return gate(passed=conformance.passed, detail=f"{policy_tally(passed_cases, cases)}, {others}")
@@ -84,13 +93,13 @@ def _selection_without_policy(manifest: Manifest | None) -> str | None:
     return f"shard {shard.shard} (the merged run scores the policy cases)" if shard else None
 
 
-def threshold_gate(variant: VariantSummary, name: str, threshold: float) -> GateResult:
+def threshold_gate(variant: VariantSummary, name: str, threshold: float) -> ThresholdGate:
     """One registered metric of one variant against its threshold; a missing figure fails. A lower-is-better
     metric's threshold is a ceiling (`--fail-under` names the worst acceptable figure; `--max-unsafe-pass` is the
     ceiling of `unsafe_pass_rate`)."""
     value = variant.figure(name)
     lower = metric(name).direction is Direction.LOWER
-    return GateResult(
+    return ThresholdGate(
         gate=f"{name}{'<=' if lower else '>='}{threshold}",
         variant=variant.name,
         value=value,
@@ -100,12 +109,12 @@ def threshold_gate(variant: VariantSummary, name: str, threshold: float) -> Gate
     )
 
 
-def error_rate_gate(variant: VariantSummary, max_error_rate: float) -> GateResult | None:
+def error_rate_gate(variant: VariantSummary, max_error_rate: float) -> ThresholdGate | None:
     """The share of quality cases with no model reply against its ceiling (None without quality cases)."""
     rate = variant.error_rate
     if rate is None:
         return None
-    return GateResult(
+    return ThresholdGate(
         gate=f"error_rate<={max_error_rate}",
         variant=variant.name,
         value=rate,
@@ -130,12 +139,12 @@ def threshold_gates(summary: Summary, gates: Gates, manifest: Manifest | None = 
     return rows
 
 
-def decision_gates(decisions: Sequence[Decision], require_ship: bool) -> list[GateResult]:
+def decision_gates(decisions: Sequence[Decision], require_ship: bool) -> list[DecisionGate]:
     """One gate per decision: `block` fails it, and `inconclusive` too under --require-ship."""
     from harness.score.decide import headline  # the decision engine loads pandas: only when one decided
 
     return [
-        GateResult(
+        DecisionGate(
             gate="ship_decision",
             variant=d.candidate,
             value=d.decision,

@@ -13,11 +13,21 @@ names the system it certified (`sut`) where a run's summary names its run (`run`
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    Tag,
+    model_serializer,
+    model_validator,
+)
 
 from harness.run.folder import SUMMARY_FILE, read_text, write_text
 from harness.run.settings import StopEarlySettings
@@ -195,10 +205,11 @@ class Comparison(SummaryPart):
 
 
 class GateResult(SummaryPart):
-    """One gate of the run: a threshold on a figure, policy conformance, or a ship decision (`gate` "ship_decision").
+    """What every gate of the run states: a threshold on a figure, policy conformance, or a ship decision.
 
     `value` and `threshold` are the figure and its bound; a ship decision's are the decision and its control's name.
-    `checked` is false when the gate had nothing to check (then it never counts as passed).
+    `checked` is false when the gate had nothing to check (then it never counts as passed). Read from summary.json
+    as one of its kinds (`Gate`); a gate of a kind this version does not know reads as this base.
     """
 
     gate: str
@@ -215,6 +226,51 @@ class GateResult(SummaryPart):
         if not self.checked:
             return "not checked"
         return "passed" if self.passed else "failed"
+
+
+class PolicyGate(GateResult):
+    """Policy conformance: the policy cases that agreed (`value`) of those scored (`threshold`)."""
+
+    gate: Literal["policy_conformance"] = "policy_conformance"
+    value: int = 0
+    threshold: int = 0
+
+
+class ThresholdGate(GateResult):
+    """A figure of one variant against its bound, `<figure>>=<bound>` or `<figure><=<bound>`; a missing figure
+    (`value` None) fails."""
+
+    value: int | float | None = None
+    threshold: float
+
+
+class DecisionGate(GateResult):
+    """A ship decision as a gate: the decision (`value`) of the candidate (`variant`) against its control
+    (`threshold`)."""
+
+    gate: Literal["ship_decision"] = "ship_decision"
+    value: DecisionKind
+    threshold: str
+
+
+_THRESHOLD = re.compile(r"^\w+(<=|>=)")
+
+
+def _gate_kind(data: Any) -> str:
+    name = data.get("gate") if isinstance(data, dict) else getattr(data, "gate", None)
+    if name in ("policy_conformance", "ship_decision"):
+        return str(name)
+    return "threshold" if isinstance(name, str) and _THRESHOLD.match(name) else "other"
+
+
+Gate = Annotated[
+    Annotated[PolicyGate, Tag("policy_conformance")]
+    | Annotated[DecisionGate, Tag("ship_decision")]
+    | Annotated[ThresholdGate, Tag("threshold")]
+    | Annotated[GateResult, Tag("other")],
+    Discriminator(_gate_kind),
+]
+"""One gate of summary.json, read as its kind by its name."""
 
 
 class Stability(SummaryPart):
@@ -390,7 +446,7 @@ class Summary(SummaryPart):
     comparisons: list[Comparison] = Field(default_factory=list)
     baseline: BaselineRef | None = None
     decisions: list[Decision] = Field(default_factory=list)
-    gates: list[GateResult] = Field(default_factory=list)
+    gates: list[Gate] = Field(default_factory=list)
     passed: bool = False
     metrics: list[dict[str, Any]] = Field(default_factory=list)
     """The registered metrics the figures were computed with (`MetricSpec.describe()`)."""

@@ -9,6 +9,7 @@ import pytest
 
 from harness.cli import main
 from harness.run.gates import Gates
+from harness.run.settings import ShardSettings
 from harness.score.gates import GateError, check_gate_names, threshold_gates
 from harness.score.summary_model import GateResult, Summary
 
@@ -59,7 +60,7 @@ def no_policy_case() -> dict:
 
 def selection(policy_cases: int, filters: list[str] | None = None, shard: str | None = None) -> SimpleNamespace:
     """The manifest's case selection, which is all the policy gate reads of it."""
-    settings = SimpleNamespace(shard={"shard": shard} if shard else None)
+    settings = SimpleNamespace(shard=ShardSettings(shard=shard, index=2, count=3) if shard else None)
     return SimpleNamespace(
         policy_cases=policy_cases, filters=filters or [], case_dirs=["cases/quality"], settings=settings
     )

@@ -19,10 +19,13 @@ from harness.score.summary_model import (
     ConformanceFailure,
     Consistency,
     Decision,
+    DecisionGate,
     GateResult,
     PerturbationFigures,
+    PolicyGate,
     Stability,
     Summary,
+    ThresholdGate,
     read_summary_file,
     write_summary,
 )
@@ -66,7 +69,7 @@ def test_every_row_reads_as_its_model_and_writes_back_byte_for_byte(tmp_path: Pa
     model = read_summary_file(tmp_path)
     assert isinstance(model.decisions[0], Decision) and model.decisions[0].metrics["verdict_accuracy"].units == 4
     assert isinstance(model.comparisons[0], Comparison) and model.comparisons[0].p_adjusted == 0.5
-    assert [type(g) for g in model.gates] == [GateResult, GateResult] and model.gates[0].value == 1
+    assert [type(g) for g in model.gates] == [PolicyGate, DecisionGate] and model.gates[0].value == 1
     v = model.variants[0]
     assert isinstance(v.stability, Stability) and isinstance(v.consistency, Consistency)
     assert isinstance(v.calibration, Calibration) and v.calibration.bins[0].n == 2
@@ -88,7 +91,7 @@ def test_every_row_reads_as_its_model_and_writes_back_byte_for_byte(tmp_path: Pa
         ),
         (("decisions", 0, "regressions"), [{"epoch": 1}], "decisions.0.regressions.0.case_id"),
         (("comparisons", 0, "cases"), "all", "comparisons.0.cases"),
-        (("gates", 1, "passed"), "perhaps", "gates.1.passed"),
+        (("gates", 1, "passed"), "perhaps", "gates.1.ship_decision.passed"),
         (("variants", 0, "stability", "flaky"), "some", "variants.0.stability.flaky"),
         (("variants", 0, "calibration", "bins"), [{"n": 1}], "variants.0.calibration.bins.0.low"),
         (("variants", 0, "robustness", "claim-order", "cases"), "x", "variants.0.robustness.claim-order.cases"),
@@ -191,3 +194,22 @@ def test_figures_are_the_registered_metrics_of_each_variant() -> None:
     assert figures["verdict_accuracy"] == 0.75 and figures["claim_accuracy"] is None
     assert set(figures) == {m.key for m in metrics()}
     assert model.variants[0].figure_ci("verdict_accuracy") == [0.5, 0.9]
+
+
+def test_each_gate_reads_as_its_kind_by_its_name(tmp_path: Path) -> None:
+    data = summary()
+    data["gates"] += [
+        {"gate": "verdict_accuracy>=0.9", "variant": "cand", "value": None, "threshold": 0.9, "passed": False},
+        {"gate": "reviewed_by_a_person", "value": "yes", "passed": True},  # a kind a later version may add
+    ]
+    (tmp_path / "summary.json").write_text(json.dumps(data))
+    gates = read_summary_file(tmp_path).gates
+    assert [type(g) for g in gates] == [PolicyGate, DecisionGate, ThresholdGate, GateResult]
+    assert gates[1].value == "ship" and gates[1].threshold == "ctl" and gates[2].status == "failed"
+    assert read_summary_file(tmp_path).to_json() == data  # no key added to any kind
+    data["gates"][1]["value"] = "maybe"  # a decision gate holds a decision
+    with pytest.raises(ValidationError, match=r"gates\.1\.ship_decision\.value"):
+        Summary.model_validate(data)
+    data["gates"][1]["value"], data["gates"][2]["threshold"] = "ship", "high"  # a threshold is a number
+    with pytest.raises(ValidationError, match=r"gates\.2\.threshold\.threshold"):
+        Summary.model_validate(data)
