@@ -206,7 +206,7 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         "case_ids": [] if ran_quality else sorted(c.id for c in quality),
         "reason": "quality cases need a real model endpoint; none was named" if not ran_quality else "",
     }
-    summary = {
+    data = {
         "schema_version": SUMMARY_SCHEMA,
         "kind": "certify",
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -239,7 +239,7 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         protocol_problems=info_problems,
         mode=settings.mode,
     )
-    summary = write_summary(settings.out, summary, sort_keys=True)  # checked against `Summary`, written whole
+    summary = write_summary(settings.out, data, sort_keys=True)  # checked against `Summary`, written whole
     write_certificate(settings.out, certificate)
     return CertifyResult(summary=summary, certificate=certificate, records=records)
 

@@ -46,7 +46,7 @@ from harness.run.log import POLICY_VARIANT, Manifest, RecordSummary, with_trace
 from harness.score.headline import is_headline
 from harness.score.summary_model import ConformanceFailure, Summary, read_summary_or_none
 
-FailureKey = tuple[str, str | None, int]
+FailureKey = tuple[str, str, int]
 
 
 class ReportError(UsageError):

@@ -128,7 +128,7 @@ def error_rate_gate(variant: VariantSummary, max_error_rate: float) -> Threshold
 def threshold_gates(summary: Summary, gates: Gates, manifest: Manifest | None = None) -> list[GateResult]:
     """Each threshold applied to each variant; a missing figure fails its gate. `manifest`: the run's, whose case
     selection tells a policy gate the user left out from one that found nothing."""
-    rows = [policy_gate(summary.conformance, manifest)]
+    rows: list[GateResult] = [policy_gate(summary.conformance, manifest)]
     for variant in summary.variants:
         rows += [threshold_gate(variant, name, threshold) for name, threshold in gates.fail_under.items()]
         if gates.max_unsafe_pass is not None:

@@ -29,7 +29,7 @@ from harness.score.outcomes import outcome_row, outcomes_table, write_outcomes
 from harness.score.regression import load_control_run, make_decisions
 from harness.score.robustness import add_robustness
 from harness.score.summary import ConformanceTally, case_problems, summarise
-from harness.score.summary_model import BaselineRef, Summary, in_full, write_summary
+from harness.score.summary_model import BaselineRef, Conformance, Summary, in_full, write_summary
 
 CHUNK = 500
 """Records whose frame rows become frames at a time while scoring streams the log: bounds memory, not the figures."""
@@ -42,7 +42,7 @@ class LogFrames:
     quality: pd.DataFrame
     claims: pd.DataFrame
     outcomes: pd.DataFrame
-    conformance: dict[str, Any]
+    conformance: Conformance
     gold: dict[str, dict[str, list[str]]]
     policy_ids: list[str]
     headline: int

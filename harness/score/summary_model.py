@@ -331,6 +331,38 @@ class Matrix(SummaryPart):
     matrix: list[list[int]] = Field(default_factory=list)
 
 
+Number = int | float
+"""A figure as it was written: an int stays an int, a float a float (the summary's values are not converted)."""
+
+
+class ClassFigures(SummaryPart):
+    """One claim label's precision, recall and F1 against the gold labels, and how many gold claims have it."""
+
+    precision: Number | None = None
+    recall: Number | None = None
+    f1: Number | None = None
+    support: Number = 0
+
+
+class GroupFigures(SummaryPart):
+    """One group of a breakdown (a scenario, a tag, a data set): its cases, then each grouped registered metric's
+    figure and the group's claims as extra keys, in the order they were written."""
+
+    cases: Number = 0
+
+    def figure(self, key: str) -> Any:
+        """A grouped metric's value (None when this group does not hold it)."""
+        return (self.__pydantic_extra__ or {}).get(key)
+
+
+class DatasetGrounding(SummaryPart):
+    """Grounding balanced accuracy on one source data set, with its CI, over its gold claims."""
+
+    grounding_bacc: Number | None = None
+    grounding_bacc_ci: list[Number] | None = None
+    claims: Number = 0
+
+
 HEAD_KEYS = (
     "name", "model", "prompt", "prompt_version", "prompt_hash", "claim_guard",
     "quality_cases", "quality_samples", "errors", "error_samples", "errors_by_reason", "claims_scored",
@@ -353,21 +385,21 @@ class VariantSummary(SummaryPart):
     error_samples: int = 0
     errors_by_reason: dict[str, int] = Field(default_factory=dict)
     claims_scored: int = 0
-    per_class: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    per_class: dict[str, ClassFigures] = Field(default_factory=dict)
     claim_confusion: Matrix = Field(default_factory=Matrix)
     unsafe_eligible_cases: int = 0
     verdict_confusion: Matrix = Field(default_factory=Matrix)
     model_verdict_confusion: Matrix = Field(default_factory=Matrix)
-    grounding_bacc_by_dataset: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    grounding_bacc_by_dataset: dict[str, DatasetGrounding] = Field(default_factory=dict)
     invalid_reasons: dict[str, int] = Field(default_factory=dict)
     tokens: dict[str, int] = Field(default_factory=dict)
     latency_ms: dict[str, float | None] = Field(default_factory=dict)
     harness_cpu_ms: dict[str, float | None] = Field(default_factory=dict)
     cached_results: int = 0
     replayed_results: int = 0
-    per_scenario: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    per_tag: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    per_dataset: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    per_scenario: dict[str, GroupFigures] = Field(default_factory=dict)
+    per_tag: dict[str, GroupFigures] = Field(default_factory=dict)
+    per_dataset: dict[str, GroupFigures] = Field(default_factory=dict)
     stability: Stability | None = None
     consistency: Consistency | None = None
     calibration: Calibration | None = None
@@ -405,8 +437,9 @@ class VariantSummary(SummaryPart):
         return self.errors / self.quality_cases if self.quality_cases else None
 
     def row(self) -> dict[str, Any]:
-        """The variant as plain JSON values, for a template or a chart (every key the summary holds)."""
-        data: dict[str, Any] = json.loads(json.dumps(self.model_dump(), default=_json_default))
+        """The variant as plain JSON values, for a template or a chart: the keys the summary holds (one written before
+        a key existed lacks it, as the file does)."""
+        data: dict[str, Any] = json.loads(json.dumps(self.model_dump(exclude_unset=True), default=_json_default))
         return data
 
     @model_serializer(mode="wrap")
@@ -487,9 +520,9 @@ class Summary(SummaryPart):
     def variant(self, name: str) -> VariantSummary | None:
         return next((v for v in self.variants if v.name == name), None)
 
-    def failures_by_unit(self) -> dict[tuple[str, str | None, int], ConformanceFailure]:
-        """Conformance failures by (case id, variant, epoch)."""
-        return {(f.case_id, f.variant, f.epoch): f for f in self.conformance.failures}
+    def failures_by_unit(self) -> dict[tuple[str, str, int], ConformanceFailure]:
+        """Conformance failures by (case id, variant, epoch); a run's failures each name their variant."""
+        return {(f.case_id, f.variant or "", f.epoch): f for f in self.conformance.failures}
 
     def failing_cases(self, kind: str | None = None) -> list[str]:
         """The ids of cases with a conformance failure (of `kind` only, when given), sorted and once each."""

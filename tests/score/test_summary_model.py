@@ -15,12 +15,15 @@ from harness.score.compare import comparison_row
 from harness.score.registry import metrics
 from harness.score.summary_model import (
     Calibration,
+    ClassFigures,
     Comparison,
     ConformanceFailure,
     Consistency,
+    DatasetGrounding,
     Decision,
     DecisionGate,
     GateResult,
+    GroupFigures,
     PerturbationFigures,
     PolicyGate,
     Stability,
@@ -212,4 +215,22 @@ def test_each_gate_reads_as_its_kind_by_its_name(tmp_path: Path) -> None:
         Summary.model_validate(data)
     data["gates"][1]["value"], data["gates"][2]["threshold"] = "ship", "high"  # a threshold is a number
     with pytest.raises(ValidationError, match=r"gates\.2\.threshold\.threshold"):
+        Summary.model_validate(data)
+
+
+def test_the_breakdowns_read_as_their_models_and_keep_their_order(tmp_path: Path) -> None:
+    data = summary()
+    data["variants"][0] |= {
+        "per_class": {"contradicted": {"precision": 0.5, "recall": 1.0, "f1": 0.6667, "support": 2}},
+        "per_tag": {"redis": {"cases": 3, "verdict_accuracy": 2 / 3, "claims": 7}},
+        "grounding_bacc_by_dataset": {"fever": {"grounding_bacc": None, "grounding_bacc_ci": None, "claims": 0}},
+    }
+    (tmp_path / "summary.json").write_text(json.dumps(data))
+    v = read_summary_file(tmp_path).variants[0]
+    assert isinstance(v.per_class["contradicted"], ClassFigures) and v.per_class["contradicted"].support == 2
+    assert isinstance(v.per_tag["redis"], GroupFigures) and v.per_tag["redis"].figure("verdict_accuracy") == 2 / 3
+    assert isinstance(v.grounding_bacc_by_dataset["fever"], DatasetGrounding)
+    assert list(v.row()["per_tag"]["redis"]) == ["cases", "verdict_accuracy", "claims"]  # as written
+    data["variants"][0]["per_tag"]["redis"]["cases"] = "three"
+    with pytest.raises(ValidationError, match=r"variants\.0\.per_tag\.redis\.cases"):
         Summary.model_validate(data)
