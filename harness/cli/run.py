@@ -693,7 +693,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     manifests = [read_manifest(p) if (p / MANIFEST_FILE).exists() else None for p in (args.run_a, args.run_b)]
     worse = print_comparisons(console, rows, args.run_a, args.run_b, manifests[0], manifests[1])
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps([r.to_json() for r in rows], indent=2) + "\n", encoding="utf-8")
     if args.fail_on_regression and worse:
         err.print(f"regression: {', '.join(worse)} significantly worse in {args.run_b}", highlight=False)
         return EXIT_GATE

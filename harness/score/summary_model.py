@@ -40,6 +40,11 @@ SUMMARY_SCHEMA: Literal["summary_v1"] = "summary_v1"
 class SummaryPart(BaseModel):
     model_config = ConfigDict(extra="allow")
 
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON values with exactly the keys that were set (a key absent from the input stays absent)."""
+        data: dict[str, Any] = json.loads(json.dumps(self.model_dump(exclude_unset=True), default=_json_default))
+        return data
+
 
 Part = TypeVar("Part", bound=SummaryPart)
 
@@ -439,8 +444,7 @@ class VariantSummary(SummaryPart):
     def row(self) -> dict[str, Any]:
         """The variant as plain JSON values, for a template or a chart: the keys the summary holds (one written before
         a key existed lacks it, as the file does)."""
-        data: dict[str, Any] = json.loads(json.dumps(self.model_dump(exclude_unset=True), default=_json_default))
-        return data
+        return self.to_json()
 
     @model_serializer(mode="wrap")
     def _ordered(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -501,11 +505,6 @@ class Summary(SummaryPart):
         if self.kind == "run" and self.run is None:
             raise ValueError("run: a run's summary names its run (only a certify summary has none)")
         return self
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON values with exactly the keys that were set (a key absent from the input stays absent)."""
-        data: dict[str, Any] = json.loads(json.dumps(self.model_dump(exclude_unset=True), default=_json_default))
-        return data
 
     @property
     def results(self) -> int | None:
