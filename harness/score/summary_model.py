@@ -8,6 +8,11 @@ reads). The registered metrics (`harness.score.registry`) sit flat on a variant 
 
 `vbench certify` writes its summary.json through the same model and writer, marked `"kind": "certify"`: it
 names the system it certified (`sut`) where a run's summary names its run (`run`, required of a run's).
+
+Every layer after scoring (the console, junit.xml, summary.md and the report, the certificate, the pull-request
+comment) takes a `Summary` and reads its fields; this module alone reads and writes the file, and reads an older
+summary's keys (`Comparison.verdict_p`: a comparison from before Holm). A run's figures are read in one place,
+`Summary.figures()`. Gates are a tagged union by name (`Gate`).
 """
 
 from __future__ import annotations
