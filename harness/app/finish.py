@@ -12,12 +12,15 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from harness.app.phases import CERTIFICATE, REPORT, SCORE, phase
 from harness.run.gates import GateSettings
 from harness.run.log import Manifest
 from harness.run.providers import import_ahead
+
+if TYPE_CHECKING:  # imported by the thread `start` runs, not at start-up
+    from harness.score.summary_model import Summary
 
 SCORING_MODULES = ("harness.score.scoring", "harness.kit.certificate")
 """What scoring and the certificate import (pandas, the kit's server)."""
@@ -27,10 +30,9 @@ REPORT_MODULES = ("harness.report.render", "harness.report.figures")
 
 @dataclass(frozen=True)
 class Finished:
-    """What finishing a run gives back: scoring's summary (as `score_run` returns it) and the certificate's
-    headline."""
+    """What finishing a run gives back: scoring's summary and the certificate's headline."""
 
-    summary: Any
+    summary: Summary
     headline: str
 
 

@@ -300,7 +300,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     err.print(f"{finished.headline} · certificate: {run_dir / 'certificate.html'}", highlight=False, markup=False)
     with phase(CONSOLE):
         print_summary(console, summary, run_dir, result.skipped, report=study.report)
-    return EXIT_OK if summary["passed"] else EXIT_GATE
+    return EXIT_OK if summary.passed else EXIT_GATE
 
 
 def _preflight(study: Study, cases: list[CaseRef]) -> None:
@@ -362,7 +362,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     manifests = [read_manifest(p) if (p / MANIFEST_FILE).exists() else None for p in (args.run_a, args.run_b)]
     worse = print_comparisons(console, rows, args.run_a, args.run_b, manifests[0], manifests[1])
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps([r.to_json() for r in rows], indent=2) + "\n", encoding="utf-8")
     if args.fail_on_regression and worse:
         err.print(f"regression: {', '.join(worse)} significantly worse in {args.run_b}", highlight=False)
         return EXIT_GATE

@@ -10,7 +10,6 @@ name that occurs in more than one run is prefixed with its run id.
 
 from __future__ import annotations
 
-import copy
 import functools
 import itertools
 import zlib
@@ -32,7 +31,6 @@ from harness.run.fingerprint import fingerprint_of
 from harness.run.folder import (
     MANIFEST_FILE,
     RESULTS_FILE,
-    SUMMARY_FILE,
     RunFileError,
     folder_fingerprint,
     iter_cases,
@@ -44,7 +42,7 @@ from harness.run.gates import GateSettings
 from harness.run.log import POLICY_VARIANT, Manifest, RecordSummary, with_trace
 from harness.run.runlog import RunLog
 from harness.score.headline import is_headline
-from harness.score.summary_model import read_summary_file
+from harness.score.summary_model import ConformanceFailure, Summary, read_summary_or_none
 
 FailureKey = tuple[str, str, int]
 
@@ -58,7 +56,8 @@ class LoadedRun:
     run_dir: Path
     label: str
     manifest: Manifest
-    summary: dict[str, Any]
+    summary: Summary
+    """The run's summary, its variant names mapped by `rename`."""
     rename: dict[str, str]
     results: list[ResultRow] = field(default_factory=list)
     """Every headline result, once (the last of a retried unit)."""
@@ -74,9 +73,9 @@ class LoadedRun:
     def policy_variant(self) -> str:
         return self.rename.get(POLICY_VARIANT, POLICY_VARIANT)
 
-    def failures(self) -> dict[FailureKey, dict[str, Any]]:
+    def failures(self) -> dict[FailureKey, ConformanceFailure]:
         """Conformance failures (policy mismatches, invariant violations, deterministic mismatches) by result key."""
-        return {(f["case_id"], f["variant"], int(f["epoch"])): f for f in self.summary["conformance"]["failures"]}
+        return self.summary.failures_by_unit()
 
 
 def read_manifest_checked(run_dir: Path) -> Manifest:
@@ -111,31 +110,11 @@ def variant_renames(manifests: Sequence[Manifest], labels: Sequence[str]) -> lis
     ]
 
 
-def rename_summary(summary: Mapping[str, Any], rename: Mapping[str, str]) -> dict[str, Any]:
-    """A copy of summary.json with every variant name mapped."""
-    out = copy.deepcopy(dict(summary))
-
-    def r(name: Any) -> Any:
-        return rename.get(name, name) if isinstance(name, str) else name
-
-    for v in out.get("variants", []):
-        v["name"] = r(v["name"])
-    for c in out.get("comparisons", []):
-        c["a"], c["b"] = r(c["a"]), r(c["b"])
-    for f in out.get("conformance", {}).get("failures", []):
-        f["variant"] = r(f["variant"])
-    for g in out.get("gates", []):
-        g["variant"] = r(g["variant"])
-    for d in out.get("decisions", []):
-        d["candidate"], d["control"] = r(d["candidate"]), r(d["control"])
-    return out
-
-
 def gate_settings(manifest: Manifest) -> GateSettings:
     """The gates and decisions the run asked for, from its manifest (a baseline folder only while it is still there)."""
-    baseline = manifest.settings.get("baseline")
+    baseline = manifest.settings.baseline
     if baseline:
-        recorded = manifest.settings.get("baseline_sha256")
+        recorded = manifest.settings.baseline_sha256
         if not Path(baseline).is_dir() or (recorded and folder_fingerprint(Path(baseline)) != recorded):
             raise ReportError(
                 f"run {manifest.run_id} was decided against the baseline {baseline}, which is gone or has changed "
@@ -143,16 +122,6 @@ def gate_settings(manifest: Manifest) -> GateSettings:
                 "summary.json (without --rescore)"
             )
     return GateSettings.from_manifest_settings(manifest.settings)
-
-
-def read_summary(run_dir: Path) -> dict[str, Any] | None:
-    """summary.json as the run wrote it, or None when it is missing or unreadable."""
-    if not (run_dir / SUMMARY_FILE).exists():
-        return None
-    try:
-        return read_summary_file(run_dir).to_json()
-    except (OSError, ValueError):  # pydantic's ValidationError included: scored again from the log
-        return None
 
 
 class Scanned(NamedTuple):
@@ -339,7 +308,7 @@ def drill_down(run: LoadedRun) -> Iterator[tuple[int, dict[str, Any]]]:
         yield cat, data
 
 
-def _score(run_dir: Path, manifest: Manifest) -> dict[str, Any]:
+def _score(run_dir: Path, manifest: Manifest) -> Summary:
     """The run scored again from its log (rewriting summary.json, outcomes.jsonl and junit.xml)."""
     from harness.score.scoring import score_run  # scoring loads pandas: only when a run is scored again
 
@@ -360,14 +329,16 @@ def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: boo
     renames = variant_renames(manifests, labels)
     per_run = max(1, limit // len(run_dirs))
     return [
-        load_run(Path(run_dir), manifest, label, rename, per_run, None if rescore else read_summary(Path(run_dir)))
+        load_run(
+            Path(run_dir), manifest, label, rename, per_run, None if rescore else read_summary_or_none(Path(run_dir))
+        )
         for run_dir, manifest, label, rename in zip(run_dirs, manifests, labels, renames, strict=True)
     ]
 
 
 def load_scored(
     run_dir: Path,
-    summary: Mapping[str, Any],
+    summary: Summary,
     manifest: Manifest | None,
     limit: int,
 ) -> LoadedRun:
@@ -386,15 +357,15 @@ def load_run(
     label: str,
     rename: dict[str, str],
     limit: int,
-    summary: Mapping[str, Any] | None,
+    summary: Summary | None,
 ) -> LoadedRun:
     """One run ready for the analyses, from its summary (scored again from the log when None or stale)."""
     if summary is None:
         summary = _score(run_dir, manifest)
-    run = LoadedRun(run_dir, label, manifest, rename_summary(summary, rename), rename)
+    run = LoadedRun(run_dir, label, manifest, summary.renamed(rename), rename)
     scanned = scan_results(RunLog(manifest, run_dir=run_dir))
-    if stream_results(run, limit, scanned) != summary.get("run", {}).get("results"):
-        run.summary = rename_summary(_score(run_dir, manifest), rename)  # stale
+    if stream_results(run, limit, scanned) != summary.results:
+        run.summary = _score(run_dir, manifest).renamed(rename)  # stale
         stream_results(run, limit, scanned)
     load_drill_down(run)
     return run

@@ -28,6 +28,7 @@ from pydantic import (
 from harness.corpus.schema import Case
 from harness.run.gates import Gates
 from harness.run.outcome import Facts, Findings, Outcome, StoredOutcome, judged, judged_outcome
+from harness.run.settings import ExecutorSettings, ShardSettings, StopEarlySettings
 from harness.system.models import PolicySettings, Usage, Verdict
 from harness.system.store_names import EVALUATION_KEY
 
@@ -306,12 +307,12 @@ class ManifestSettings(BaseModel):
     baseline_sha256: str | None = None
     perturb: list[str] | None = None
     perturb_seed: int | None = None
-    stop_early: dict[str, Any] | None = None
+    stop_early: StopEarlySettings | None = None
     """The sequential design (look size, seed) and, once the run ends, where and why it stopped."""
     perturbed_cases: dict[str, int] | None = None
-    executor: dict[str, Any] | None = None
+    executor: ExecutorSettings | None = None
     """The executor's name, and a cluster's version and address once it joined."""
-    shard: dict[str, Any] | None = None
+    shard: ShardSettings | None = None
 
     @model_serializer(mode="wrap")
     def _only_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

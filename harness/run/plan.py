@@ -173,12 +173,16 @@ def check_resumable(old: Manifest, new: Manifest) -> None:
         == [(v.name, v.prompt_hash, v.policy, v.settings) for v in new.variants]
         and old.excerpt_chars == new.excerpt_chars
         and _perturbations(old) == _perturbations(new)
-        and (old.settings.get("shard") or {}).get("shard") == (new.settings.get("shard") or {}).get("shard")
+        and _shard_name(old) == _shard_name(new)
     )
     if not same:
         raise ResumeError(
             "--resume: this folder holds a run of other cases, variants, prompts or settings; use a new --out"
         )
+
+
+def _shard_name(manifest: Manifest) -> str | None:
+    return manifest.settings.shard.shard if manifest.settings.shard is not None else None
 
 
 def _perturbations(manifest: Manifest) -> tuple[list[str], int | None]:

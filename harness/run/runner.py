@@ -44,6 +44,7 @@ from harness.run.providers import components, json_safe
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
 from harness.run.runlog import RunLog
 from harness.run.schedule import Progress, SilentProgress, Task, Watch, run_tasks
+from harness.run.settings import ExecutorSettings, StopEarlySettings
 from harness.run.study import Study, StudyError
 from harness.system.store import MEMORY_URL, Store, StoreURLError, public_store_url
 from harness.system.verifiers.base import Verifier
@@ -173,8 +174,8 @@ def run_study(
         on_start()
     try:
         with ResultWriter(run_dir) as writer, executor_session(study) as executor:
-            if executor != manifest.settings["executor"]:  # the cluster joined: its version and address
-                manifest.settings["executor"] = executor
+            if ExecutorSettings.model_validate(executor) != manifest.settings.executor:  # a cluster joined
+                manifest.settings.executor = ExecutorSettings.model_validate(executor)  # its version and address
                 write_manifest(run_dir, manifest)
             with fewer_collections():
                 placement: dict[str, Any] = {
@@ -213,7 +214,8 @@ def run_study(
         progress.stop()
     manifest.components = components(variants, verifiers)
     if stop is not None:
-        manifest.settings["stop_early"] = {**manifest.settings["stop_early"], **stop_record(stop, looks)}
+        design = manifest.settings.stop_early or StopEarlySettings()
+        manifest.settings.stop_early = design.with_stop(stop_record(stop, looks))
     write_manifest(run_dir, manifest)
     return RunResult(run_dir=run_dir, manifest=manifest, finished=new, skipped=len(done), dropped=dropped)
 

@@ -18,15 +18,15 @@ from harness.run.gates import GateSettings as GateSettings  # the one gate model
 from harness.run.log import ResultRecord
 from harness.run.runlog import RunLog
 from harness.score.frames import SharedLists, claim_rows, claims_table, quality_row, quality_table
-from harness.score.gates import threshold_gates
+from harness.score.gates import decision_gates, threshold_gates
 from harness.score.headline import is_headline
 from harness.score.junit import junit_xml
 from harness.score.outcome import record_outcome
 from harness.score.outcomes import outcome_row, outcomes_table, write_outcomes
-from harness.score.regression import decision_gates, load_control_run, make_decisions
+from harness.score.regression import load_control_run, make_decisions
 from harness.score.robustness import add_robustness
 from harness.score.summary import ConformanceTally, summarise
-from harness.score.summary_model import write_summary
+from harness.score.summary_model import BaselineRef, Conformance, Summary, in_full, write_summary
 
 CHUNK = 500
 """Records whose frame rows become frames at a time while scoring streams the log: bounds memory, not the figures."""
@@ -39,7 +39,7 @@ class LogFrames:
     quality: pd.DataFrame
     claims: pd.DataFrame
     outcomes: pd.DataFrame
-    conformance: dict[str, Any]
+    conformance: Conformance
     gold: dict[str, dict[str, list[str]]]
     policy_ids: list[str]
     headline: int
@@ -114,12 +114,12 @@ def read_log_frames(log: RunLog, keep_for_robustness: bool) -> LogFrames:
     )
 
 
-def score_run(run_dir: Path, settings: GateSettings) -> dict[str, Any]:
+def score_run(run_dir: Path, settings: GateSettings) -> Summary:
     """Read the run folder's log once (`RunLog.read`) and score it (`score_log`); return the summary."""
     return score_log(RunLog.read(run_dir), settings, run_dir)
 
 
-def score_log(log: RunLog, settings: GateSettings, run_dir: Path | None = None) -> dict[str, Any]:
+def score_log(log: RunLog, settings: GateSettings, run_dir: Path | None = None) -> Summary:
     """Compute the summary with its gates from a run's log, write the scored files, return the summary.
 
     `run_dir`: where summary.json, outcomes.jsonl and junit.xml go (the folder the log was read from when not
@@ -132,15 +132,14 @@ def score_log(log: RunLog, settings: GateSettings, run_dir: Path | None = None) 
         raise ValueError("score_log: a log made in memory needs the run folder its scored files go to")
     gates, baseline_dir = settings.gates, settings.baseline
     manifest = log.manifest
-    perturbations = manifest.settings.get("perturb") or []
+    perturbations = manifest.settings.perturb or []
     frames = read_log_frames(log, keep_for_robustness=bool(perturbations))
     outcomes = frames.outcomes
     summary = summarise(
         manifest, frames.quality, frames.claims, outcomes, frames.conformance, frames.headline, frames.gold,
-        margin=gates.margin_fraction, alpha=gates.alpha, gated=tuple(gates.decide_on),
+        perturbed_results=frames.logged - frames.headline, margin=gates.margin_fraction, alpha=gates.alpha, gated=tuple(gates.decide_on),
     )  # fmt: skip
-    add_robustness(summary, frames.robustness_units, perturbations)
-    summary["run"]["perturbed_results"] = frames.logged - frames.headline
+    add_robustness(summary.variants, frames.robustness_units, perturbations)
     gate_rows = threshold_gates(summary, gates, manifest)
     baseline = load_control_run(baseline_dir) if baseline_dir is not None else None
     decisions = make_decisions(
@@ -153,18 +152,16 @@ def score_log(log: RunLog, settings: GateSettings, run_dir: Path | None = None) 
         margin=gates.margin_fraction,
         alpha=gates.alpha,
     )
-    if baseline is not None:
-        summary["baseline"] = {"path": str(baseline_dir)}
-    summary["decisions"] = [d.model_dump(mode="json") for d in decisions]
-    stop = manifest.settings.get("stop_early")
-    if isinstance(stop, dict) and "look" in stop:  # a --stop-early run: where and why it stopped sending cases
-        summary["stop_early"] = stop
+    if baseline_dir is not None:
+        summary.baseline = BaselineRef(path=str(baseline_dir))
+    summary.decisions = [in_full(d) for d in decisions]
+    stop = manifest.settings.stop_early
+    if stop is not None and stop.ended:  # a --stop-early run: where and why it stopped sending cases
+        summary.stop_early = stop
     gate_rows += decision_gates(decisions, gates.require_ship)
-    summary["gates"] = gate_rows
-    summary["passed"] = all(g["passed"] for g in gate_rows)
+    summary.gates = gate_rows
+    summary.passed = all(g.passed for g in gate_rows)
     summary = write_summary(run_dir, summary)
     write_outcomes(run_dir, outcomes)
-    write_text(
-        run_dir, JUNIT_FILE, junit_xml(summary["conformance"], frames.policy_ids, gate_rows, summary["decisions"])
-    )
+    write_text(run_dir, JUNIT_FILE, junit_xml(summary, frames.policy_ids))
     return summary

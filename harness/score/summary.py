@@ -28,7 +28,15 @@ from harness.score.metrics import (
 )
 from harness.score.registry import Frames, compute_all, metrics
 from harness.score.reliability import calibration_metrics, consistency_metrics
-from harness.score.summary_model import SUMMARY_SCHEMA
+from harness.score.summary_model import (
+    SUMMARY_SCHEMA,
+    Conformance,
+    ConformanceFailure,
+    RunInfo,
+    ScenarioTally,
+    Summary,
+    VariantSummary,
+)
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 
@@ -36,8 +44,8 @@ class ConformanceTally:
     """Conformance counted one record at a time (scoring streams the log: no record is kept)."""
 
     def __init__(self) -> None:
-        self.scenarios: dict[str, dict[str, int]] = {sid: {"cases": 0, "passed": 0} for sid in load_catalogue()}
-        self.failures: list[dict[str, Any]] = []
+        self.scenarios: dict[str, ScenarioTally] = {sid: ScenarioTally(cases=0, passed=0) for sid in load_catalogue()}
+        self.failures: list[ConformanceFailure] = []
         self.policy_cases = self.policy_passed = self.invariants = self.quality_mismatches = 0
 
     def add(self, record: ResultRecord, mismatches: Sequence[str], violations: Sequence[str]) -> None:
@@ -47,35 +55,35 @@ class ConformanceTally:
             passed = not mismatches and not violations
             self.policy_passed += passed
             for sid in record.spec:
-                entry = self.scenarios.setdefault(sid, {"cases": 0, "passed": 0})
-                entry["cases"] += 1
-                entry["passed"] += passed
+                entry = self.scenarios.setdefault(sid, ScenarioTally(cases=0, passed=0))
+                entry.cases += 1
+                entry.passed += passed
         else:
             self.quality_mismatches += bool(mismatches)
         if mismatches or violations:
             self.failures.append(
-                {
-                    "case_id": record.case_id,
-                    "kind": record.kind,
-                    "variant": record.variant,
-                    "epoch": record.epoch,
-                    "mismatches": list(mismatches),
-                    "invariant_violations": list(violations),
-                }
+                ConformanceFailure(
+                    case_id=record.case_id,
+                    kind=record.kind,
+                    variant=record.variant,
+                    epoch=record.epoch,
+                    mismatches=list(mismatches),
+                    invariant_violations=list(violations),
+                )
             )
 
-    def result(self) -> dict[str, Any]:
-        return {
-            "policy_cases": self.policy_cases,
-            "policy_passed": self.policy_passed,
-            "policy_pass_rate": (self.policy_passed / self.policy_cases) if self.policy_cases else None,
-            "invariant_violations": self.invariants,
-            "quality_expectation_mismatches": self.quality_mismatches,
-            "scenarios": self.scenarios,
-            "uncovered_scenarios": sorted(sid for sid, v in self.scenarios.items() if v["cases"] == 0),
-            "failures": self.failures,
-            "passed": self.policy_passed == self.policy_cases and self.invariants == 0 and self.quality_mismatches == 0,
-        }
+    def result(self) -> Conformance:
+        return Conformance(
+            policy_cases=self.policy_cases,
+            policy_passed=self.policy_passed,
+            policy_pass_rate=(self.policy_passed / self.policy_cases) if self.policy_cases else None,
+            invariant_violations=self.invariants,
+            quality_expectation_mismatches=self.quality_mismatches,
+            scenarios={sid: tally.model_copy() for sid, tally in self.scenarios.items()},
+            uncovered_scenarios=sorted(sid for sid, v in self.scenarios.items() if v.cases == 0),
+            failures=self.failures,
+            passed=self.policy_passed == self.policy_cases and self.invariants == 0 and self.quality_mismatches == 0,
+        )
 
 
 class CaseSource(Protocol):
@@ -87,7 +95,7 @@ def conformance(
     cases: CaseSource,
     extra: Mapping[str, Sequence[str]] | None = None,
     excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
-) -> dict[str, Any]:
+) -> Conformance:
     """Policy cases must agree 100%; invariants must hold for every case of either kind.
 
     `cases`: by id (a dict, or a run folder's `CaseIndex`). `extra`: further mismatches per case id, found
@@ -109,30 +117,32 @@ def errors_by_reason(quality: pd.DataFrame) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.DataFrame) -> dict[str, Any]:
+def variant_summary(info: dict[str, Any], quality: pd.DataFrame, claims: pd.DataFrame) -> VariantSummary:
     """Every figure of one variant: the registered metrics (`harness.score.registry`), then their details."""
     scored_q = quality[quality["scored"]]
     scored_c = claims[claims["scored"]]
-    out: dict[str, Any] = {
-        **info,
-        "quality_cases": int(quality["case_id"].nunique()),
-        "quality_samples": len(quality),
-        "errors": int(quality.loc[~quality["scored"], "case_id"].nunique()),
-        "error_samples": int((~quality["scored"]).sum()),
-        "errors_by_reason": errors_by_reason(quality),
-    }
-    out.update(compute_all(Frames(quality, claims)))
-    out.update(claim_details(scored_c))
-    out.update(verdict_details(scored_q))
-    out.update(grounding_details(scored_c))
-    out.update(operations_details(quality))
-    out["per_scenario"] = breakdown(quality, claims, "spec")
-    out["per_tag"] = breakdown(quality, claims, "tags")
-    out["per_dataset"] = breakdown(quality.assign(ds=quality["dataset"].map(lambda d: [d])), claims, "ds")
-    out["stability"] = stability(quality)
-    out["consistency"] = consistency_metrics(quality)
-    out["calibration"] = calibration_metrics(quality)
-    return out
+    unscored = quality.loc[~quality["scored"]]
+    return VariantSummary.model_validate(
+        {
+            **info,
+            "quality_cases": int(quality["case_id"].nunique()),
+            "quality_samples": len(quality),
+            "errors": int(unscored["case_id"].nunique()),
+            "error_samples": len(unscored),
+            "errors_by_reason": errors_by_reason(quality),
+            **compute_all(Frames(quality, claims)),
+            **claim_details(scored_c),
+            **verdict_details(scored_q),
+            **grounding_details(scored_c),
+            **operations_details(quality),
+            "per_scenario": breakdown(quality, claims, "spec"),
+            "per_tag": breakdown(quality, claims, "tags"),
+            "per_dataset": breakdown(quality.assign(ds=quality["dataset"].map(lambda d: [d])), claims, "ds"),
+            "stability": stability(quality),
+            "consistency": consistency_metrics(quality),
+            "calibration": calibration_metrics(quality),
+        }
+    )
 
 
 def summarise(
@@ -140,11 +150,13 @@ def summarise(
     quality: pd.DataFrame,
     claims: pd.DataFrame,
     outcomes: pd.DataFrame,
-    conformance_figures: dict[str, Any],
+    conformance_figures: Conformance,
     results: int,
     gold: dict[str, dict[str, list[str]]] | None = None,
+    *,
+    perturbed_results: int = 0,
     **decision_settings: Any,
-) -> dict[str, Any]:
+) -> Summary:
     """The whole summary.json, computed after the run from the log's frames and its conformance tally."""
     variants = []
     for info in manifest.variants:
@@ -162,20 +174,21 @@ def summarise(
     # each pair decided as a ship decision of the later variant against the earlier (`decision_settings`:
     # the run's margin, alpha and gated metrics)
     comparisons = compare_pairs(outcomes, [v.name for v in manifest.variants], gold, **decision_settings)
-    return {
-        "schema_version": SUMMARY_SCHEMA,
-        "run": {
-            "run_id": manifest.run_id,
-            "created": manifest.created,
-            "package_version": manifest.package_version,
-            "git_sha": manifest.git_sha,
-            "corpus_hash": manifest.corpus_hash,
-            "epochs": manifest.epochs,
-            "cases": manifest.case_count,
-            "results": results,
-        },
-        "conformance": conformance_figures,
-        "variants": variants,
-        "comparisons": comparisons,
-        "metrics": [m.describe() for m in metrics()],
-    }
+    return Summary(
+        schema_version=SUMMARY_SCHEMA,
+        run=RunInfo(
+            run_id=manifest.run_id,
+            created=manifest.created,
+            package_version=manifest.package_version,
+            git_sha=manifest.git_sha,
+            corpus_hash=manifest.corpus_hash,
+            epochs=manifest.epochs,
+            cases=manifest.case_count,
+            results=results,
+            perturbed_results=perturbed_results,
+        ),
+        conformance=conformance_figures,
+        variants=variants,
+        comparisons=comparisons,
+        metrics=[m.describe() for m in metrics()],
+    )

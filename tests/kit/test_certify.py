@@ -177,7 +177,7 @@ def test_a_shared_store_keeps_concurrent_requests_apart(tmp_path: Path) -> None:
     with sut_process(serve_args(port_file, "--store", store), port_file) as url:
         settings = CertifySettings(sut_url=url, out=tmp_path / "out", case_dirs=[ROOT / "cases"], concurrency=8)
         result = certify(POLICY[:40], [], settings)
-    assert result.passed, result.summary["conformance"]["failures"][:3]
+    assert result.passed, result.summary.conformance.failures[:3]
 
 
 # --- a SUT that misbehaves ------------------------------------------------------------------------

@@ -50,7 +50,7 @@ def test_a_v1_folder_scores_to_the_summary_the_v1_code_wrote(tmp_path: Path) -> 
     run = tmp_path / "v1"
     shutil.copytree(V1_RUN, run)
     written = json.loads((V1_RUN / "summary.json").read_text())
-    again = score_run(run, GateSettings())
+    again = score_run(run, GateSettings()).to_json()
     # summary.json keys are added, never renamed: every key the v1 code wrote is there with its value, except the
     # bounds of rate CIs, whose interval method changed (cluster-adjusted Wilson with a small-sample shrink)
     changed = missing_or_changed(without_timings(written), without_timings(json.loads(json.dumps(again))))
@@ -122,7 +122,7 @@ def test_a_new_run_references_the_case_trace_and_restores_it_exactly(tmp_path: P
             case = index.get(record.case_id)
             copy = record.model_copy(update={"persisted": persisted_of(record, case, manifest.excerpt_chars)})
             fh.write(copy.model_copy(update={"trace_from_case": False}).model_dump_json() + "\n")
-    assert without_timings(json.loads(json.dumps(score_run(full, GateSettings())))) == without_timings(summary)
+    assert without_timings(score_run(full, GateSettings()).to_json()) == without_timings(summary)
     v1_size = (V1_RUN / RESULTS_FILE).stat().st_size
     assert (run / RESULTS_FILE).stat().st_size < 0.75 * v1_size  # the same 20 units, without the copies
 
