@@ -26,7 +26,7 @@ from harness.score.headline import is_headline
 from harness.score.junit import junit_xml
 from harness.score.outcome import record_outcome
 from harness.score.outcomes import outcome_row, outcomes_table, write_outcomes
-from harness.score.regression import decision_gates, load_control_run, make_decisions
+from harness.score.regression import against_anchor, decision_gates, load_control_run, make_decisions
 from harness.score.robustness import add_robustness
 from harness.score.summary import ConformanceTally, case_problems, summarise
 from harness.score.summary_model import write_summary
@@ -239,9 +239,17 @@ def score_log(
         margin=gates.margin_fraction,
         alpha=gates.alpha,
     )
+    if settings.anchor is not None:
+        decisions = against_anchor(
+            decisions, manifest, frames.gold, outcomes, load_control_run(settings.anchor),
+            gated=tuple(gates.decide_on), margin=gates.margin_fraction, alpha=gates.alpha,
+        )  # fmt: skip
+        summary["anchor"] = {"path": str(settings.anchor)}
     if baseline is not None:
         summary["baseline"] = {"path": str(baseline_dir)}
-    summary["decisions"] = [d.model_dump(mode="json") for d in decisions]
+    # a decision without an anchor keeps the keys it always had
+    summary["decisions"] = [d.model_dump(mode="json", exclude=None if d.anchor else {"anchor", "decided_by"})
+                            for d in decisions]  # fmt: skip
     stop = manifest.settings.get("stop_early")
     if isinstance(stop, dict) and "look" in stop:  # a --stop-early run: where and why it stopped sending cases
         summary["stop_early"] = stop

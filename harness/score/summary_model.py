@@ -140,6 +140,10 @@ class Decision(SummaryPart):
     """The interval and test names the metrics used, each with what it is (recorded once per decision)."""
     cases_needed: int | None = None
     """When inconclusive for want of cases: about how many paired cases the gated metrics need."""
+    anchor: Decision | None = None
+    """With an anchor: the same candidate decided against that fixed reference (`decide.with_anchor`)."""
+    decided_by: Literal["control", "anchor"] | None = None
+    """With an anchor: which of the two comparisons gave `decision` (absent without one)."""
 
 
 class Comparison(SummaryPart):
@@ -344,6 +348,8 @@ class Summary(SummaryPart):
     variants: list[VariantSummary] = Field(default_factory=list)
     comparisons: list[Comparison] = Field(default_factory=list)
     baseline: dict[str, Any] | None = None
+    anchor: dict[str, Any] | None = None
+    """With an anchor: the fixed reference run folder every decision was also made against."""
     decisions: list[Decision] = Field(default_factory=list)
     gates: list[GateResult] = Field(default_factory=list)
     passed: bool = False
