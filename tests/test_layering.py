@@ -23,10 +23,11 @@ ALLOWED = {
     "corpus": {"llm", "system", "baselines"},
     "run": {"llm", "system", "corpus", "baselines"},
     "score": {"llm", "system", "corpus", "run", "baselines"},
-    "report": {"llm", "system", "corpus", "run", "score", "baselines"},
-    "devtools": {"llm", "system", "corpus", "run", "score", "report", "baselines"},
-    "kit": {"llm", "system", "corpus", "run", "score", "report", "baselines", "devtools"},
-    "cli": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines", "devtools"},
+    "history": {"llm", "system", "corpus", "run", "score", "baselines"},
+    "report": {"llm", "system", "corpus", "run", "score", "baselines", "history"},
+    "devtools": {"llm", "system", "corpus", "run", "score", "report", "baselines", "history"},
+    "kit": {"llm", "system", "corpus", "run", "score", "report", "baselines", "devtools", "history"},
+    "cli": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines", "devtools", "history"},
 }
 
 

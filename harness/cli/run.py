@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from harness.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE
+from harness.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE, history_flags
 from harness.cli.client_flags import add_client_flags, apply_client_flags
 from harness.cli.console import print_summary
 from harness.corpus.forks import Forked, may_fork
@@ -161,6 +161,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "client settings for the models that take them (a study file can set them per model)"
     )
     add_client_flags(client)
+    history_flags.add_run_flags(run)
     run.set_defaults(handler=cmd_run)
 
     comp = sub.add_parser("compare", help="paired comparison of two finished runs")
@@ -263,6 +264,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         err.print("[red]error:[/red] no case matches the given folders and filters")
         return EXIT_USAGE
     try:
+        study = history_flags.apply(study, cases, args)  # history refs become baseline folders
         _preflight(study, cases)
         check_endpoints(study)  # a missing key or an endpoint that does not answer stops here, before any case
     except (PairingError, StudyError, PromptError, ModelSpecError) as exc:  # EndpointError is one
@@ -326,6 +328,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     err.print(f"{headline} · certificate: {run_dir / 'certificate.html'}", highlight=False, markup=False)
     print_summary(console, summary, run_dir, result.skipped, report=study.report)
+    if not history_flags.record_finished(study, run_dir, err):
+        return EXIT_USAGE
     return EXIT_OK if summary["passed"] else EXIT_GATE
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness import UsageError
 from harness.run.folder import MANIFEST_FILE, read_manifest
 from harness.run.log import Manifest
 from harness.score.outcomes import load_outcomes
@@ -24,7 +25,7 @@ from harness.score.registry import metrics as registered_metrics
 from harness.score.summary_model import Summary, read_summary_file
 
 
-class HistoryError(ValueError):
+class HistoryError(UsageError):
     """A store, ref or record that cannot serve the request (a usage error: exit 2)."""
 
 

@@ -88,8 +88,11 @@ class FolderStore:
         body = self.root / "runs" / f"{record.head.id}.json"
         if body.exists():
             raise HistoryError(f"{body}: a record with this id is already stored")
-        _atomic_write(body, record.model_dump_json())
-        _atomic_write(self.root / "heads" / f"{record.head.id}.json", record.head.model_dump_json())
+        try:
+            _atomic_write(body, record.model_dump_json())
+            _atomic_write(self.root / "heads" / f"{record.head.id}.json", record.head.model_dump_json())
+        except OSError as exc:
+            raise HistoryError(f"{self.root}: cannot write the record: {exc.strerror or exc}") from None
 
     def heads(self) -> list[RecordHead]:
         folder = self.root / "heads"
@@ -105,7 +108,10 @@ class FolderStore:
         return self._read(path, RunRecord)
 
     def add_tag(self, tag: Tag) -> None:
-        _atomic_write(self.root / "tags" / f"{tag.name}--{tag.tagged_at}.json", tag.model_dump_json())
+        try:
+            _atomic_write(self.root / "tags" / f"{tag.name}--{tag.tagged_at}.json", tag.model_dump_json())
+        except OSError as exc:
+            raise HistoryError(f"{self.root}: cannot write the tag: {exc.strerror or exc}") from None
 
     def tags(self) -> list[Tag]:
         folder = self.root / "tags"
