@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -16,9 +17,11 @@ from rich.table import Table
 
 from harness.cli import EXIT_GATE, EXIT_OK
 from harness.cli.history_flags import costs_of, store_spec
-from harness.history.record import HistoryError, RecordHead, record_run_folder
-from harness.history.refs import latest
-from harness.history.store import HistoryStore, Tag, check_tag_name, now_stamp, open_store
+
+if TYPE_CHECKING:
+    from harness.history.record import RecordHead
+    from harness.history.store import HistoryStore
+# harness.history (pandas) is imported by the subcommand that runs: `vbench --help` stays light
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -82,6 +85,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _store(args: argparse.Namespace) -> HistoryStore:
+    from harness.history.store import open_store
+
     return open_store(store_spec(args.history, None, args.study))
 
 
@@ -95,6 +100,8 @@ def _out() -> Console:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
+    from harness.history.record import record_run_folder
+
     store = _store(args)
     record = record_run_folder(args.run_dir, branch=args.branch, commit=args.commit, costs=costs_of(args.run_dir))
     store.add(record)
@@ -126,6 +133,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from harness.history.refs import latest
+
     store = _store(args)
     head = latest(store.heads(), store.tags(), args.ref)
     if args.json:
@@ -152,6 +161,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_tag(args: argparse.Namespace) -> int:
+    from harness.history.refs import latest
+    from harness.history.store import Tag, check_tag_name, now_stamp
+
     store = _store(args)
     head = latest(store.heads(), store.tags(), args.ref)
     store.add_tag(Tag(name=check_tag_name(args.name), run=head.id, tagged_at=now_stamp()))
@@ -162,6 +174,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
 def cmd_trend(args: argparse.Namespace) -> int:
     from harness.history.alert import AlertSettings, detect
     from harness.history.ops import ALERTABLE, trend
+    from harness.history.record import HistoryError
 
     store = _store(args)
     points = trend(_heads(store, args.branch), args.metric, args.model)
@@ -199,6 +212,7 @@ def cmd_trend(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     from harness.cli.console import print_decision
     from harness.history.ops import diff
+    from harness.history.refs import latest
 
     store = _store(args)
     heads, tags = store.heads(), store.tags()

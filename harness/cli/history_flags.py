@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from harness.history.record import HistoryError, record_run_folder
-from harness.history.refs import is_history_ref, match
-from harness.history.store import HistoryStore, open_store
 from harness.run.caseref import CaseRef
 from harness.run.study import Study, StudyError, load_study_file
+
+if TYPE_CHECKING:
+    from harness.history.store import HistoryStore
+
+# harness.history is imported where it is used: `vbench run` starts without pandas (tests/test_startup.py)
 
 MATERIALISED = Path(".cache/history")
 """Where a recorded control or anchor is written as a baseline folder (one per record id, written once)."""
@@ -51,6 +53,8 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
 
 def store_spec(flag: str | None, study: Study | None = None, study_file: Path | None = None) -> str:
     """The history store a command names: its --history, else the study's `history`, else vbench.toml's."""
+    from harness.history.record import HistoryError
+
     if flag:
         return flag
     if study is not None and study.history:
@@ -74,6 +78,7 @@ def _materialise(
     store: HistoryStore, ref: str, study: Study, cases: list[CaseRef], pair_common: bool, role: str
 ) -> Path:
     from harness.history.ops import as_control_folder
+    from harness.history.refs import match
     from harness.run.plan import build_variants, corpus_hash
 
     models = sorted({v.model for v in build_variants(study)})
@@ -89,6 +94,10 @@ def _materialise(
 
 def apply(study: Study, cases: list[CaseRef], args: argparse.Namespace) -> Study:
     """The study with history refs turned into baseline folders and `--history` set; raises HistoryError (exit 2)."""
+    from harness.history.record import HistoryError
+    from harness.history.refs import is_history_ref
+    from harness.history.store import open_store
+
     update: dict[str, Any] = {}
     history = getattr(args, "history", None)
     if history:
@@ -117,6 +126,9 @@ def record_finished(study: Study, run_dir: Path, err: Console) -> bool:
     it later) when the store cannot take it. The run folder is whole either way: nothing is lost."""
     if not study.history:
         return True
+    from harness.history.record import HistoryError, record_run_folder
+    from harness.history.store import open_store
+
     try:
         store = open_store(study.history)
         record = record_run_folder(run_dir, costs=costs_of(run_dir))

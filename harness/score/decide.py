@@ -307,6 +307,7 @@ def with_anchor(decision: Decision, anchor: Decision) -> Decision:
             "decision": outcome,
             "anchor": anchor,
             "decided_by": decided_by,
+            "control_decision": decision.decision,
             "reasons": [*decision.reasons, f"against the anchor {anchor.control_run}: {headline(anchor)}"],
         }
     )

@@ -248,7 +248,7 @@ def score_log(
     if baseline is not None:
         summary["baseline"] = {"path": str(baseline_dir)}
     # a decision without an anchor keeps the keys it always had
-    summary["decisions"] = [d.model_dump(mode="json", exclude=None if d.anchor else {"anchor", "decided_by"})
+    summary["decisions"] = [d.model_dump(mode="json", exclude=None if d.anchor else {"anchor", "decided_by", "control_decision"})
                             for d in decisions]  # fmt: skip
     stop = manifest.settings.get("stop_early")
     if isinstance(stop, dict) and "look" in stop:  # a --stop-early run: where and why it stopped sending cases

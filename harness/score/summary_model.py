@@ -144,6 +144,8 @@ class Decision(SummaryPart):
     """With an anchor: the same candidate decided against that fixed reference (`decide.with_anchor`)."""
     decided_by: Literal["control", "anchor"] | None = None
     """With an anchor: which of the two comparisons gave `decision` (absent without one)."""
+    control_decision: DecisionKind | None = None
+    """With an anchor: the decision against the control alone (absent without one)."""
 
 
 class Comparison(SummaryPart):
