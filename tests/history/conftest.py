@@ -84,3 +84,24 @@ def vbench_run(server: LocalOpenAIServer, cases: Path, prompt: Path, out: Path, 
 
 def summary(out: Path) -> dict[str, Any]:
     return json.loads((out / "summary.json").read_text())
+
+
+CHAIN = ([], ["q1-1"], ["q1-1", "q7-1"], ["q7-1"])
+"""The cases each recorded run of `chain_store` loses: q1-1 changes in run 2 and back in run 4; q7-1 in run 3."""
+
+
+@pytest.fixture(scope="session")
+def chain_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
+    """A folder store with four recorded runs of the scripted model on 21 cases (branch main, commits c1..c4)."""
+    root = tmp_path_factory.mktemp("chain")
+    cases, store = corpus(root / "cases", 3), root / "history"
+    runs = []
+    with pytest.MonkeyPatch.context() as mp, LocalOpenAIServer(losing_responder) as srv:
+        mp.setenv("OPENAI_API_KEY", "sk-test-history-key")
+        for i, lose in enumerate(CHAIN, start=1):
+            out = root / f"run-{i}"
+            assert vbench_run(srv, cases, losing_prompt(root, f"p{i}", lose), out) in (0, 1)
+            args = ["history", "record", str(out), "--history", str(store), "--branch", "main", "--commit", f"c{i}"]
+            assert main(args) == 0
+            runs.append(out)
+    return store, runs
