@@ -41,7 +41,9 @@ def fill_store(run_dir: Path, store_dir: Path, versions: int, seed: int = 37) ->
             correct[i] = not correct[i]
         stamp = f"2026{1 + v // 28 // 31 % 12:02d}{1 + v // 28 % 28:02d}T{v % 24:02d}0000.{v:06d}Z"
         head = template.head.model_copy(update={"id": f"{stamp}-{v:08x}", "recorded_at": stamp, "commit": f"{v:040x}"})
-        record = template.model_copy(update={"head": head, "units": {**template.units, "verdict_correct": list(correct)}})
+        record = template.model_copy(
+            update={"head": head, "units": {**template.units, "verdict_correct": list(correct)}}
+        )
         store.add(record)
         ids.append(head.id)
     return ids

@@ -1,4 +1,4 @@
-"""The harness is layered one way: llm → system → baselines → corpus/run → score → report → devtools → kit → cli.
+"""The harness is layered one way: llm → system → baselines → corpus/run → score → history → report → devtools → kit → cli.
 
 Baselines (the reference verifier) sit just above the system: they use its models and policy functions, and
 the system never imports them (so the replay fingerprint of `system/` does not change when a baseline does).

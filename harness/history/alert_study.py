@@ -171,7 +171,7 @@ Delay: looks from the first regressed run to the alarm, counting that run (1 = f
 
 Target: median within 3 looks — **{"met" if med <= 3 else "NOT met"}** (worst median {med:g}).
 
-Reproduce: `{command}` or `nox -s alert_study`.
+Reproduce: `{command}` or `nox -s alert-study`.
 """
 
 

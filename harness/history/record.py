@@ -8,6 +8,7 @@ stand in for the run folder it came from as the control of a decision.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import uuid
 from datetime import UTC, datetime
@@ -106,8 +107,9 @@ class RunRecord(BaseModel):
 
 
 def git_identity(cwd: Path | None = None) -> tuple[str | None, str | None]:
-    """(branch, commit) of the git work tree at `cwd`; None for each that git cannot tell (no repository, a
-    detached head: GitHub Actions' GITHUB_HEAD_REF/GITHUB_REF_NAME are the caller's to pass as --branch)."""
+    """(branch, commit) of the git work tree at `cwd`. On a detached head (a CI checkout of a pull request) the
+    branch is the CI's own name for it (GitHub Actions' GITHUB_HEAD_REF or GITHUB_REF_NAME, GitLab's
+    CI_COMMIT_REF_NAME); None for what neither can tell (no repository)."""
 
     def git(*args: str) -> str | None:
         try:
@@ -117,7 +119,10 @@ def git_identity(cwd: Path | None = None) -> tuple[str | None, str | None]:
         return out.stdout.strip() or None
 
     branch = git("rev-parse", "--abbrev-ref", "HEAD")
-    return (None if branch == "HEAD" else branch), git("rev-parse", "HEAD")
+    if branch in (None, "HEAD"):
+        env = (os.environ.get(k) for k in ("GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME"))
+        branch = next((value for value in env if value), None)
+    return branch, git("rev-parse", "HEAD")
 
 
 def _variant_head(v: Any, units: pd.DataFrame, cost: dict[str, Any] | None) -> VariantHead:

@@ -50,9 +50,14 @@ def test_trend_diff_and_bisect(
     assert "<svg" in page.read_text()
     code, out, _ = out_of(capsys, "history", "trend", "macro_f1", "--history", store)
     assert code == 0 and "no alert rule for macro_f1" in out
-    ids = [json.loads(line)["id"] for line in out_of(capsys, "history", "list", "--history", store, "--json")[1].splitlines()]
+    ids = [
+        json.loads(line)["id"]
+        for line in out_of(capsys, "history", "list", "--history", store, "--json")[1].splitlines()
+    ]
     decision = tmp_path / "d.json"
-    code, out, _ = out_of(capsys, "history", "diff", ids[0], f"history:{ids[2]}", "--history", store, "--json", str(decision))
+    code, out, _ = out_of(
+        capsys, "history", "diff", ids[0], f"history:{ids[2]}", "--history", store, "--json", str(decision)
+    )
     d = json.loads(decision.read_text())
     assert code == 0 and d["metrics"]["verdict_accuracy"]["diff"] == pytest.approx(-2 / 21)
     assert d["regressed_cases"] == ["q1-1", "q7-1"] and d["decision"].upper() in out

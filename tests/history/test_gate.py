@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness.cli import main
 from harness.devtools.local_server import LocalOpenAIServer
 from tests.history.conftest import corpus, losable_ids, losing_prompt, summary, vbench_run
@@ -18,6 +20,7 @@ COPIES = 30  # 210 quality cases
 STEP = 2  # cases each prompt loses beyond the one before: 0.95 pp
 
 
+@pytest.mark.slow  # five whole runs of 210 cases
 def test_history_control_is_not_rerun_and_the_anchor_stops_a_chain_of_small_losses(
     tmp_path: Path, work_tree: Path, server: LocalOpenAIServer
 ) -> None:
