@@ -89,3 +89,11 @@ def test_a_store_that_is_down_loses_nothing_and_names_the_command(
     assert f"vbench history record {out} --history {down}" in err.replace("\n", "")
     assert (out / "summary.json").is_file()  # the finished run is whole: record it once the store answers
     assert main(["history", "record", str(out), "--history", str(tmp_path / "h")]) == 0
+
+
+def test_history_in_vbench_toml_records_the_run(tmp_path: Path, work_tree: Path, server: LocalOpenAIServer) -> None:
+    store = tmp_path / "from-toml"
+    (work_tree / "vbench.toml").write_text(f'history = "{store}"\n')
+    assert vbench_run(server, corpus(tmp_path / "cases", 1), losing_prompt(tmp_path, "p0", []), tmp_path / "r") == 0
+    (head,) = (store / "heads").glob("*.json")
+    assert '"branch":"main"' in head.read_text()
