@@ -127,7 +127,7 @@ def record_finished(study: Study, run_dir: Path, err: Console) -> bool:
     if not study.history:
         return True
     from harness.history.record import HistoryError, record_run_folder
-    from harness.history.store import open_store
+    from harness.history.store import open_store, shown_store
 
     try:
         store = open_store(study.history)
@@ -135,7 +135,7 @@ def record_finished(study: Study, run_dir: Path, err: Console) -> bool:
         store.add(record)
     except HistoryError as exc:
         err.print(f"[red]error:[/red] the run was not recorded in the history: {escape(str(exc))}", highlight=False)
-        err.print(f"  record it once the store answers: vbench history record {run_dir} --history {study.history}",
+        err.print(f"  record it once the store answers: vbench history record {run_dir} --history {shown_store(study.history)}",
                   highlight=False, markup=False)  # fmt: skip
         return False
     err.print(f"recorded in the history {store.label} as {record.head.id}", highlight=False, markup=False)

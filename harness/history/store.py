@@ -136,13 +136,14 @@ class SqlStore:
     def __init__(self, url: str) -> None:
         import sqlalchemy as sa
 
-        from harness.system.store import StoreURLError, store_url
+        from harness.system.store import StoreURLError, public_store_url, store_url
 
         try:
             self.url = store_url(url)
             self.engine = sa.create_engine(self.url, future=True)
         except (StoreURLError, sa.exc.ArgumentError, ImportError) as exc:
-            raise HistoryError(f"history store {url!r}: {exc}") from None
+            shown = public_store_url(url)  # never the password
+            raise HistoryError(f"history store {shown}: {str(exc).replace(url, shown)}") from None
         self.label = self.engine.url.render_as_string(hide_password=True)
         meta = sa.MetaData()
         self.runs = sa.Table(
@@ -225,6 +226,13 @@ def _first_line(exc: BaseException) -> str:
 
 def is_url(spec: str) -> bool:
     return "://" in spec
+
+
+def shown_store(spec: str) -> str:
+    """The store as messages may name it: a URL without its password."""
+    from harness.system.store import public_store_url
+
+    return public_store_url(spec) if is_url(spec) else spec
 
 
 def open_store(spec: str | Path) -> HistoryStore:

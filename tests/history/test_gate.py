@@ -82,11 +82,12 @@ def test_a_store_that_is_down_loses_nothing_and_names_the_command(
     tmp_path: Path, work_tree: Path, server: LocalOpenAIServer, capsys
 ) -> None:
     cases, out = corpus(tmp_path / "cases", 1), tmp_path / "run"
-    down = "postgresql://nobody@127.0.0.1:1/none"
+    down = "postgresql://nobody:s3cret-pw@127.0.0.1:1/none"
     assert vbench_run(server, cases, losing_prompt(tmp_path, "p0", []), out, "--history", down) == 2
     err = capsys.readouterr().err
     assert "the run was not recorded in the history" in err and "Traceback" not in err
-    assert f"vbench history record {out} --history {down}" in err.replace("\n", "")
+    assert f"vbench history record {out} --history postgresql://nobody:***@127.0.0.1:1/none" in err.replace("\n", "")
+    assert "s3cret-pw" not in err
     assert (out / "summary.json").is_file()  # the finished run is whole: record it once the store answers
     assert main(["history", "record", str(out), "--history", str(tmp_path / "h")]) == 0
 
