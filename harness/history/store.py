@@ -210,12 +210,12 @@ class SqlStore:
         rows = self._select(sa.select(t.c.name, t.c.run, t.c.tagged_at).order_by(t.c.tagged_at, t.c.seq))
         return [Tag(name=r[0], run=r[1], tagged_at=r[2]) for r in rows]
 
-    def _select(self, query: object) -> list[tuple[object, ...]]:
+    def _select(self, query: object) -> list[tuple[str, ...]]:
         import sqlalchemy as sa
 
         try:
             with self.engine.connect() as conn:
-                return [tuple(r) for r in conn.execute(query)]  # type: ignore[call-overload]
+                return [tuple(str(v) for v in r) for r in conn.execute(query)]  # type: ignore[call-overload]
         except sa.exc.SQLAlchemyError as exc:
             raise HistoryError(f"history store {self.label}: {_first_line(exc)}") from None
 

@@ -22,10 +22,10 @@ LINE, ALARM, BAND = "#2563eb", "#dc2626", "#93c5fd"
 
 def chart(points: Sequence[Point], metric: str, alarms: set[int]) -> str:
     """Value and CI per recorded run, in order; runs where the alert rule fired drawn in red."""
-    shown = [(i, p) for i, p in enumerate(points) if p.value is not None]
-    lows = [p.ci[0] if p.ci else p.value for _, p in shown] or [0.0]
-    highs = [p.ci[1] if p.ci else p.value for _, p in shown] or [1.0]
-    ticks = nice_ticks(min(lows), max(highs))  # type: ignore[type-var]
+    shown = [(i, p.value, p.ci) for i, p in enumerate(points) if p.value is not None]
+    lows = [ci[0] if ci else value for _, value, ci in shown] or [0.0]
+    highs = [ci[1] if ci else value for _, value, ci in shown] or [1.0]
+    ticks = nice_ticks(min(lows), max(highs))
     canvas = Canvas(760, 360, f"{metric} over {len(points)} recorded runs, with 95% intervals")
     ax = Axes(canvas, 70, 40, 660, 250, (-0.5, max(len(points) - 0.5, 0.5)), (ticks[0], ticks[-1]))
     ax.ygrid(ticks)
@@ -36,12 +36,12 @@ def chart(points: Sequence[Point], metric: str, alarms: set[int]) -> str:
     ax.xticks([float(x) for x in xs], [str(x + 1) for x in xs])
     ax.title(f"{metric} by recorded run")
     ax.xlabel("recorded run (oldest first)")
-    for i, p in shown:
-        if p.ci:
-            canvas.line(ax.sx(i), ax.sy(p.ci[0]), ax.sx(i), ax.sy(p.ci[1]), BAND, 3, stroke_linecap="round")
-    canvas.polyline([(ax.sx(i), ax.sy(p.value)) for i, p in shown], LINE, 1.5)  # type: ignore[arg-type]
-    for i, p in shown:
-        ax.point(i, p.value, ALARM if i in alarms else LINE)  # type: ignore[arg-type]
+    for i, _, ci in shown:
+        if ci:
+            canvas.line(ax.sx(i), ax.sy(ci[0]), ax.sx(i), ax.sy(ci[1]), BAND, 3, stroke_linecap="round")
+    canvas.polyline([(ax.sx(i), ax.sy(value)) for i, value, _ in shown], LINE, 1.5)
+    for i, value, _ in shown:
+        ax.point(i, value, ALARM if i in alarms else LINE)
     canvas.legend([("value", LINE), ("95% CI", BAND), ("alert", ALARM)], 70, 340)
     canvas.text(730, 340, f"{len(points)} runs", anchor="end", color=MUTED)
     return canvas.render()
