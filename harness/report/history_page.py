@@ -27,7 +27,8 @@ def chart(points: Sequence[Point], metric: str, alarms: set[int]) -> str:
     highs = [ci[1] if ci else value for _, value, ci in shown] or [1.0]
     ticks = nice_ticks(min(lows), max(highs))
     canvas = Canvas(760, 360, f"{metric} over {len(points)} recorded runs, with 95% intervals")
-    ax = Axes(canvas, 70, 40, 660, 250, (-0.5, max(len(points) - 0.5, 0.5)), (ticks[0], ticks[-1]))
+    y_range = (min(ticks[0], min(lows)), max(ticks[-1], max(highs)))  # every interval inside the plot
+    ax = Axes(canvas, 70, 40, 660, 250, (-0.5, max(len(points) - 0.5, 0.5)), y_range)
     ax.ygrid(ticks)
     ax.frame()
     ax.yticks(ticks, [tick_text(t) for t in ticks])

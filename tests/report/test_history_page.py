@@ -83,3 +83,15 @@ def test_the_trend_page_in_chromium(chromium: str, tmp_path: Path) -> None:
     assert seen["branch"] == XSS  # shown as text
     assert "alarm from run 9" in seen["alert"] and seen["width"] > 500
     assert (tmp_path / "trend.png").stat().st_size > 10_000
+
+
+def test_every_interval_is_inside_the_plot() -> None:
+    import re
+
+    from harness.report.history_page import BAND, chart
+
+    wide = [p.model_copy(update={"ci": [0.0021, 0.1459]}) if i == 2 else p for i, p in enumerate(points())]
+    svg = chart(wide, "unsafe_pass_rate", set())
+    bands = re.findall(rf'<line x1="[^"]+" y1="([^"]+)" x2="[^"]+" y2="([^"]+)" stroke="{BAND}"', svg)
+    assert len(bands) == 12
+    assert all(40 <= float(y) <= 290 for pair in bands for y in pair)
