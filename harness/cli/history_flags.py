@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
-from harness.run.caseref import CaseRef
-from harness.run.study import Study, StudyError, load_study_file
-
 if TYPE_CHECKING:
     from harness.history.store import HistoryStore
+    from harness.run.caseref import CaseRef
+    from harness.run.study import Study
 
 # harness.history is imported where it is used: `vbench run` starts without pandas (tests/test_startup.py)
 
@@ -54,6 +53,7 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
 def store_spec(flag: str | None, study: Study | None = None, study_file: Path | None = None) -> str:
     """The history store a command names: its --history, else the study's `history`, else vbench.toml's."""
     from harness.history.record import HistoryError
+    from harness.run.study import StudyError, load_study_file
 
     if flag:
         return flag
