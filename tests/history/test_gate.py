@@ -50,6 +50,7 @@ def test_history_control_is_not_rerun_and_the_anchor_stops_a_chain_of_small_loss
         assert d["decided_by"] == "control" and code == 0
     assert stopped is not None, "the anchor never stopped the chain"
     step, d, code = stopped
+    print(f"stopped at step {step}: cumulative loss {step * STEP / n:.2%}, {d['decision']} by {d['decided_by']}")
     assert d["decided_by"] == "anchor" and d["anchor"]["decision"] == d["decision"]
     assert step * STEP / n < 0.05  # stopped before the cumulative loss passed the margin
     assert "anchor" in d["reasons"][-1]
