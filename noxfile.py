@@ -97,6 +97,14 @@ def validity(session: nox.Session) -> None:
     session.run("python", "-m", "harness.cli.validity", *session.posargs)
 
 
+@nox.session(name="alert-study", python=PYTHON)
+def alert_study(session: nox.Session) -> None:
+    """The history alert rule's false-alarm rate and detection delay with the judge of known skill; writes
+    reports/history/alert-<date>.md. `nox -s alert-study -- --chains 200` for a quicker look."""
+    session.install("-e", ".")
+    session.run("python", "-m", "harness.history.alert_study", *session.posargs)
+
+
 @nox.session(python=PYTHON, venv_params=["--system-site-packages"])
 def docs(session: nox.Session) -> None:
     """The documentation site (mkdocs-material), built strictly: a broken link, a missing page or a stale

@@ -1,4 +1,5 @@
-"""The harness is layered one way: llm → system → baselines → corpus/run → score → report → devtools → kit → app → cli.
+"""The harness is layered one way: llm → system → baselines → corpus/run → score → history → report → devtools → kit → app
+→ cli.
 
 Baselines (the reference verifier) sit just above the system: they use its models and policy functions, and
 the system never imports them (so the replay fingerprint of `system/` does not change when a baseline does).
@@ -23,11 +24,12 @@ ALLOWED = {
     "corpus": {"llm", "system", "baselines"},
     "run": {"llm", "system", "corpus", "baselines"},
     "score": {"llm", "system", "corpus", "run", "baselines"},
-    "report": {"llm", "system", "corpus", "run", "score", "baselines"},
-    "devtools": {"llm", "system", "corpus", "run", "score", "report", "baselines"},
-    "kit": {"llm", "system", "corpus", "run", "score", "report", "baselines", "devtools"},
-    "app": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines", "devtools"},
-    "cli": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines", "devtools", "app"},
+    "history": {"llm", "system", "corpus", "run", "score", "baselines"},
+    "report": {"llm", "system", "corpus", "run", "score", "baselines", "history"},
+    "devtools": {"llm", "system", "corpus", "run", "score", "report", "baselines", "history"},
+    "kit": {"llm", "system", "corpus", "run", "score", "report", "baselines", "devtools", "history"},
+    "app": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines", "devtools", "history"},
+    "cli": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines", "devtools", "history", "app"},
 }
 
 

@@ -59,6 +59,7 @@ COMMANDS: dict[str, str] = {
     "agreement": "harness.cli.label",
     "init": "harness.cli.init",
     "ci": "harness.cli.ci",
+    "history": "harness.cli.history",
 }
 """Command name -> the module whose `register` adds it (a module may register several)."""
 

@@ -107,7 +107,7 @@ def print_robustness(console: Console, summary: Summary) -> None:
 
 def print_decision(console: Console, d: Decision) -> None:
     """The decision with its one line of why, the paired figures in points, and the first regressed cases."""
-    from harness.score.decide import decision_line
+    from harness.score.decide import decision_line, headline
     from harness.score.wording import ci_label
 
     style = DECISION_STYLE[d.decision]
@@ -139,6 +139,9 @@ def print_decision(console: Console, d: Decision) -> None:
         console.print(f"regressed cases ({len(regressed)}): {escape(shown)}{more}", highlight=False)
     if d.changed:
         console.print("changed: " + escape(", ".join(sorted(d.changed))), highlight=False)
+    if d.anchor is not None:
+        why = f"{d.anchor.decision} against the anchor {d.anchor.control_run}: {headline(d.anchor)}"
+        console.print(escape(f"{why} (decided by the {d.decided_by})"), highlight=False)
 
 
 def print_comparisons(

@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from harness.app.finish import Finisher
 from harness.app.phases import CONSOLE, LOAD_CASES, RUN, phase
-from harness.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE
+from harness.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE, history_flags
 from harness.cli.client_flags import add_client_flags, apply_client_flags
 from harness.cli.console import print_summary
 from harness.corpus.loader import CorpusError
@@ -150,6 +150,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "client settings for the models that take them (a study file can set them per model)"
     )
     add_client_flags(client)
+    history_flags.add_run_flags(run)
     run.set_defaults(handler=cmd_run)
 
     comp = sub.add_parser("compare", help="paired comparison of two finished runs")
@@ -253,6 +254,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         err.print("[red]error:[/red] no case matches the given folders and filters")
         return EXIT_USAGE
     try:
+        study = history_flags.apply(study, cases, args)  # history refs become baseline folders
         _preflight(study, cases)
         check_endpoints(study)  # a missing key or an endpoint that does not answer stops here, before any case
     except (PairingError, StudyError, PromptError, ModelSpecError) as exc:  # EndpointError is one
@@ -300,6 +302,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     err.print(f"{finished.headline} · certificate: {run_dir / 'certificate.html'}", highlight=False, markup=False)
     with phase(CONSOLE):
         print_summary(console, summary, run_dir, result.skipped, report=study.report)
+    if not history_flags.record_finished(study, run_dir, err):
+        return EXIT_USAGE
     return EXIT_OK if summary.passed else EXIT_GATE
 
 

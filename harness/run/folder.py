@@ -81,8 +81,6 @@ class ResultWriter:
         self.close()
 
 
-
-
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     write_text(run_dir, MANIFEST_FILE, manifest.model_dump_json(indent=2) + "\n")
 

@@ -59,6 +59,8 @@ class GateSettings(BaseModel):
     """The control variant (of this run, or of `baseline`); None: no decision unless a baseline names one."""
     baseline: Path | None = None
     """A finished run folder the candidates are decided against."""
+    anchor: Path | None = None
+    """A fixed reference run folder each candidate is also decided against (`harness.score.decide.with_anchor`)."""
 
     @classmethod
     def from_manifest_settings(cls, settings: Any) -> GateSettings:
@@ -74,4 +76,5 @@ class GateSettings(BaseModel):
             gates=gates,
             control=settings.control,
             baseline=Path(settings.baseline) if settings.baseline else None,
+            anchor=Path(settings.anchor) if getattr(settings, "anchor", None) else None,
         )

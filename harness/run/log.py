@@ -305,6 +305,8 @@ class ManifestSettings(BaseModel):
     baseline: str | None = None
     """The baseline folder, absolute, decided against; `baseline_sha256` its outcomes' hash then."""
     baseline_sha256: str | None = None
+    anchor: str | None = None
+    """The anchor folder, absolute: a fixed reference each candidate is also decided against."""
     perturb: list[str] | None = None
     perturb_seed: int | None = None
     stop_early: StopEarlySettings | None = None

@@ -153,6 +153,7 @@ def make_manifest(
                 # absolute, with the outcomes' hash: a later rescore decides against this very baseline or not at all
                 "baseline": str(study.baseline.resolve()) if study.baseline else None,
                 "baseline_sha256": folder_fingerprint(study.baseline) if study.baseline else None,
+                "anchor": str(study.anchor.resolve()) if study.anchor else None,
                 "perturb": list(study.perturb),
                 "perturb_seed": study.perturb_seed,
                 "stop_early": {"look_size": study.look_size, "seed": study.stop_seed} if study.stop_early else None,

@@ -57,6 +57,10 @@ class Study(BaseModel):
     control: str | None = Field(
         default=None, description="the control variant (of this run, or of the baseline); '@PROMPT' per model"
     )
+    anchor: Path | None = None
+    """A fixed reference run folder (a release) each candidate is also decided against, beside its control."""
+    history: str | None = None
+    """The run history store (a folder or a SQLAlchemy URL) finished runs are recorded into (`harness.history`)."""
     filters: list[str] = Field(default_factory=list)
     excerpt_chars: int = Field(default=DEFAULT_EXCERPT_CHARS, ge=1)
     store: str | None = None
@@ -114,7 +118,7 @@ class Study(BaseModel):
         """What scoring applies to this study's run; `alpha`: the level its decisions are made at when it is not
         the study's own (a stop-early run decides at its last look's level)."""
         gates = self.gates if alpha is None else self.gates.model_copy(update={"alpha": alpha})
-        return GateSettings(gates=gates, control=self.control, baseline=self.baseline)
+        return GateSettings(gates=gates, control=self.control, baseline=self.baseline, anchor=self.anchor)
 
     @model_validator(mode="after")
     def _ray_address_needs_ray(self) -> Study:
@@ -146,6 +150,12 @@ class Study(BaseModel):
             )
         if self.perturb or self.shard is not None:
             raise ValueError("stop_early (--stop-early) cannot be combined with perturb or shard")
+        return self
+
+    @model_validator(mode="after")
+    def _anchor_needs_a_decision(self) -> Study:
+        if self.anchor is not None and self.control is None and self.baseline is None:
+            raise ValueError("anchor (--anchor) is a second test beside a control: name a control too (--control)")
         return self
 
     @model_validator(mode="after")

@@ -15,7 +15,7 @@ Units are fractions (-0.05 = 5 points worse); displays turn them into points.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -294,8 +294,33 @@ def _outcome(
     return ("ship" if kind == "ship" and not unpaired_units else "inconclusive"), reasons
 
 
+def with_anchor(decision: Decision, anchor: Decision) -> Decision:
+    """The candidate decided against its control and, beside it, a fixed anchor (the last release): each is a
+    non-inferiority test of its own, and together they decide as the gated metrics do (`paired.combine`: block if
+    one blocks, ship only if both ship). A chain of changes that each pass against their moving control cannot
+    drift past the margin against the anchor. `decided_by` names the comparison that gave the outcome (the
+    control when both agree)."""
+    outcome = combine({"control": _Outcome(decision.decision), "anchor": _Outcome(anchor.decision)})
+    decided_by: Literal["control", "anchor"] = "control" if outcome == decision.decision else "anchor"
+    return decision.model_copy(
+        update={
+            "decision": outcome,
+            "anchor": anchor,
+            "decided_by": decided_by,
+            "control_decision": decision.decision,
+            "reasons": [*decision.reasons, f"against the anchor {anchor.control_run}: {headline(anchor)}"],
+        }
+    )
+
+
+class _Outcome(NamedTuple):
+    outcome: DecisionKind
+
+
 def headline(decision: Decision) -> str:
     """The one line of why: the reason that decided it (console, gates, JUnit, reports and `compare` read it)."""
+    if decision.decided_by == "anchor" and decision.anchor is not None:
+        return f"against the anchor {decision.anchor.control_run}: {headline(decision.anchor)}"
     if decision.decision == "ship":
         gated = ", ".join(name for name, m in decision.metrics.items() if m.gated)
         return f"non-inferior on {gated} within the {pp_text(decision.margin, sign=False)} margin"

@@ -15,7 +15,7 @@ import pandas as pd
 
 from harness.run.folder import MANIFEST_FILE, read_manifest
 from harness.run.log import Manifest, VariantInfo
-from harness.score.decide import Decision, decide, what_changed
+from harness.score.decide import Decision, decide, what_changed, with_anchor
 from harness.score.outcomes import load_outcomes
 from harness.score.pairing import Pair, PairingError, resolve_pairs, variants_from_names
 
@@ -112,3 +112,37 @@ def make_decisions(
             )
         )
     return decisions
+
+
+def against_anchor(
+    decisions: Sequence[Decision],
+    manifest: Manifest,
+    gold: dict[str, dict[str, list[str]]],
+    units: pd.DataFrame,
+    anchor: ControlRun,
+    *,
+    gated: tuple[str, ...],
+    margin: float,
+    alpha: float,
+) -> list[Decision]:
+    """Each decision with its candidate also decided against the anchor run (the anchor's variant of the same name,
+    else of the same model, as a baseline pairs) and the two combined (`decide.with_anchor`)."""
+    by_name = {v.name: v for v in manifest.variants}
+    anchors = {v.name: v for v in anchor.variants}
+    out = []
+    for d in decisions:
+        (pair,) = resolve_pairs([by_name[d.candidate]], None, anchor.variants)
+        against = decide(
+            units[units["variant"] == d.candidate],
+            anchor.units[anchor.units["variant"] == pair.control],
+            gold,
+            candidate=d.candidate,
+            control=pair.control,
+            control_run=anchor.label,
+            changed=what_changed(by_name[d.candidate], anchors[pair.control], manifest, anchor.manifest),
+            gated=gated,
+            margin=margin,
+            alpha=alpha,
+        )
+        out.append(with_anchor(d, against))
+    return out

@@ -23,10 +23,18 @@ from harness.score.headline import is_headline
 from harness.score.junit import junit_xml
 from harness.score.outcome import record_outcome
 from harness.score.outcomes import outcome_row, outcomes_table, write_outcomes
-from harness.score.regression import load_control_run, make_decisions
+from harness.score.regression import against_anchor, load_control_run, make_decisions
 from harness.score.robustness import add_robustness
 from harness.score.summary import ConformanceTally, summarise
-from harness.score.summary_model import BaselineRef, Conformance, Summary, in_full, write_summary
+from harness.score.summary_model import (
+    AnchorRef,
+    BaselineRef,
+    Conformance,
+    Summary,
+    in_full,
+    without_anchor,
+    write_summary,
+)
 
 CHUNK = 500
 """Records whose frame rows become frames at a time while scoring streams the log: bounds memory, not the figures."""
@@ -152,9 +160,16 @@ def score_log(log: RunLog, settings: GateSettings, run_dir: Path | None = None) 
         margin=gates.margin_fraction,
         alpha=gates.alpha,
     )
+    if settings.anchor is not None:
+        decisions = against_anchor(
+            decisions, manifest, frames.gold, outcomes, load_control_run(settings.anchor),
+            gated=tuple(gates.decide_on), margin=gates.margin_fraction, alpha=gates.alpha,
+        )  # fmt: skip
+        summary.anchor = AnchorRef(path=str(settings.anchor))
     if baseline_dir is not None:
         summary.baseline = BaselineRef(path=str(baseline_dir))
-    summary.decisions = [in_full(d) for d in decisions]
+    # written whole; a decision without an anchor keeps the keys it always had
+    summary.decisions = [in_full(d) if d.anchor else without_anchor(d) for d in decisions]
     stop = manifest.settings.stop_early
     if stop is not None and stop.ended:  # a --stop-early run: where and why it stopped sending cases
         summary.stop_early = stop

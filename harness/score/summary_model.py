@@ -165,6 +165,12 @@ class Decision(SummaryPart):
     """The interval and test names the metrics used, each with what it is (recorded once per decision)."""
     cases_needed: int | None = None
     """When inconclusive for want of cases: about how many paired cases the gated metrics need."""
+    anchor: Decision | None = None
+    """With an anchor: the same candidate decided against that fixed reference (`decide.with_anchor`)."""
+    decided_by: Literal["control", "anchor"] | None = None
+    """With an anchor: which of the two comparisons gave `decision` (absent without one)."""
+    control_decision: DecisionKind | None = None
+    """With an anchor: the decision against the control alone (absent without one)."""
 
 
 class Comparison(SummaryPart):
@@ -472,6 +478,12 @@ class BaselineRef(SummaryPart):
     path: str
 
 
+class AnchorRef(SummaryPart):
+    """The fixed reference run folder every decision was also made against (`--anchor`)."""
+
+    path: str
+
+
 class Summary(SummaryPart):
     """The whole summary.json: a run's, or (`kind` "certify") a certification's.
 
@@ -487,6 +499,8 @@ class Summary(SummaryPart):
     variants: list[VariantSummary] = Field(default_factory=list)
     comparisons: list[Comparison] = Field(default_factory=list)
     baseline: BaselineRef | None = None
+    anchor: AnchorRef | None = None
+    """With an anchor: the fixed reference run folder every decision was also made against."""
     decisions: list[Decision] = Field(default_factory=list)
     gates: list[Gate] = Field(default_factory=list)
     passed: bool = False
@@ -571,6 +585,14 @@ def in_full(part: Part) -> Part:
     """`part` with every field marked as set, nested parts too: a part computed now is written whole (only a part
     read from an older summary leaves out the keys it lacked)."""
     return type(part).model_validate(part.model_dump())
+
+
+ANCHOR_KEYS = frozenset({"anchor", "decided_by", "control_decision"})
+
+
+def without_anchor(decision: Decision) -> Decision:
+    """A decision made without an anchor, written whole but for the anchor's keys (it keeps the keys it always had)."""
+    return Decision.model_validate(decision.model_dump(exclude=set(ANCHOR_KEYS)))
 
 
 def write_summary(run_dir: Path, data: Summary | Mapping[str, Any], *, sort_keys: bool = False) -> Summary:
