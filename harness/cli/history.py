@@ -218,7 +218,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     heads, tags = store.heads(), store.tags()
     a, b = (store.load(latest(heads, tags, ref).id) for ref in (args.a, args.b))
     decision = diff(a, b, variant=args.variant)
-    print_decision(_out(), decision.model_dump(mode="json"))
+    print_decision(_out(), decision)
     if args.json:
         args.json.write_text(decision.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return EXIT_OK
