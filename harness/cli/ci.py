@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "`vbench certify`, then writes summary.md to $GITHUB_STEP_SUMMARY, a comment body to OUT/comment.md and "
         "run-dir, comment-file, decision and exit-code to $GITHUB_OUTPUT. Exits as the command did.",
     )
-    ci.add_argument("mode", choices=["prompt-gate", "certify"])
+    ci.add_argument("mode", choices=["prompt-gate", "certify"], help="what to run: the prompt gate or certify")
     ci.add_argument("--out", type=Path, required=True, help="the run folder (uploaded as the artifact)")
     ci.add_argument("--model", help="prompt-gate: the model both prompts run on, e.g. openai:gpt-4o-mini")
     ci.add_argument("--candidate-prompt", help="prompt-gate: the prompt under review (a prompt folder)")
