@@ -189,6 +189,7 @@ def test_the_first_pull_request_is_a_bootstrap_run(team: Team) -> None:
     assert "FIRST RUN, nothing to compare" in comment["body"].splitlines()[1]
     assert len(team.model.asked) == 7 * COPIES  # the candidate only
     assert set(job.skipped) >= {"Attach the run folder", "The response cache (per model and prompt)"}
+    assert "Install verifier-bench" in job.skipped and "The history of main (read only)" in job.ran
     artifacts = os.environ.get("VBENCH_ARTIFACTS")
     if artifacts:  # the comment as it renders, for a person to read (.ci/run sets it)
         Path(artifacts).mkdir(parents=True, exist_ok=True)

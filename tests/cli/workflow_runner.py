@@ -124,8 +124,12 @@ def run_job(
     workdir: Path,
     contexts: dict[str, Any],
     env: dict[str, str],
+    not_run: tuple[str, ...] = ("Install verifier-bench",),
 ) -> JobRun:
-    """Clone `origin` at `ref` into `workdir` and run the job's steps there; the job's exit code and outputs."""
+    """Clone `origin` at `ref` into `workdir` and run the job's steps there; the job's exit code and outputs.
+
+    The steps named in `not_run` are listed as skipped: by default the install (the code under test is already
+    on PATH as `vbench`; installing a package by name here would reach for an index)."""
     job = workflow["jobs"][job_name]
     subprocess.run(["git", "clone", "--quiet", str(origin), str(workdir / "repo")], check=True)
     repo = workdir / "repo"
@@ -157,7 +161,7 @@ def run_job(
         should = (not failed or "always()" in (condition or "")) and (not condition or bool(evaluate(condition, ctx)))
         if not should:
             continue
-        if "uses" in step:
+        if "uses" in step or name in not_run:
             result.skipped.append(name)
             continue
         output = workdir / f"output-{index}"
