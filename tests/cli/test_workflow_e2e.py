@@ -125,6 +125,8 @@ class Team:
                                   "base_ref": "main" if pr else "", "event": {}}  # fmt: skip
         if pr:
             github["event"] = {"pull_request": {"number": pr}}
+        else:
+            github["ref_name"] = "main"
         variables = {"VERIFIER_MODEL": MODEL, "OPENAI_BASE_URL": self.server.base_url, "VERIFIER_ANCHOR": anchor,
                      "VBENCH_INSTALL": "verifier-bench"}  # fmt: skip
         return {"github": github, "vars": variables, "secrets": {"OPENAI_API_KEY": "sk-local-test"}}

@@ -133,7 +133,11 @@ def run_job(
     job = workflow["jobs"][job_name]
     subprocess.run(["git", "clone", "--quiet", str(origin), str(workdir / "repo")], check=True)
     repo = workdir / "repo"
-    subprocess.run(["git", "-C", str(repo), "checkout", "--quiet", ref], check=True)
+    branch = contexts["github"].get(
+        "ref_name"
+    )  # actions/checkout: a push checks out its branch, a PR a detached commit
+    checkout = ["checkout", "--quiet", "-B", branch, ref] if branch else ["checkout", "--quiet", ref]
+    subprocess.run(["git", "-C", str(repo), *checkout], check=True)
     temp = workdir / "runner-temp"
     temp.mkdir()
     event = workdir / "event.json"
