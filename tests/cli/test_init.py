@@ -111,3 +111,18 @@ def test_an_index_install_writes_its_own_version(tmp_path: Path) -> None:
 
     text = starter_files("verifier-bench==1.2.0")[".github/workflows/verifier.yml"]
     assert "${{ vars.VBENCH_INSTALL || 'verifier-bench==1.2.0' }}" in text
+
+
+def test_the_guides_recommended_gates_are_the_ones_init_writes() -> None:
+    """docs/guides/sre-prompt-gate.md shows the absolute gates beside the relative one; `init` writes the same, so
+    the configuration the always-PASS test holds (tests/cli/test_ci.py) is the one a team starts with."""
+    import re
+    import tomllib
+
+    from harness.cli.init import starter_files
+
+    guide = (Path(__file__).resolve().parents[2] / "docs/guides/sre-prompt-gate.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```toml\n(.*?)```", guide, flags=re.S)
+    written = tomllib.loads(starter_files()["vbench.toml"])["gates"]
+    assert tomllib.loads(block)["gates"] == written
+    assert written["max_unsafe_pass"] <= 0.05 and "margin" in written
