@@ -224,7 +224,7 @@ def test_thirty_commits_history_and_an_anchor_that_stops_creep(team: Team) -> No
         job = team.push_main()
         assert job.code == 0, job.log
 
-    drift, anchored_stop = 0, None
+    drift, anchored_stop, chain = 0, None, []
     for step in range(1, 9):  # 8 pull requests, each losing one more case than main
         drift += 1
         branch = f"tighten-{step}"
@@ -239,9 +239,11 @@ def test_thirty_commits_history_and_an_anchor_that_stops_creep(team: Team) -> No
         assert len(asked) == 7 * COPIES and {n for _, n in asked} == {drift}  # no request for the control's prompt
         (decision,) = summary_of(job)["decisions"]
         assert decision["decision"] == "ship", decision["reasons"]  # the base comparison alone ships every step
+        chain.append({"step": step, "lost_pp": round(drift / (7 * COPIES) * 100, 2), "against_main": "ship"})
         if anchored_stop is None:
             anchored = team.pull_request(100 + step, branch, anchor="history:release-1")
             (held,) = summary_of(anchored)["decisions"]
+            chain[-1] |= {"with_anchor": held["decision"], "decided_by": held.get("decided_by")}
             if held["decision"] != "ship":
                 anchored_stop = step
                 assert held["decided_by"] == "anchor" and held["control_decision"] == "ship"
@@ -252,6 +254,10 @@ def test_thirty_commits_history_and_an_anchor_that_stops_creep(team: Team) -> No
         git(team.dev, "merge", "--quiet", "--ff-only", branch)
         assert team.push_main().code == 0
 
+    artifacts = os.environ.get("VBENCH_ARTIFACTS")
+    if artifacts:  # the chain step by step, for the record
+        Path(artifacts).mkdir(parents=True, exist_ok=True)
+        (Path(artifacts) / "creep-chain.json").write_text(json.dumps(chain, indent=1))
     lost_pp = drift / (7 * COPIES) * 100
     assert lost_pp > 5  # the chain, shipped step by step, lost more than the margin
     assert anchored_stop is not None and anchored_stop / (7 * COPIES) * 100 <= 5  # the anchor stopped it before
