@@ -224,7 +224,7 @@ def test_thirty_commits_history_and_an_anchor_that_stops_creep(team: Team) -> No
         job = team.push_main()
         assert job.code == 0, job.log
 
-    drift, anchored_stop, chain = 0, None, []
+    drift, first_held, red, chain = 0, None, None, []
     for step in range(1, 9):  # 8 pull requests, each losing one more case than main
         drift += 1
         branch = f"tighten-{step}"
@@ -239,17 +239,20 @@ def test_thirty_commits_history_and_an_anchor_that_stops_creep(team: Team) -> No
         assert len(asked) == 7 * COPIES and {n for _, n in asked} == {drift}  # no request for the control's prompt
         (decision,) = summary_of(job)["decisions"]
         assert decision["decision"] == "ship", decision["reasons"]  # the base comparison alone ships every step
-        chain.append({"step": step, "lost_pp": round(drift / (7 * COPIES) * 100, 2), "against_main": "ship"})
-        if anchored_stop is None:
+        lost = drift / (7 * COPIES) * 100
+        chain.append({"step": step, "lost_pp": round(lost, 2), "against_main": "ship"})
+        if red is None:  # the same pull request with the anchor, until the anchor turns the job red
             anchored = team.pull_request(100 + step, branch, anchor="history:release-1")
             (held,) = summary_of(anchored)["decisions"]
-            chain[-1] |= {"with_anchor": held["decision"], "decided_by": held.get("decided_by")}
-            if held["decision"] != "ship":
-                anchored_stop = step
+            chain[-1] |= {"with_anchor": held["decision"], "decided_by": held.get("decided_by"), "exit": anchored.code}
+            if held["decision"] != "ship" and first_held is None:
+                first_held = lost
                 assert held["decided_by"] == "anchor" and held["control_decision"] == "ship"
-                body = team.api.comments[100 + step][0]["body"]  # the one comment of this model, edited
-                assert len(team.api.comments[100 + step]) == 1
-                assert "against the anchor" in body and "SHIP" not in body.splitlines()[1]
+                (comment,) = team.api.comments[100 + step]  # the one comment of this model, edited
+                assert "against the anchor" in comment["body"] and "SHIP" not in comment["body"].splitlines()[1]
+            if anchored.code != 0:
+                red = lost
+                assert held["decision"] == "block" and held["decided_by"] == "anchor" and anchored.code == 1
         git(team.dev, "checkout", "--quiet", "main")
         git(team.dev, "merge", "--quiet", "--ff-only", branch)
         assert team.push_main().code == 0
@@ -258,9 +261,9 @@ def test_thirty_commits_history_and_an_anchor_that_stops_creep(team: Team) -> No
     if artifacts:  # the chain step by step, for the record
         Path(artifacts).mkdir(parents=True, exist_ok=True)
         (Path(artifacts) / "creep-chain.json").write_text(json.dumps(chain, indent=1))
-    lost_pp = drift / (7 * COPIES) * 100
-    assert lost_pp > 5  # the chain, shipped step by step, lost more than the margin
-    assert anchored_stop is not None and anchored_stop / (7 * COPIES) * 100 <= 5  # the anchor stopped it before
+    assert drift / (7 * COPIES) * 100 > 5  # the chain, shipped step by step against main, lost more than the margin
+    assert first_held is not None and first_held <= 5  # with the anchor it stops shipping well before
+    assert red is not None and red <= 5  # and the job goes red (blocked) before the loss passes the margin
     assert len(team.main_commits) == 30
     history = team.tmp / "history"
     subprocess.run(
