@@ -24,17 +24,20 @@ DEFAULT_SEEDS = DEFAULT_CASES / "quality"
 DEFAULT_GENERATED = DEFAULT_CASES / "generated"
 
 
+CASE_DIRS_HELP = "case folders, searched recursively for *.yaml (default: cases)"
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     cases = sub.add_parser("cases", help="work with the case corpus")
     cases_sub = cases.add_subparsers(dest="cases_command", metavar="ACTION")
     validate = cases_sub.add_parser("validate", help="load every case strictly; errors name file and key path")
-    validate.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_CASES])
+    validate.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_CASES], metavar="DIR", help=CASE_DIRS_HELP)
     validate.set_defaults(handler=cmd_validate)
     check = cases_sub.add_parser("check", help="run policy cases and the deterministic parts of quality cases")
-    check.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_CASES])
+    check.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_CASES], metavar="DIR", help=CASE_DIRS_HELP)
     check.set_defaults(handler=cmd_check)
     stats = cases_sub.add_parser("stats", help="counts by kind, class, verdict, tag, scenario; the coverage targets")
-    stats.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_CASES])
+    stats.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_CASES], metavar="DIR", help=CASE_DIRS_HELP)
     stats.add_argument("--json", action="store_true", help="print the statistics as JSON")
     stats.add_argument(
         "--origin",
@@ -58,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     gen.set_defaults(handler=cmd_generate)
     export = cases_sub.add_parser("export", help="write the corpus as Parquet and a Hugging Face dataset")
-    export.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_CASES])
+    export.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_CASES], metavar="DIR", help=CASE_DIRS_HELP)
     export.add_argument("--out", type=Path, required=True, help="folder for cases.parquet, claims.parquet, hf/")
     export.set_defaults(handler=cmd_export)
     schema = cases_sub.add_parser("schema", help="write the JSON Schema of case files (for editors)")

@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     serve.set_defaults(handler=serve_command)
     schema = sut_sub.add_parser("schema", help="write the protocol's JSON Schemas (docs/sut-protocol/ is generated so)")
-    schema.add_argument("--out", type=Path, default=PROTOCOL_DIR)
+    schema.add_argument("--out", type=Path, default=PROTOCOL_DIR, help="folder to write the schemas into")
     schema.set_defaults(handler=schema_command)
     sut.set_defaults(handler=lambda _args: _usage(sut))
 

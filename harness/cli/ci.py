@@ -4,6 +4,13 @@ It runs the command, then hands the CI what it shows: `summary.md` to the job su
 ($GITHUB_STEP_SUMMARY), a pull-request comment body (the decision first, then the regressed cases) to a
 file, and the run folder, the comment file and the command's exit code to the step's outputs
 ($GITHUB_OUTPUT). It exits as the command did; outside GitHub (no such variables) it only writes the files.
+
+`vbench ci comment` posts that body on the pull request: it edits the comment that starts with the same
+marker line (one per mode and model, so the jobs of a matrix keep one comment each) or adds one.
+
+The step output `decision` is one word: `ship`, `inconclusive` or `block` (the worst paired decision), `fail`
+(a threshold gate failed, whatever the paired decision), `bootstrap` (no control: the candidate measured
+alone), `none` (no candidate compared) or `error` (no result: the command stopped before scoring).
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -26,9 +34,13 @@ if TYPE_CHECKING:
 
 COMMENT_FILE = "comment.md"
 COMMENT_MARKER = "<!-- verifier-bench -->"
-"""The comment's first line: the action edits its own earlier comment instead of adding one per push."""
+"""The marker of a comment with no model (certify); a prompt gate's names its model (`comment_marker`)."""
+NO_CONTROL = "none"
+"""`--control-prompt none`: no control to compare with (the base branch has no prompt yet, or a main-branch run
+that only measures and records): the candidate runs alone and nothing is decided."""
+HISTORY_REF = "history:"
 SHOWN_CASES = 20
-DECISION_MARK = {"ship": "✅", "inconclusive": "⚠️", "block": "❌"}
+DECISION_MARK = {"ship": "✅", "inconclusive": "⚠️", "block": "❌", "fail": "❌", "bootstrap": "🆕"}
 CERT_MARK = {"certified": "✅", "partial": "⚠️", "failed": "❌"}
 
 
@@ -40,15 +52,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "`vbench certify`, then writes summary.md to $GITHUB_STEP_SUMMARY, a comment body to OUT/comment.md and "
         "run-dir, comment-file, decision and exit-code to $GITHUB_OUTPUT. Exits as the command did.",
     )
-    ci.add_argument("mode", choices=["prompt-gate", "certify"])
+    ci.add_argument(
+        "mode",
+        choices=["prompt-gate", "certify", "comment"],
+        help="what to run: the prompt gate, certify, or comment (post OUT/comment.md on the pull request)",
+    )
     ci.add_argument("--out", type=Path, required=True, help="the run folder (uploaded as the artifact)")
     ci.add_argument("--model", help="prompt-gate: the model both prompts run on, e.g. openai:gpt-4o-mini")
     ci.add_argument("--candidate-prompt", help="prompt-gate: the prompt under review (a prompt folder)")
     ci.add_argument(
         "--control-prompt",
         default="baseline",
-        help="prompt-gate: the prompt it must not fall behind (default baseline)",
+        help="prompt-gate: the prompt it must not fall behind (default baseline): a packaged name, a folder, a "
+        "recorded run (history:main, with --history), or 'none' (no control: measure the candidate alone)",
     )
+    ci.add_argument("--history", metavar="STORE", help="prompt-gate: the run history (a folder or a SQLAlchemy URL)")
+    ci.add_argument("--anchor", metavar="REF", help="prompt-gate: a fixed reference in the history (history:TAG)")
+    ci.add_argument("--pr", type=int, help="comment: the pull request (default: the event's, $GITHUB_EVENT_PATH)")
     ci.add_argument("--study", help="prompt-gate: a study file (default: vbench.toml when present)")
     ci.add_argument("--sut", help="certify: the SUT's base URL")
     ci.add_argument("--cases", action="append", help="case folder (repeatable)")
@@ -71,12 +91,22 @@ def command_for(args: argparse.Namespace) -> list[str] | str:
         return ["certify", "--sut", args.sut, "--out", str(args.out), *cases, *extra]
     if not args.model or not args.candidate_prompt:
         return "prompt-gate needs --model and --candidate-prompt"
-    control = control_name(args.control_prompt)
-    if control == control_name(args.candidate_prompt):
-        return f"the control prompt and the candidate are both named {control!r}: put one in a folder of another name"
+    history = [
+        arg for flag in ("history", "anchor") if getattr(args, flag) for arg in (f"--{flag}", getattr(args, flag))
+    ]
+    if args.control_prompt == NO_CONTROL:
+        prompts = ["--prompt", args.candidate_prompt]
+    elif args.control_prompt.startswith(HISTORY_REF):
+        prompts = ["--prompt", args.candidate_prompt, "--control", args.control_prompt]
+    else:
+        control = control_name(args.control_prompt)
+        if control == control_name(args.candidate_prompt):
+            return (
+                f"the control prompt and the candidate are both named {control!r}: put one in a folder of another name"
+            )
+        prompts = ["--prompt", args.control_prompt, "--prompt", args.candidate_prompt, "--control", f"@{control}"]
     study = ["--study", args.study] if args.study else []
-    prompts = ["--prompt", args.control_prompt, "--prompt", args.candidate_prompt, "--control", f"@{control}"]
-    return ["run", *study, "--model", args.model, *prompts, "--out", str(args.out), *cases, *extra]
+    return ["run", *study, "--model", args.model, *prompts, "--out", str(args.out), *cases, *history, *extra]
 
 
 def control_name(prompt: str) -> str:
@@ -85,22 +115,36 @@ def control_name(prompt: str) -> str:
 
 
 def cmd_ci(args: argparse.Namespace) -> int:
+    if args.mode == "comment":
+        from harness.cli.pr_comment import post_comment
+
+        return post_comment(args.out / COMMENT_FILE, args.pr, os.environ)
     command = command_for(args)
     if isinstance(command, str):
         raise UsageError(f"vbench ci {args.mode}: {command}")
     print("vbench " + " ".join(command), file=sys.stderr, flush=True)
     code = subprocess.call([sys.executable, "-m", "harness.cli", *command])
-    publish(args.mode, args.out, code, os.environ)
+    publish(args.mode, args.out, code, os.environ, model=args.model)
     return code
 
 
-def publish(mode: str, run_dir: Path, code: int, env: os._Environ[str] | dict[str, str]) -> Path:
+def comment_marker(mode: str, model: str | None = None) -> str:
+    """The comment's first line, by which `vbench ci comment` finds it again: one comment per mode and model."""
+    if not model:
+        return COMMENT_MARKER
+    safe = re.sub(r"[^A-Za-z0-9._:/@+=-]", "_", model).replace("--", "-_")  # nothing can end the HTML comment
+    return f"<!-- verifier-bench {mode} model={safe} -->"
+
+
+def publish(
+    mode: str, run_dir: Path, code: int, env: os._Environ[str] | dict[str, str], model: str | None = None
+) -> Path:
     """The job summary, the comment body and the step outputs of a finished (or refused) command."""
     from harness.score.summary_model import read_summary_or_none
 
     run_dir.mkdir(parents=True, exist_ok=True)
     summary, certificate = read_summary_or_none(run_dir), read_json(run_dir / "certificate.json")
-    body = comment_body(mode, summary, certificate, code)
+    body = comment_body(mode, summary, certificate, code, marker=comment_marker(mode, model))
     comment = run_dir / COMMENT_FILE
     comment.write_text(body, encoding="utf-8")
     summary_md = run_dir / "summary.md"
@@ -128,7 +172,27 @@ def decision_word(mode: str, summary: Summary | None, certificate: dict[str, Any
     """One word for the step output: the worst decision (prompt-gate) or the certificate's status."""
     if mode == "certify" or summary is None:
         return str((certificate or {}).get("status") or "error")
+    kinds = {d.decision for d in summary.decisions}
+    if "block" not in kinds and failed_gates(summary):
+        return "fail"
+    if measured_alone(summary):
+        return "bootstrap"
     return summary.worst_decision() or "none"
+
+
+def measured_alone(summary: Summary) -> bool:
+    """One variant, no decision: the candidate run with no control (`--control-prompt none`)."""
+    return not summary.decisions and len(summary.variants) == 1
+
+
+def failed_gates(summary: Summary) -> dict[str, list[tuple[str, str]]]:
+    """Each failed threshold gate once (the ship decision's own gate aside: the decision states it), with the
+    variants it failed on and their details."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for gate in summary.gates:
+        if not gate.passed and gate.gate != "ship_decision":
+            out.setdefault(gate.gate, []).append((gate.variant or "all", gate.detail))
+    return out
 
 
 def md(value: Any) -> str:
@@ -139,26 +203,67 @@ def md(value: Any) -> str:
     return escape(value)
 
 
-def comment_body(mode: str, summary: Summary | None, certificate: dict[str, Any] | None, code: int) -> str:
-    """The pull-request comment: the decision first, then why, the figures and the regressed cases."""
+def comment_body(
+    mode: str,
+    summary: Summary | None,
+    certificate: dict[str, Any] | None,
+    code: int,
+    marker: str = COMMENT_MARKER,
+) -> str:
+    """The pull-request comment: the decision first, then why, the figures and the regressed cases. Its headline
+    never says SHIP when a gate failed: it names the failed gates, each once, with the variants they failed on."""
     title = "prompt gate" if mode == "prompt-gate" else "certification"
-    lines = [COMMENT_MARKER]
+    lines = [marker]
     if summary is None:
         lines += [f"## ❌ verifier-bench {title}: no result (exit {code})", ""]
         lines.append("The command stopped before it scored anything: its error is in the job log.")
         return "\n".join(lines) + "\n"
+    failed = failed_gates(summary)
     if mode == "prompt-gate":
-        lines += _decisions(summary.decisions, code)
+        if measured_alone(summary):
+            lines += _bootstrap(summary, failed)
+        else:
+            lines += _decisions(summary.decisions, code, failed)
     else:
         lines += _certification(certificate, summary, code)
-    gates = [g for g in summary.gates if not g.passed and g.gate != "ship_decision"]
-    if gates:
-        lines += ["", "**Failed gates:** " + "; ".join(md(f"{g.gate}: {g.detail}") for g in gates)]
+    if failed:
+        lines += ["", "**Failed gates:**"]
+        for gate, rows in failed.items():
+            lines.append(f"- {md(gate)}: " + "; ".join(f"{md(variant)}: {md(detail)}" for variant, detail in rows))
     lines += ["", f"<sub>verifier-bench · exit code {code} · the run folder is attached to the workflow run</sub>"]
     return "\n".join(lines) + "\n"
 
 
-def _decisions(decisions: Sequence[Decision], code: int) -> list[str]:
+def _failed_title(failed: dict[str, list[tuple[str, str]]]) -> str:
+    """`FAILED GATES: verdict_accuracy>=0.9 [m@cand]; ...`: each failed gate once, with its variants."""
+    named = "; ".join(f"{gate} [{', '.join(v for v, _ in rows)}]" for gate, rows in failed.items())
+    return f"## ❌ verifier-bench prompt gate: FAILED GATES: {md(named)}"
+
+
+def _bootstrap(summary: Summary, failed: dict[str, list[tuple[str, str]]]) -> list[str]:
+    """No control: the candidate measured alone, nothing decided (the first pull request, before the base has
+    a prompt; a main-branch run that records history)."""
+    from harness.score.registry import metrics
+
+    (variant,) = summary.variants
+    title = _failed_title(failed) if failed else "## 🆕 verifier-bench prompt gate: FIRST RUN, nothing to compare"
+    lines = [title, ""]
+    lines.append(
+        f"{md(variant.name)} was measured alone: there is no control prompt to compare it with (on a pull "
+        "request: the base branch has no prompt yet). Nothing is decided; once this prompt is on the base branch, "
+        "the next pull request is compared with it."
+    )
+    lines += ["", "| metric | candidate [95% CI] |", "|---|---|"]
+    for m in metrics():
+        value = variant.figure(m.key)
+        if m.console and value is not None:
+            ci = variant.figure_ci(m.key)
+            lines.append(f"| {md(m.key)} | {_num(value)}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "") + " |")
+    lines += ["", f"<sub>{variant.quality_cases} quality cases, {variant.errors} without a reply</sub>"]
+    return lines
+
+
+def _decisions(decisions: Sequence[Decision], code: int, failed: dict[str, list[tuple[str, str]]]) -> list[str]:
     from harness.score.decide import headline
     from harness.score.wording import ci_label
     from harness.score.wording import pp_text as pp
@@ -166,10 +271,14 @@ def _decisions(decisions: Sequence[Decision], code: int) -> list[str]:
     if not decisions:
         return [f"## ❌ verifier-bench prompt gate: no decision (exit {code})", "", "No candidate was compared."]
     worst = next(k for k in ("block", "inconclusive", "ship") if k in {d.decision for d in decisions})
-    lines = [f"## {DECISION_MARK[worst]} verifier-bench prompt gate: {worst.upper()}"]
+    if failed and worst != "block":
+        lines = [_failed_title(failed)]
+    else:
+        lines = [f"## {DECISION_MARK[worst]} verifier-bench prompt gate: {worst.upper()}"]
     for d in decisions:
         why = headline(d)
-        lines += ["", f"**{d.decision.upper()}** {md(d.candidate)} against {md(d.control)}: {md(why)}", ""]
+        said = f"paired decision {d.decision}" if failed else f"**{d.decision.upper()}**"  # the title says FAILED
+        lines += ["", f"{said} {md(d.candidate)} against {md(d.control)}: {md(why)}", ""]
         lines += [f"| metric | control | candidate | Δ [{ci_label(d.alpha)}] | gated |", "|---|---|---|---|---|"]
         for name, m in d.metrics.items():
             ci = m.diff_ci

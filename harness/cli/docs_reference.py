@@ -9,6 +9,7 @@ at build time (`docs_build/gen_reference.py`, the gen-files plugin); nothing her
 from __future__ import annotations
 
 import argparse
+import html
 import json
 from typing import Any
 
@@ -185,7 +186,10 @@ def type_of(prop: dict[str, Any]) -> str:
 
 
 def _text(text: str) -> str:
-    return " ".join(text.split())
+    """Prose on one line, its angle brackets escaped outside code spans: Markdown would read `<name>` as a tag
+    and drop it (`FOLDER/labels/<name>.jsonl` would render as `FOLDER/labels/.jsonl`)."""
+    parts = " ".join(text.split()).split("`")
+    return "`".join(part if i % 2 else html.escape(part, quote=False) for i, part in enumerate(parts))
 
 
 def _cell(text: str) -> str:

@@ -25,8 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="PP",
         help="expected share of cases the two sides answer differently, in points (default 0: the least it can be)",
     )
-    power.add_argument("--alpha", type=float, default=0.05)
-    power.add_argument("--power", type=float, default=0.8)
+    power.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    power.add_argument("--power", type=float, default=0.8, help="the chance of a clear answer asked for (default 0.8)")
     power.set_defaults(handler=cmd_power)
 
 

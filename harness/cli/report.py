@@ -21,7 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "report",
         help="write report.html and summary.md for finished run folders (one: re-render it; several: combine them)",
     )
-    rep.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
+    rep.add_argument(
+        "run_dirs", type=Path, nargs="+", metavar="RUN_DIR", help="run folders (several: one report of all)"
+    )
     rep.add_argument("--out", type=Path, help="output folder (default: the run folder; required for several runs)")
     rep.add_argument(
         "--prices", type=Path, help="price table (TOML/JSON/YAML, USD per 1M tokens); default $VBENCH_PRICES"

@@ -49,8 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("--cases", type=Path, action="append", help="case folder (repeatable; default: cases)")
     run.add_argument("--model", action="append", help=f"{grammar()} (repeatable; default: reference)")
     run.add_argument("--prompt", action="append", help="prompt variant (repeatable; default: baseline)")
-    run.add_argument("--epochs", type=int)
-    run.add_argument("--concurrency", type=int)
+    run.add_argument("--epochs", type=int, help="times each quality case is asked, per variant (default 1)")
+    run.add_argument("--concurrency", type=int, help="cases in flight at once, over every variant (default 8)")
     run.add_argument("--out", type=Path, help="run folder (default: reports/<timestamp>)")
     cache = run.add_mutually_exclusive_group()
     cache.add_argument("--cache", type=Path, help="response cache folder (default: .cache/responses)")
@@ -154,8 +154,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.set_defaults(handler=cmd_run)
 
     comp = sub.add_parser("compare", help="paired comparison of two finished runs")
-    comp.add_argument("run_a", type=Path)
-    comp.add_argument("run_b", type=Path)
+    comp.add_argument("run_a", type=Path, metavar="RUN_A", help="the control's run folder")
+    comp.add_argument("run_b", type=Path, metavar="RUN_B", help="the candidate's run folder")
     comp.add_argument("--json", type=Path, help="also write the comparison rows as JSON")
     comp.add_argument(
         "--fail-on-regression",

@@ -5,6 +5,7 @@ the command's own exit code. The action's shell steps are run too, as GitHub wou
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 import yaml
 
 from harness.cli import main
-from harness.cli.ci import COMMENT_MARKER
+from harness.cli.ci import comment_marker
 from harness.devtools.local_server import LocalOpenAIServer
 from tests.run.prompt_models import LENIENT_LINE, prompt_dir, prompt_following_responder, write_copies
 
@@ -35,6 +36,11 @@ def github(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
         path.write_text("")
         monkeypatch.setenv(name, str(path))
     return files
+
+
+def plain(markdown: str) -> str:
+    """Markdown as it reads: the escapes of punctuation dropped."""
+    return re.sub(r"\\([\\`*_{}\[\]()#+\-.!<>|])", r"\1", markdown)
 
 
 def outputs(path: Path) -> dict[str, str]:
@@ -59,7 +65,9 @@ def test_a_worse_prompt_is_blocked_and_the_comment_says_so_first(
     assert out["exit-code"] == "1" and out["decision"] == "block" and out["run-dir"] == str(tmp_path / "run")
     comment = Path(out["comment-file"]).read_text()
     lines = comment.splitlines()
-    assert lines[0] == COMMENT_MARKER and lines[1] == "## ❌ verifier-bench prompt gate: BLOCK"
+    assert lines[0] == "<!-- verifier-bench prompt-gate model=openai:local-model -->"
+    assert lines[0] == comment_marker("prompt-gate", "openai:local-model") and lines[1].startswith("## ❌")
+    assert lines[1] == "## ❌ verifier-bench prompt gate: BLOCK"
     assert "**BLOCK** openai:local-model@lenient against openai:local-model@baseline" in comment
     regressed = next(line for line in lines if line.startswith("**Regressed cases** (12"))
     assert [c.strip().replace("\\", "") for c in regressed.split("): ", 1)[1].split(",")] == WRONG
@@ -155,6 +163,8 @@ def test_the_actions_run_step_as_github_runs_it(
         "SUT": "",
         "CASES": str(corpus),
         "OUT": str(tmp_path / "run"),
+        "HISTORY": "",
+        "ANCHOR": "",
         "ARGS": f"--base-url {server.base_url} --no-cache",
     }
     assert set(step["env"]) == set(inputs)  # every input the script reads is passed
@@ -185,7 +195,86 @@ def test_the_comment_reads_the_summarys_rows_through_their_models() -> None:
     )  # fmt: skip
     body = comment_body("prompt-gate", Summary.model_validate(data), None, 1)
     assert "| metric | control | candidate | Δ [99% CI] | gated |" in body
-    assert "**Failed gates:** verdict\\_accuracy>=0.9: verdict\\_accuracy = 0.5000" in body.replace("\\>", ">")
+    assert "- verdict_accuracy>=0.9: cand: verdict_accuracy = 0.5000" in plain(body)
     del data["gates"][-1]["passed"]
     with pytest.raises(ValidationError, match="passed"):
         Summary.model_validate(data)  # a malformed row is refused by the one reader, before any comment is made
+
+
+def test_a_failed_gate_is_never_headed_ship(tmp_path: Path, server: LocalOpenAIServer, github: dict[str, Path]) -> None:
+    """The paired decision ships (a wide margin), but a threshold gate fails on the candidate: the headline
+    names that gate once with its variant, says nothing of SHIP, the output says `fail`, the job exits 1."""
+    from tests.run.prompt_models import OFF_BY_ONE_LINE
+
+    candidate = prompt_dir(tmp_path, "offbyone", OFF_BY_ONE_LINE)  # wrong on the three q2 copies: 18 of 21
+    args = gate_args(server, tmp_path, candidate)
+    args[-1] += " --margin 60 --fail-under verdict_accuracy=0.9"
+    assert main(args) == 1
+    out = outputs(github["GITHUB_OUTPUT"])
+    assert (out["exit-code"], out["decision"]) == ("1", "fail")
+    comment = plain(Path(out["comment-file"]).read_text())
+    title = comment.splitlines()[1]
+    assert (
+        title == "## ❌ verifier-bench prompt gate: FAILED GATES: verdict_accuracy>=0.9 [openai:local-model@offbyone]"
+    )
+    assert "SHIP" not in comment and "✅" not in comment
+    assert "paired decision ship openai:local-model@offbyone against openai:local-model@baseline" in comment
+    failed = [line for line in comment.splitlines() if line.startswith("- ")]
+    assert failed == ["- verdict_accuracy>=0.9: openai:local-model@offbyone: verdict_accuracy = 0.8571"]
+
+
+def test_each_failed_gate_is_named_once_with_every_variant_it_failed_on() -> None:
+    from harness.cli.ci import comment_body, decision_word
+    from harness.score.summary_model import Summary
+    from tests.score.test_summary_model import summary
+
+    data = summary()
+    for variant in ("ctl", "cand"):
+        data["gates"].append(
+            {"gate": "unsafe_pass_rate<=0.05", "variant": variant, "value": 0.7, "threshold": 0.05, "passed": False,
+             "detail": "unsafe_pass_rate = 0.7000"}
+        )  # fmt: skip
+    read = Summary.model_validate(data)
+    body = plain(comment_body("prompt-gate", read, None, 1))
+    assert body.count("unsafe_pass_rate<=0.05") == 2  # the title and the one list entry
+    assert "[ctl, cand]" in body.splitlines()[1] and decision_word("prompt-gate", read, None) == "fail"
+
+
+def test_no_control_is_a_bootstrap_run_that_passes(
+    tmp_path: Path, server: LocalOpenAIServer, github: dict[str, Path]
+) -> None:
+    """The first pull request: the base branch has no prompt, so the candidate is measured alone, the comment
+    says so with its figures, and the job passes."""
+    candidate = prompt_dir(tmp_path, "verifier")
+    args = gate_args(server, tmp_path, candidate)
+    assert main([*args[:-1], "--control-prompt", "none", args[-1]]) == 0
+    out = outputs(github["GITHUB_OUTPUT"])
+    assert (out["exit-code"], out["decision"]) == ("0", "bootstrap")
+    comment = plain(Path(out["comment-file"]).read_text())
+    assert comment.splitlines()[1] == "## 🆕 verifier-bench prompt gate: FIRST RUN, nothing to compare"
+    assert "| verdict_accuracy | 1.000 [" in comment and "Nothing is decided" in comment
+    assert server.request_count == 21  # the candidate only: no control was run
+
+
+def test_a_model_that_always_says_pass_fails_the_starter_configuration(
+    tmp_path: Path, server: LocalOpenAIServer, github: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the gates `vbench init` writes (the guide's recommended configuration), a model that says PASS to
+    everything gets no green SHIP on its first run, nor against a control that says PASS as well."""
+    from harness.cli.init import starter_files
+
+    study = tmp_path / "vbench.toml"
+    study.write_text(starter_files()["vbench.toml"])
+    lenient = prompt_dir(tmp_path, "lenient", LENIENT_LINE)
+    args = [*gate_args(server, tmp_path, lenient)[:-1], "--study", str(study)]
+    base = f"--args=--base-url {server.base_url} --no-cache"
+    assert main([*args, "--control-prompt", "none", base]) == 1
+    out = outputs(github["GITHUB_OUTPUT"])
+    assert out["decision"] == "fail"
+    title = plain(Path(out["comment-file"]).read_text()).splitlines()[1]
+    assert title.startswith("## ❌ verifier-bench prompt gate: FAILED GATES: unsafe_pass_rate<=0.05")
+    also_lenient = prompt_dir(tmp_path, "lenient-too", LENIENT_LINE + " ")
+    args[args.index("--out") + 1] = str(tmp_path / "run-2")
+    assert main([*args, "--control-prompt", str(also_lenient), base]) == 1
+    comment = plain(Path(outputs(github["GITHUB_OUTPUT"])["comment-file"]).read_text())
+    assert "SHIP" not in comment.splitlines()[1] and "unsafe_pass_rate<=0.05" in comment.splitlines()[1]
