@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         return p
 
     p = command("record", "record a finished run folder")
-    p.add_argument("run_dir", type=Path)
+    p.add_argument("run_dir", type=Path, help="a finished run folder (it holds summary.json)")
     p.add_argument("--branch", help="the git branch (default: the working directory's)")
     p.add_argument("--commit", help="the git commit (default: the working directory's HEAD)")
     p.set_defaults(handler=cmd_record)
@@ -52,17 +52,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(handler=cmd_list)
 
     p = command("show", "one recorded run: identity, figures, tokens and cost")
-    p.add_argument("ref")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("ref", help="a record id, tag, run id or branch (its latest run)")
+    p.add_argument("--json", action="store_true", help="print the record as JSON")
     p.set_defaults(handler=cmd_show)
 
     p = command("tag", "name a recorded run (a release, to serve as --anchor history:NAME)")
-    p.add_argument("ref")
-    p.add_argument("name")
+    p.add_argument("ref", help="the run to tag: a record id, tag, run id or branch (its latest run)")
+    p.add_argument("name", help="the tag, e.g. a release (a later tag of the same name moves it)")
     p.set_defaults(handler=cmd_tag)
 
     p = command("trend", "a metric over the recorded runs, with each run's CI and the alert rule")
-    p.add_argument("metric")
+    p.add_argument("metric", help="a registered metric, e.g. unsafe_pass_rate")
     p.add_argument("--branch", help="only runs of this branch (e.g. main)")
     p.add_argument("--model", help="the variant of this model (default: each run's only or first variant)")
     p.add_argument("--html", type=Path, metavar="OUT", help="also write the trend page (HTML with an SVG chart)")
@@ -71,14 +71,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(handler=cmd_trend)
 
     p = command("diff", "B against A, paired by case, through the ship decision")
-    p.add_argument("a")
-    p.add_argument("b")
+    p.add_argument("a", help="the control: a record id, tag, run id or branch")
+    p.add_argument("b", help="the candidate: a record id, tag, run id or branch")
     p.add_argument("--variant", help="B's variant (default: its only one)")
     p.add_argument("--json", type=Path, help="also write the decision as JSON")
     p.set_defaults(handler=cmd_diff)
 
     p = command("bisect", "the first recorded run where a case's outcome changed")
-    p.add_argument("case_id")
+    p.add_argument("case_id", help="the case whose outcome is followed through the recorded runs")
     p.add_argument("--branch", help="only runs of this branch")
     p.add_argument("--model", help="the variant of this model")
     p.set_defaults(handler=cmd_bisect)

@@ -75,6 +75,8 @@ def this_install() -> str | None:
     installed = Path(str(dist.locate_file("harness/__init__.py")))
     if installed.resolve() != Path(harness.__file__).resolve() and dist.read_text("direct_url.json") is None:
         return None  # the code running is a checkout on the path, not the installed copy
+    if (Path(str(dist.locate_file(""))) / "pyproject.toml").is_file():
+        return None  # metadata found in a source checkout (an egg-info beside pyproject.toml): no index has it
     return install_requirement(dist.read_text("direct_url.json"), dist.version)
 
 
