@@ -1,0 +1,165 @@
+"""Prediction-powered estimates of a mean over all imported sessions: few human labels, a judge on every session.
+
+A judge (any run over the sessions) gives a prediction f on all N sessions; people label n of them (Y). The
+PPI++ estimate (Angelopoulos, Duchi & Zrnic 2023, "PPI++: efficient prediction-powered inference",
+arXiv:2311.01453; PPI: Angelopoulos et al. 2023, Science 382:669-674) is
+
+    θ̂ = λ·mean_N(f) + mean_n(Y − λ f),
+
+unbiased for every λ because the labelled sessions are a random sample: the judge's bias is measured on them
+and taken out (the rectifier). λ = Cov(Y, f) / ((1 + n/N)·Var(f)), clipped to [0, 1] (power tuning): 0 when the
+judge tells nothing (the human-only mean), 1 when it is as good as the labels. `wald_interval` is the reference
+implementation's interval (`ppi_py.ppi_mean_ci`, tests check both against it).
+
+Sessions chosen with unequal probability (active choice, Zrnic & Candès 2024, "Active statistical inference",
+ICML, arXiv:2403.03208) are draws with replacement, draw j choosing session i with probability q_ij; each
+draw's rectifier is weighted by 1/(N·q) (Hansen & Hurwitz 1943, Ann Math Stat 14:333-362), which keeps the
+estimate unbiased whatever the design, and the draws' terms are a martingale difference sequence, so the usual
+variance holds when q adapts to the labels already given.
+
+The interval the tools report (`interval`) holds at small n for rare rates, where the Wald interval fails (a
+7% rate at 50 labels: few or no disagreements, a variance estimated near 0): z²/4 pseudo-observations are added
+at each corner (Y, f) ∈ {0, 1}² of the labelled sample and the Wald interval is taken around the augmented
+estimate. With λ = 0 this is exactly the Agresti–Coull interval ("add two successes and two failures", Agresti &
+Coull 1998, Am Stat 52:119-126; recommended for n ≥ 40 by Brown, Cai & DasGupta 2001, Stat Sci 16:101-133); with
+λ = 1 and binary Y and f it is the matched-pairs adjustment of Agresti & Min 2005 (Stat Med 24:729-740) with
+z²/4 in place of 1/2 per cell. Its use on PPI rectifiers is this project's construction: its coverage is
+measured by the validity study (`harness.score.validity.estimate`), not assumed.
+
+All functions are pure over numpy arrays; the trailing axis holds the sessions, leading axes are batches (the
+validity study evaluates thousands of samples at once).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.score.intervals import ALPHA, z_of
+
+MAX_LABELS_NEEDED = 10_000_000
+
+
+@dataclass(frozen=True)
+class MeanEstimate:
+    """A mean with its interval; batched fields are arrays over the leading axes."""
+
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    lam: np.ndarray
+    variance: np.ndarray
+    """The estimate's variance (per label, `rectifier_variance`, divided by the labels, plus the judge part)."""
+    rectifier_variance: np.ndarray
+    """The variance of one label's weighted rectifier w·(Y − λf): what `labels_for_half_width` needs."""
+    judge_variance: np.ndarray
+    """λ²·Var(f)/N: the part of the variance no number of labels removes."""
+
+
+def _ones_like(y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    return np.ones_like(y, dtype=float) if w is None else np.asarray(w, dtype=float)
+
+
+def power_lambda(y: np.ndarray, f: np.ndarray, f_all: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+    """The variance-minimising λ in [0, 1]: Cov(wY, wf) / ((1 + n/N)·Var(f)), as `ppi_py`'s `_calc_lam_glm`
+    for a mean (its covariance over n, the variance of f over the labelled and all sessions together)."""
+    w = _ones_like(y, w)
+    n, big_n = y.shape[-1], f_all.shape[-1]
+    wy, wf = w * y, w * f
+    cov = ((wy - wy.mean(-1, keepdims=True)) * (wf - wf.mean(-1, keepdims=True))).sum(-1) / n
+    pooled = np.concatenate([wf, np.broadcast_to(f_all, (*wf.shape[:-1], big_n))], axis=-1)
+    var_f = pooled.var(-1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(var_f > 0, cov / ((1 + n / big_n) * var_f), 0.0)
+    return np.clip(lam, 0.0, 1.0)
+
+
+def point_estimate(
+    y: np.ndarray, f: np.ndarray, f_all: np.ndarray, lam: np.ndarray | float, w: np.ndarray | None = None
+) -> np.ndarray:
+    """λ·mean_N(f) + mean_n(w·(Y − λf))."""
+    lam = np.asarray(lam, dtype=float)
+    return lam * f_all.mean(-1) + (_ones_like(y, w) * (y - lam[..., None] * f)).mean(-1)
+
+
+def wald_interval(
+    y: np.ndarray,
+    f: np.ndarray,
+    f_all: np.ndarray,
+    lam: np.ndarray | float | None = None,
+    w: np.ndarray | None = None,
+    alpha: float = ALPHA,
+) -> MeanEstimate:
+    """The reference implementation's interval: estimate ± z·sqrt(Var(λf)/N + Var(w(Y − λf))/n) (population
+    standard deviations, as `ppi_py.ppi_mean_ci`)."""
+    lam_ = power_lambda(y, f, f_all, w) if lam is None else np.asarray(lam, dtype=float)
+    est = point_estimate(y, f, f_all, lam_, w)
+    rect = (_ones_like(y, w) * (y - lam_[..., None] * f)).var(-1)
+    judge = lam_**2 * f_all.var(-1)
+    var = judge / f_all.shape[-1] + rect / y.shape[-1]
+    half = z_of(alpha) * np.sqrt(var)
+    return MeanEstimate(est, est - half, est + half, lam_, var, rect, judge / f_all.shape[-1])
+
+
+def interval(
+    y: np.ndarray,
+    f: np.ndarray,
+    f_all: np.ndarray,
+    lam: np.ndarray | float | None = None,
+    w: np.ndarray | None = None,
+    alpha: float = ALPHA,
+    scale: float = 1.0,
+) -> MeanEstimate:
+    """The PPI++ estimate with the small-n interval of the module's docstring (pseudo-observations at the
+    corners (Y, f) ∈ {0, scale}²; `scale` is the largest value Y and f take). `lam=0` gives the human-only
+    estimate and its Agresti–Coull interval."""
+    lam_ = power_lambda(y, f, f_all, w) if lam is None else np.broadcast_to(np.asarray(lam, float), y.shape[:-1])
+    w_ = _ones_like(y, w)
+    n, big_n = y.shape[-1], f_all.shape[-1]
+    z = z_of(alpha)
+    c = z * z / 4
+    est = point_estimate(y, f, f_all, lam_, w_)
+    terms = w_ * (y - lam_[..., None] * f)
+    # Y − λf at the corners (0, 0), (1, 0), (0, 1), (1, 1), each with weight 1
+    corner_terms = scale * np.stack([np.zeros_like(lam_), np.ones_like(lam_), -lam_, 1.0 - lam_], axis=-1)
+    m = n + 4 * c
+    mean = (terms.sum(-1) + c * corner_terms.sum(-1)) / m
+    second = ((terms**2).sum(-1) + c * (corner_terms**2).sum(-1)) / m
+    rect = np.maximum(second - mean**2, 0.0)
+    judge = lam_**2 * f_all.var(-1) / big_n
+    var = rect / m + judge
+    centre = lam_ * f_all.mean(-1) + mean
+    half = z * np.sqrt(var)
+    low = np.maximum(centre - half, 0.0)
+    high = np.minimum(centre + half, scale)
+    return MeanEstimate(est, low, high, lam_, var, rect, judge)
+
+
+def sequential_terms(values: np.ndarray, q: np.ndarray, big_n: int) -> np.ndarray:
+    """Per-draw terms of sessions drawn one at a time without replacement, draw j taking its session with
+    probability q_j among those left (q may adapt to the labels already given): (Σ_{i<j} v_i + v_j/q_j) / N, each
+    unbiased for the mean of v over all N sessions given the draws before it (Des Raj 1956, Sankhyā 17:197-208).
+    Their mean is the estimate and their spread its variance, so they take the place of Y (and of f) above."""
+    before = np.cumsum(values, axis=-1) - values
+    return (before + values / q) / big_n
+
+
+def labels_for_half_width(
+    rectifier_variance: float, judge_variance: float, half_width: float, alpha: float = ALPHA
+) -> int | None:
+    """Labels (draws) in all for a half-width of `half_width`: the n with z·sqrt(σ²_R/n + judge part) ≤ it;
+    None when the judge part alone is wider (more labels of this kind cannot get there)."""
+    room = (half_width / z_of(alpha)) ** 2 - judge_variance
+    if room <= 0:
+        return None
+    need = math.ceil(rectifier_variance / room)
+    return need if need <= MAX_LABELS_NEEDED else None
+
+
+def effective_labels(human_variance: float, ppi_variance: float, n: int) -> float | None:
+    """How many human labels alone would give the PPI estimate's variance: n·Var(human) / Var(PPI)."""
+    if ppi_variance <= 0 or human_variance <= 0:
+        return None
+    return n * human_variance / ppi_variance
