@@ -207,3 +207,129 @@ def summary(iv: Intervals, pop: Population, rate: str, n: int) -> dict[str, floa
         "half_width": float(((high - low) / 2).mean()),
         "bias": float(est.mean() - truth),
     }
+
+
+KAPPAS = (0.6, 0.79, 0.93)
+SIZES = (50, 100, 200, 400)
+FEWER = 0.75
+"""Active choice is measured at 75% of each size: the band asks for the uniform half-width with 25% fewer labels."""
+DESIGNS = {"all rates": RATES, "unsafe PASS": ("unsafe_pass_rate",)}
+
+
+def study(seeds: int = 1000, size: int = 3000, seed: int = 20261208) -> dict:
+    """Every figure of the report, as plain data."""
+    active_sizes = tuple(sorted({*SIZES, *(round(n * FEWER) for n in SIZES)}))
+    rows = []
+    for j, kappa in enumerate(KAPPAS):
+        pop = population(kappa, size, seed + j)
+        uni = uniform_study(pop, SIZES, seeds, seed + 100 + j)
+        act = {name: active_study(pop, active_sizes, seeds, seed + 200 + j, t) for name, t in DESIGNS.items()}
+        for rate in RATES:
+            for n in SIZES:
+                row = {"kappa": kappa, "judge_kappa": pop.kappa, "rate": rate, "n": n,
+                       "truth": float(pop.truth[RATES.index(rate)])}  # fmt: skip
+                for key, iv in (("ppi", uni["ppi"]), ("wald", uni["wald"]), ("human", uni["human"])):
+                    row[key] = summary(iv, pop, rate, n)
+                for name, iv in act.items():
+                    row[f"active {name}"] = summary(iv, pop, rate, n)
+                    row[f"active {name} fewer"] = summary(iv, pop, rate, round(n * FEWER))
+                rows.append(row)
+    return {"seeds": seeds, "population": size, "rows": rows}
+
+
+def bands(data: dict) -> list[dict]:
+    """Each band of the study with whether it holds and where it does not."""
+
+    def check(name: str, failing: list[str]) -> dict:
+        return {"band": name, "met": not failing, "failing": failing}
+
+    rows = data["rows"]
+
+    def where(r: dict) -> str:
+        return f"{r['rate']} κ={r['kappa']} n={r['n']}"
+
+    def ratio(r: dict, key: str, base: str = "ppi") -> float:
+        return r[key]["half_width"] / r[base]["half_width"]
+
+    out = [
+        check("coverage ≥ 0.94 at 100, 200, 400 labels and ≥ 0.90 at 50 (PPI++, uniform)",
+              [where(r) for r in rows if r["ppi"]["coverage"] < (0.90 if r["n"] == 50 else 0.94)]),
+        check("never wider than the human-only interval (mean half-width)",
+              [where(r) for r in rows if r["ppi"]["half_width"] > r["human"]["half_width"]]),
+        check("≥ 30% narrower than human-only where the judge's κ ≥ 0.9",
+              [where(r) for r in rows if r["kappa"] >= 0.9 and ratio(r, "ppi", "human") > 0.70]),
+    ]  # fmt: skip
+    for name in DESIGNS:
+        key = f"active {name}"
+        out.append(
+            check(
+                f"active ({name}): coverage ≥ 0.94 at 100, 200, 400 and ≥ 0.90 at 50",
+                [where(r) for r in rows if r[key]["coverage"] < (0.90 if r["n"] == 50 else 0.94)],
+            )
+        )
+        out.append(
+            check(
+                f"active ({name}): unsafe PASS at 75% of the labels no wider than uniform, coverage ≥ 0.94",
+                [
+                    where(r)
+                    for r in rows
+                    if r["rate"] == "unsafe_pass_rate"
+                    and (ratio(r, key + " fewer") > 1 or r[key + " fewer"]["coverage"] < 0.94)
+                ],
+            )
+        )
+        out.append(check(
+            f"active ({name}): other rates no wider than uniform at the same labels",
+            [where(r) for r in rows if r["rate"] != "unsafe_pass_rate" and ratio(r, key) > 1]))  # fmt: skip
+    return out
+
+
+def markdown(data: dict, command: str, seconds: float) -> str:
+    """The report: settings, bands, the table."""
+    lines = [
+        "# Validity of `vbench estimate`: PPI++ intervals and active choice of labels",
+        "",
+        f"Command: `{command}` ({seconds:.0f} s). {data['seeds']} seeds per row; a population of "
+        f"{data['population']:,} sessions per judge, fixed; the seeds vary which sessions are labelled.",
+        "",
+        "- **Truth**: the production verifier's verdict is right for 77-79% of sessions; unsafe PASS (PASS where the",
+        "  true verdict is not) about 6-7% of all sessions; claims 3-5 per session, production right on 78%.",
+        "- **Judge**: right with a probability set for the κ against the true verdict shown; where it is not right it",
+        "  repeats the production verifier's answer half of the time (correlated errors), else answers at random.",
+        "- **PPI++**: power-tuned λ on the labels; the interval adds z²/4 pseudo-observations at each corner of",
+        "  (Y, f) (Agresti–Coull at λ = 0; Agresti & Min 2005 for matched pairs at λ = 1): `harness/score/ppi.py`.",
+        "  *Wald* is the reference implementation's interval (`ppi_py.ppi_mean_ci`), shown for comparison.",
+        "- **Human-only**: the Agresti–Coull interval (Agresti & Coull 1998) of the labels alone.",
+        "- **Active**: sessions drawn one at a time with probability ∝ the estimated residual uncertainty of their",
+        "  (production verdict, judge verdict) cell (Zrnic & Candès 2024), 20% uniform; estimate from the recorded",
+        "  probabilities (Des Raj 1956 sequential terms). *all rates*: the design `--order active` uses; *unsafe",
+        "  PASS*: a design for that rate alone. *fewer*: measured at 75% of the row's labels.",
+        "",
+        "## Bands",
+        "",
+        "| band | met | where not |",
+        "|---|---|---|",
+    ]
+    for b in bands(data):
+        failing = ", ".join(b["failing"][:8]) + (f" (+{len(b['failing']) - 8} more)" if len(b["failing"]) > 8 else "")
+        lines.append(f"| {b['band']} | {'yes' if b['met'] else '**no**'} | {failing or '-'} |")
+    lines += [
+        "",
+        "## Table",
+        "",
+        "Coverage (cov) and mean half-width (hw) over the seeds; ratio = PPI++ hw / human-only hw.",
+        "",
+        "| rate | judge κ | n | PPI++ cov | PPI++ hw | Wald cov | human cov | human hw | ratio | active (all) cov"
+        " | active (all) hw | active (unsafe) cov | active (unsafe) hw | active (unsafe) hw at 75% n |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in data["rows"]:
+        a, t = r["active all rates"], r["active unsafe PASS"]
+        lines.append(
+            f"| {r['rate']} | {r['judge_kappa']:.2f} | {r['n']} | {r['ppi']['coverage']:.3f} | "
+            f"{r['ppi']['half_width']:.4f} | {r['wald']['coverage']:.3f} | {r['human']['coverage']:.3f} | "
+            f"{r['human']['half_width']:.4f} | {r['ppi']['half_width'] / r['human']['half_width']:.2f} | "
+            f"{a['coverage']:.3f} | {a['half_width']:.4f} | {t['coverage']:.3f} | {t['half_width']:.4f} | "
+            f"{r['active unsafe PASS fewer']['half_width']:.4f} |"
+        )
+    return "\n".join(lines) + "\n"
