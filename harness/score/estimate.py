@@ -181,9 +181,9 @@ def _rate(name: str, f_all: np.ndarray, idx: np.ndarray, y: np.ndarray, scale: f
     needed = ppi.labels_for_half_width(rect, judge, half_width, alpha)
     return RateEstimate(
         name=name,
-        estimate=round(est, 6),
+        estimate=round(min(max(est, 0.0), 1.0), 6),  # unbiased, so a small sample may step past a bound
         ci=[round(low, 6), round(min(high, 1.0), 6)],
-        human_estimate=round(h_est, 6),
+        human_estimate=round(min(max(h_est, 0.0), 1.0), 6),
         human_ci=[round(h_low, 6), round(min(h_high, 1.0), 6)],
         lam=round(float(parts[0][1].lam), 6) if len(parts) == 1 else None,
         effective_labels=None if (e := ppi.effective_labels(human_var, ppi_var, n)) is None else round(e, 1),
