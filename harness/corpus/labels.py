@@ -11,6 +11,7 @@ import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -26,8 +27,19 @@ ClaimKey = tuple[str, str]
 """(case id, claim id)."""
 
 
+class Drawn(BaseModel):
+    """How the labelling page chose a session: the order, the draw's number (1, 2, ...) and the probability the
+    session had of being drawn then (None for an order that is not a random draw, e.g. `disagreement`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    order: Literal["random", "active", "disagreement", "file"]
+    draw: int = Field(ge=1)
+    probability: float | None = Field(default=None, gt=0, le=1)
+
+
 class LabelLine(BaseModel):
-    """One answer: `{"case_id", "claim_id", "label", "annotator", "at"}`."""
+    """One answer: `{"case_id", "claim_id", "label", "annotator", "at"}`, and `drawn` when the page chose the
+    session by a draw (`vbench label serve --order random|active`)."""
 
     model_config = ConfigDict(extra="forbid")
     case_id: str = Field(min_length=1)
@@ -35,6 +47,7 @@ class LabelLine(BaseModel):
     label: Derivability
     annotator: str = Field(pattern=ANNOTATOR_PATTERN.pattern)
     at: str
+    drawn: Drawn | None = None
 
 
 class LabelFileError(ValueError):
@@ -72,10 +85,10 @@ def append_label(folder: Path, line: LabelLine) -> None:
             os.close(fd)
 
 
-def read_label_file(path: Path) -> dict[ClaimKey, Derivability]:
-    """The answers of one file, the last per claim winning. A torn last line (a crash mid-write) is ignored;
-    any other bad line is an error naming the file and line."""
-    out: dict[ClaimKey, Derivability] = {}
+def read_label_lines(path: Path) -> list[LabelLine]:
+    """Every answer of one file in order. A torn last line (a crash mid-write) is ignored; any other bad line is
+    an error naming the file and line."""
+    out: list[LabelLine] = []
     lines = path.read_text(encoding="utf-8").split("\n")
     for number, text in enumerate(lines, start=1):
         if not text.strip():
@@ -86,7 +99,25 @@ def read_label_file(path: Path) -> dict[ClaimKey, Derivability]:
             if number == len(lines):  # no newline after it: the write that was cut off
                 continue
             raise LabelFileError(f"{path}:{number}: not a label line: {str(exc).splitlines()[0]}") from None
-        out[(line.case_id, line.claim_id)] = line.label
+        out.append(line)
+    return out
+
+
+def read_label_file(path: Path) -> dict[ClaimKey, Derivability]:
+    """The answers of one file, the last per claim winning (`read_label_lines`)."""
+    return {(line.case_id, line.claim_id): line.label for line in read_label_lines(path)}
+
+
+def read_drawn(folder: Path) -> dict[str, dict[str, Drawn]]:
+    """Per annotator, how each session they labelled was chosen (the first record per session), when recorded."""
+    found = sorted(labels_dir(folder).glob("*.jsonl")) if labels_dir(folder).is_dir() else []
+    out: dict[str, dict[str, Drawn]] = {}
+    for path in found:
+        if path.stem == ADJUDICATED:
+            continue
+        for line in read_label_lines(path):
+            if line.drawn is not None:
+                out.setdefault(path.stem, {}).setdefault(line.case_id, line.drawn)
     return out
 
 

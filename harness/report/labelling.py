@@ -22,6 +22,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from harness.corpus.labels import CLASSES, LabelLine, append_label, label_file, now, read_label_file
 from harness.corpus.sessions import Imported, load_imported
 from harness.report.label_view import case_view, claim_ids, current_claim
+from harness.score.label_order import Chooser, Order
 from harness.system.models import Derivability
 from harness.system.serve import serve_app
 
@@ -55,13 +56,14 @@ def environment() -> Environment:
 class LabelApp:
     """The app over one import folder and one annotator."""
 
-    def __init__(self, folder: Path, annotator: str) -> None:
+    def __init__(self, folder: Path, annotator: str, order: Order = "file", judge: Any = None) -> None:
         self.folder = folder
         self.annotator = annotator
         self.path = label_file(folder, annotator)
         self.cases: dict[str, Imported] = {c.id: c for c in load_imported(folder)}
         self.claims = {cid: claim_ids(c) for cid, c in self.cases.items()}
-        self.order = list(self.cases)
+        self.chooser = Chooser(folder, annotator, list(self.cases.values()), order, judge)
+        self.order = self.chooser.sequence()
         self.token = secrets.token_urlsafe(24)
         """Sent with every form and checked on every answer: another site's page cannot post to this one."""
         self.env = environment()
@@ -129,7 +131,12 @@ class LabelApp:
         if label not in {c.value for c in CLASSES}:
             raise web.HTTPBadRequest(text=f"label must be one of {[c.value for c in CLASSES]}")
         line = LabelLine(
-            case_id=case_id, claim_id=claim_id, label=Derivability(label), annotator=self.annotator, at=now()
+            case_id=case_id,
+            claim_id=claim_id,
+            label=Derivability(label),
+            annotator=self.annotator,
+            at=now(),
+            drawn=self.chooser.drawn_for(case_id),
         )
         await asyncio.to_thread(append_label, self.folder, line)
         query = {"after": claim_id} | ({"show": "production"} if form.get("show") == "production" else {})
@@ -146,12 +153,11 @@ class LabelApp:
         return f"/case/{quote(case_id)}" + ("?show=production" if show else "")
 
     def _next_open(self, labels: dict[tuple[str, str], Any], after: str | None) -> str | None:
-        """The next case (after `after`, wrapping) with a claim this annotator has not labelled."""
-        start = self.order.index(after) + 1 if after in self.order else 0
-        for cid in self.order[start:] + self.order[:start]:
-            if cid != after and any((cid, k) not in labels for k in self.claims[cid]):
-                return cid
-        return None
+        """The next case with a claim this annotator has not labelled, as the chosen order offers it."""
+        is_open = {cid: any((cid, k) not in labels for k in ks) for cid, ks in self.claims.items()}
+        found = self.chooser.next_open(is_open, after)
+        self.order = self.chooser.sequence()
+        return found
 
 
 @web.middleware
@@ -169,7 +175,9 @@ async def _headers(request: web.Request, handler: Any) -> web.StreamResponse:
     return response
 
 
-async def serve(folder: Path, annotator: str, port: int = 0, port_file: Path | None = None) -> None:
+async def serve(
+    folder: Path, annotator: str, port: int = 0, port_file: Path | None = None, order: Order = "file", judge: Any = None
+) -> None:
     """Serve on 127.0.0.1 until cancelled; the bound port goes to `port_file` (the number alone) once accepting."""
-    app = LabelApp(folder, annotator).app()
+    app = LabelApp(folder, annotator, order, judge).app()
     await serve_app(app, HOST, port, port_file, f"labelling {folder} as {annotator} on http://{{host}}:{{port}}/")

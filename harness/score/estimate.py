@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from harness.corpus.labels import read_adjudicated, read_labels
+from harness.corpus.labels import read_adjudicated, read_drawn, read_labels
 from harness.corpus.sessions import Imported, load_imported
 from harness.score import ppi
 from harness.score.intervals import ALPHA
@@ -149,16 +150,65 @@ def truth_of(folder: Path, cases: Sequence[Imported]) -> tuple[dict[str, dict[st
     return out, unsettled
 
 
-def _rate(name: str, f_all: np.ndarray, idx: np.ndarray, y: np.ndarray, scale: float, strata: np.ndarray | None,
-          half_width: float, alpha: float) -> RateEstimate:  # fmt: skip
-    n = len(idx)
-    groups = [None] if strata is None else sorted(set(strata.tolist()))
+@dataclass(frozen=True)
+class Sample:
+    """The labelled sessions as the estimate uses them: their indexes among all sessions, in draw order, and
+    each draw's probability (None: a simple random sample, equal weights)."""
+
+    idx: np.ndarray
+    probability: np.ndarray | None
+    design: str
+    notes: tuple[str, ...] = ()
+
+
+def sample_of(folder: Path, cases: Sequence[Imported], labelled: set[str]) -> Sample:
+    """How the labelled sessions were chosen, from the draws their label lines record: an active draw sequence
+    (its longest prefix of fully labelled draws), a random one, a disagreement order (biased), or unrecorded."""
+    position = {c.id: i for i, c in enumerate(cases)}
+    drawn = read_drawn(folder)
+    everyone = [d for per in drawn.values() for d in per.values()]
+    plain = np.array(sorted(position[c] for c in labelled), dtype=int)
+    if any(d.order == "active" for d in everyone):
+        who = max(drawn, key=lambda a: sum(1 for d in drawn[a].values() if d.order == "active"))
+        by_draw = {d.draw: (cid, d) for cid, d in drawn[who].items() if d.order == "active"}
+        prefix = []
+        while len(prefix) + 1 in by_draw and by_draw[len(prefix) + 1][0] in labelled:
+            prefix.append(by_draw[len(prefix) + 1])
+        notes = [f"labels chosen actively by {who}: {len(prefix)} consecutive labelled draws used, each weighted by "
+                 "the probability it was drawn with"]  # fmt: skip
+        if len(prefix) < len(labelled):
+            notes.append(f"{len(labelled) - len(prefix)} labelled session(s) outside that sequence left out "
+                         "(a draw not labelled ends it)")  # fmt: skip
+        return Sample(
+            idx=np.array([position[cid] for cid, _ in prefix], dtype=int),
+            probability=np.array([d.probability or 1.0 for _, d in prefix]),
+            design="actively (recorded probabilities)",
+            notes=tuple(notes),
+        )
+    if any(d.order == "disagreement" and cid in labelled for per in drawn.values() for cid, d in per.items()):
+        return Sample(plain, None, "by disagreement (biased)", (
+            "sessions were labelled in disagreement order, not at random: the estimate is biased toward the "
+            "sessions the verifiers disagree on, and its interval does not describe all sessions",))  # fmt: skip
+    if everyone and all(d.order == "random" for d in everyone):
+        return Sample(plain, None, "uniformly at random (recorded)")
+    return Sample(plain, None, "uniformly at random (assumed)",
+                  ("the labelled sessions are taken to be a random sample of the imported ones",))  # fmt: skip
+
+
+def _rate(name: str, f_all: np.ndarray, y_all: np.ndarray, sample: Sample, scale: float,
+          strata: np.ndarray | None, half_width: float, alpha: float) -> RateEstimate:  # fmt: skip
+    idx, n, big_n = sample.idx, len(sample.idx), len(f_all)
+    groups = [None] if strata is None or sample.probability is not None else sorted(set(strata.tolist()))
     parts = []
     for g in groups:
-        in_g = np.ones(len(f_all), bool) if g is None else strata == g
-        lab = in_g[idx]
-        parts.append((in_g.mean(), ppi.interval(y[lab], f_all[idx][lab], f_all[in_g], alpha=alpha, scale=scale),
-                      ppi.interval(y[lab], f_all[idx][lab], f_all[in_g], lam=0.0, alpha=alpha, scale=scale)))  # fmt: skip
+        in_g = np.ones(big_n, bool) if g is None else strata == g
+        lab = idx[in_g[idx]]
+        y, f = y_all[lab], f_all[lab]
+        if sample.probability is not None:
+            y = ppi.sequential_terms(y, sample.probability, big_n)
+            f = ppi.sequential_terms(f, sample.probability, big_n)
+        parts.append((in_g.mean(), ppi.interval(y, f, f_all[in_g], alpha=alpha, scale=scale),
+                      ppi.interval(y, f, f_all[in_g], lam=0.0, alpha=alpha, scale=scale)))  # fmt: skip
     z = ppi.z_of(alpha)
 
     def combine(k: int) -> tuple[float, float, float, float, float]:
@@ -189,7 +239,7 @@ def _rate(name: str, f_all: np.ndarray, idx: np.ndarray, y: np.ndarray, scale: f
         effective_labels=None if (e := ppi.effective_labels(human_var, ppi_var, n)) is None else round(e, 1),
         labels_needed=needed,
         labels_still_needed=None if needed is None else max(0, needed - n),
-        strata=None if strata is None else [str(g) for g in groups],
+        strata=None if len(groups) == 1 else [str(g) for g in groups],
     )
 
 
@@ -210,31 +260,32 @@ def estimate(
     truth, unsettled = truth_of(folder, cases)
     values = [session_values(c, judge[c.id], truth.get(c.id)) for c in cases]
     f_all = np.array([v[0] for v in values]).T
+    y_all = np.array([v[1] if v[1] is not None else np.full(3, np.nan) for v in values]).T
     claims = np.array([v[2] for v in values], dtype=float)
-    idx = np.array([i for i, c in enumerate(cases) if c.id in truth], dtype=int)
-    if len(idx) < 2:
-        raise ValueError(f"{len(idx)} session(s) fully labelled: at least 2 are needed for an interval")
-    y = np.array([values[i][1] for i in idx]).T
+    sample = sample_of(folder, cases, set(truth))
+    if len(sample.idx) < 2:
+        raise ValueError(f"{len(sample.idx)} session(s) fully labelled: at least 2 are needed for an interval")
     mean_claims = claims.mean() if claims.mean() > 0 else 1.0
     f_all[2] /= mean_claims
-    y[2] /= mean_claims
+    y_all[2] /= mean_claims
     scales = [1.0, 1.0, max(claims.max(), 1.0) / mean_claims]
-    notes = []
+    notes = list(sample.notes)
     group = None
     if strata is not None:
         group = np.array([strata.get(c.id, "-") for c in cases])
-        small = [g for g in sorted(set(group)) if (group[idx] == g).sum() < MIN_PER_STRATUM]
-        if small:
+        small = [g for g in sorted(set(group)) if (group[sample.idx] == g).sum() < MIN_PER_STRATUM]
+        if sample.probability is not None:
+            notes.append("not stratified: the labels were chosen actively (their weights already use the cells)")
+        elif small:
             notes.append(f"not stratified: stratum {', '.join(small[:3])} has fewer than {MIN_PER_STRATUM} labelled "
                          "sessions")  # fmt: skip
             group = None
     if unsettled:
         notes.append(f"{len(unsettled)} session(s) left out: annotators disagree beyond what a case allows "
                      "(settle them in labels/adjudicated.jsonl); leaving them out can bias the estimate")  # fmt: skip
-    notes.append("the labelled sessions are taken to be a random sample of the imported ones")
-    rates = [_rate(r, f_all[k], idx, y[k], scales[k], group, half_width, alpha) for k, r in enumerate(RATES)]
-    return Estimate(sessions=len(cases), labelled=len(idx), judge=judge_name, alpha=alpha, half_width=half_width,
-                    design="uniformly at random (assumed)", rates=rates, notes=notes)  # fmt: skip
+    rates = [_rate(r, f_all[k], y_all[k], sample, scales[k], group, half_width, alpha) for k, r in enumerate(RATES)]
+    return Estimate(sessions=len(cases), labelled=len(sample.idx), judge=judge_name, alpha=alpha,
+                    half_width=half_width, design=sample.design, rates=rates, notes=notes)  # fmt: skip
 
 
 def judge_from_run(run_dir: Path, variant: str | None = None) -> dict[str, JudgeAnswer]:
