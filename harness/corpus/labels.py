@@ -74,7 +74,7 @@ def append_label(folder: Path, line: LabelLine) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     new = not path.exists()
     with path.open("a", encoding="utf-8") as fh:
-        fh.write(line.model_dump_json() + "\n")
+        fh.write(line.model_dump_json(exclude_none=True) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
     if new:
