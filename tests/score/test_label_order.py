@@ -125,3 +125,22 @@ def test_serve_active_records_the_probability_in_label_lines(tmp_path: Path) -> 
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     assert again == first
+
+
+def test_agreement_says_an_actively_chosen_kappa_is_not_the_populations(tmp_path: Path) -> None:
+    from harness.score.agreement import agreement_report
+
+    cases = import_folder(tmp_path)
+    folder = tmp_path / "imp"
+    chooser = Chooser(folder, "ann", cases, "active", judge_reference(cases))
+    cid = chooser.next_open({c.id: True for c in cases}, None)
+    case = next(c for c in cases if c.id == cid)
+    for check in case.production.claim_checks:
+        append_label(folder, LabelLine(case_id=cid, claim_id=check.claim_id, label=check.verification,
+                                       annotator="ann", at="2026-12-07T00:00:00Z", drawn=chooser.drawn_for(cid)))  # fmt: skip
+    report = agreement_report(folder)
+    assert report.notes and "not the population" in report.notes[0]
+    label_plain = tmp_path / "plain"
+    label_plain.mkdir()
+    import_folder(label_plain)
+    assert agreement_report(label_plain / "imp").notes == []
