@@ -319,11 +319,15 @@ def judge_reference(cases: Sequence[Imported]) -> dict[str, JudgeAnswer]:
     from harness.baselines.reference import ReferenceVerifier
     from harness.system.pipeline import conclude
 
-    out = {}
     verifier = ReferenceVerifier()
-    for case in cases:
-        prepared = case.prepared()
-        evaluation = conclude(prepared, asyncio.run(verifier.verify(prepared.inputs)))
+    prepared = [case.prepared() for case in cases]
+
+    async def calls() -> list:
+        return list(await asyncio.gather(*(verifier.verify(p.inputs) for p in prepared)))
+
+    out = {}
+    for case, prep, call in zip(cases, prepared, asyncio.run(calls()), strict=True):
+        evaluation = conclude(prep, call)
         out[case.id] = JudgeAnswer(
             verdict=evaluation.verdict, claims={c.claim_id: c.verification.value for c in evaluation.claim_checks}
         )
