@@ -53,6 +53,9 @@ class RateEstimate(BaseModel):
     labels_needed: int | None
     """Labels in all for the chosen half-width at the judge's present agreement; None: not reachable."""
     labels_still_needed: int | None
+    label_all: bool = False
+    """The half-width needs as many labels as there are sessions (or the judge's part alone is wider): label every
+    session, and the figure is exact."""
     strata: list[str] | None = None
 
 
@@ -72,7 +75,7 @@ class Estimate(BaseModel):
         out = [f"{self.labelled} of {self.sessions} sessions labelled; judge {self.judge}; design {self.design}"]
         for r in self.rates:
             human = f"{r.human_estimate:.3f} [{r.human_ci[0]:.3f}, {r.human_ci[1]:.3f}]" if r.human_ci else "n/a"
-            need = "not reachable" if r.labels_still_needed is None else f"{r.labels_still_needed} more"
+            need = f"{r.labels_still_needed} more" + (" (every session)" if r.label_all else "")
             eff = "n/a" if r.effective_labels is None else f"{r.effective_labels:.0f}"
             out.append(
                 f"  {r.name}: {r.estimate:.3f} [{r.ci[0]:.3f}, {r.ci[1]:.3f}] (human-only {human}; "
@@ -96,7 +99,7 @@ class Estimate(BaseModel):
         for r in self.rates:
             human = f"{r.human_estimate:.3f} [{r.human_ci[0]:.3f}, {r.human_ci[1]:.3f}]" if r.human_ci else "n/a"
             eff = "n/a" if r.effective_labels is None else f"{r.effective_labels:.0f}"
-            need = "not reachable" if r.labels_still_needed is None else str(r.labels_still_needed)
+            need = f"{r.labels_still_needed}" + (" (every session)" if r.label_all else "")
             rows.append(f"| {r.name} | {r.estimate:.3f} [{r.ci[0]:.3f}, {r.ci[1]:.3f}] | {human} | {eff} | {need} |")
         rows += ["", *(f"- {n}" for n in self.notes)]
         return "\n".join(rows) + "\n"
@@ -222,13 +225,15 @@ def _rate(name: str, f_all: np.ndarray, y_all: np.ndarray, sample: Sample, scale
         half = z * math.sqrt(sum(p[0] ** 2 * float(p[k].variance) for p in parts))
         rect = sum(p[0] * float(p[k].rectifier_variance) for p in parts)
         judge = sum(p[0] ** 2 * float(p[k].judge_variance) for p in parts)
-        return est, max(centre - half, 0.0), min(centre + half, scale), rect, judge
+        return est, min(max(centre - half, 0.0), est), max(min(centre + half, scale), est), rect, judge
 
     est, low, high, rect, judge = combine(1)
     h_est, h_low, h_high, _, _ = combine(2)
     ppi_var = sum(w * w * float(a.variance) for w, a, _ in parts)
     human_var = sum(w * w * float(b.variance) for w, _, b in parts)
     needed = ppi.labels_for_half_width(rect, judge, half_width, alpha)
+    label_all = needed is None or needed >= big_n
+    needed = big_n if label_all else needed
     return RateEstimate(
         name=name,
         estimate=round(min(max(est, 0.0), 1.0), 6),  # unbiased, so a small sample may step past a bound
@@ -238,7 +243,8 @@ def _rate(name: str, f_all: np.ndarray, y_all: np.ndarray, sample: Sample, scale
         lam=round(float(parts[0][1].lam), 6) if len(parts) == 1 else None,
         effective_labels=None if (e := ppi.effective_labels(human_var, ppi_var, n)) is None else round(e, 1),
         labels_needed=needed,
-        labels_still_needed=None if needed is None else max(0, needed - n),
+        labels_still_needed=max(0, needed - n),
+        label_all=label_all,
         strata=None if len(groups) == 1 else [str(g) for g in groups],
     )
 

@@ -132,8 +132,9 @@ def interval(
     var = rect / m + judge
     centre = lam_ * f_all.mean(-1) + mean
     half = z * np.sqrt(var)
-    low = np.maximum(centre - half, 0.0)
-    high = np.minimum(centre + half, scale)
+    # the shifted centre must not leave the estimate outside (at p̂ = 1 Wilson's bound is 1, as here)
+    low = np.minimum(np.maximum(centre - half, 0.0), est)
+    high = np.maximum(np.minimum(centre + half, scale), est)
     return MeanEstimate(est, low, high, lam_, var, rect, judge)
 
 

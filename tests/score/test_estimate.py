@@ -52,3 +52,25 @@ def test_a_judge_without_every_session_is_refused(tmp_path: Path, capsys: pytest
         estimate(folder, {c.id: JudgeAnswer(verdict=None) for c in cases[1:]}, "partial")
     assert main(["estimate", str(folder), "--judge", str(tmp_path / "no-run")]) == 2
     assert "results.jsonl: no such file" in capsys.readouterr().err
+
+
+def test_a_half_width_beyond_the_sessions_says_label_them_all(tmp_path: Path) -> None:
+    folder, cases = _label_half(tmp_path)
+    report = estimate(folder, judge_reference(cases), "reference", half_width=0.001)
+    for r in report.rates:
+        assert r.label_all and r.labels_still_needed == len(cases) - report.labelled
+
+
+def test_strata_with_too_few_labels_fall_back_and_say_so(tmp_path: Path) -> None:
+    folder, cases = _label_half(tmp_path)
+    one_each = {c.id: c.id for c in cases}  # every session its own stratum: too few labels in each
+    report = estimate(folder, judge_reference(cases), "reference", strata=one_each)
+    assert any("not stratified" in n for n in report.notes)
+    assert all(r.strata is None for r in report.rates)
+    halves = {c.id: ("a" if i % 4 < 2 else "b") for i, c in enumerate(cases)}
+    stratified = estimate(folder, judge_reference(cases), "reference", strata=halves)
+    assert all(r.strata == ["a", "b"] for r in stratified.rates)
+    plain = estimate(folder, judge_reference(cases), "reference")
+    for s, p in zip(stratified.rates, plain.rates, strict=True):
+        assert s.ci[0] <= s.estimate <= s.ci[1]
+        assert s.human_estimate is not None and p.human_estimate is not None
