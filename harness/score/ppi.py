@@ -12,10 +12,10 @@ judge tells nothing (the human-only mean), 1 when it is as good as the labels. `
 implementation's interval (`ppi_py.ppi_mean_ci`, tests check both against it).
 
 Sessions chosen with unequal probability (active choice, Zrnic & Candès 2024, "Active statistical inference",
-ICML, arXiv:2403.03208) are draws with replacement, draw j choosing session i with probability q_ij; each
-draw's rectifier is weighted by 1/(N·q) (Hansen & Hurwitz 1943, Ann Math Stat 14:333-362), which keeps the
-estimate unbiased whatever the design, and the draws' terms are a martingale difference sequence, so the usual
-variance holds when q adapts to the labels already given.
+ICML, arXiv:2403.03208) are drawn one at a time without replacement, draw j taking its session with a recorded
+probability q_j; `sequential_terms` turns their Y and f into per-draw terms (Des Raj 1956) that take the place
+of Y and f below. Each term is unbiased given the draws before it, so the estimate stays unbiased whatever the
+design, also when q adapts to the labels already given, and the terms' spread gives its variance.
 
 The interval the tools report (`interval`) holds at small n for rare rates, where the Wald interval fails (a
 7% rate at 50 labels: few or no disagreements, a variance estimated near 0): z²/4 pseudo-observations are added
@@ -53,50 +53,44 @@ class MeanEstimate:
     variance: np.ndarray
     """The estimate's variance (per label, `rectifier_variance`, divided by the labels, plus the judge part)."""
     rectifier_variance: np.ndarray
-    """The variance of one label's weighted rectifier w·(Y − λf): what `labels_for_half_width` needs."""
+    """The variance of one label's rectifier Y − λf: what `labels_for_half_width` needs."""
     judge_variance: np.ndarray
     """λ²·Var(f)/N: the part of the variance no number of labels removes."""
 
 
-def _ones_like(y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    return np.ones_like(y, dtype=float) if w is None else np.asarray(w, dtype=float)
-
-
-def power_lambda(y: np.ndarray, f: np.ndarray, f_all: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
-    """The variance-minimising λ in [0, 1]: Cov(wY, wf) / ((1 + n/N)·Var(f)), as `ppi_py`'s `_calc_lam_glm`
+def power_lambda(y: np.ndarray, f: np.ndarray, f_all: np.ndarray) -> np.ndarray:
+    """The variance-minimising λ in [0, 1]: Cov(Y, f) / ((1 + n/N)·Var(f)), as `ppi_py`'s `_calc_lam_glm`
     for a mean (its covariance over n, the variance of f over the labelled and all sessions together)."""
-    w = _ones_like(y, w)
     n, big_n = y.shape[-1], f_all.shape[-1]
-    wy, wf = w * y, w * f
-    cov = ((wy - wy.mean(-1, keepdims=True)) * (wf - wf.mean(-1, keepdims=True))).sum(-1) / n
-    pooled = np.concatenate([wf, np.broadcast_to(f_all, (*wf.shape[:-1], big_n))], axis=-1)
+    cov = ((y - y.mean(-1, keepdims=True)) * (f - f.mean(-1, keepdims=True))).sum(-1) / n
+    pooled = np.concatenate([f, np.broadcast_to(f_all, (*f.shape[:-1], big_n))], axis=-1)
     var_f = pooled.var(-1, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = np.where(var_f > 0, cov / ((1 + n / big_n) * var_f), 0.0)
     return np.clip(lam, 0.0, 1.0)
 
 
-def point_estimate(
-    y: np.ndarray, f: np.ndarray, f_all: np.ndarray, lam: np.ndarray | float, w: np.ndarray | None = None
-) -> np.ndarray:
-    """λ·mean_N(f) + mean_n(w·(Y − λf))."""
+def point_estimate(y: np.ndarray, f: np.ndarray, f_all: np.ndarray, lam: np.ndarray | float) -> np.ndarray:
+    """λ·mean_N(f) + mean_n(Y − λf)."""
     lam = np.asarray(lam, dtype=float)
-    return lam * f_all.mean(-1) + (_ones_like(y, w) * (y - lam[..., None] * f)).mean(-1)
+    return lam * f_all.mean(-1) + (y - lam[..., None] * f).mean(-1)
+
+
+def _lambda(y: np.ndarray, f: np.ndarray, f_all: np.ndarray, lam: np.ndarray | float | None) -> np.ndarray:
+    """The λ given, broadcast over the batch, or the power-tuned one."""
+    if lam is None:
+        return power_lambda(y, f, f_all)
+    return np.broadcast_to(np.asarray(lam, dtype=float), y.shape[:-1])
 
 
 def wald_interval(
-    y: np.ndarray,
-    f: np.ndarray,
-    f_all: np.ndarray,
-    lam: np.ndarray | float | None = None,
-    w: np.ndarray | None = None,
-    alpha: float = ALPHA,
+    y: np.ndarray, f: np.ndarray, f_all: np.ndarray, lam: np.ndarray | float | None = None, alpha: float = ALPHA
 ) -> MeanEstimate:
-    """The reference implementation's interval: estimate ± z·sqrt(Var(λf)/N + Var(w(Y − λf))/n) (population
+    """The reference implementation's interval: estimate ± z·sqrt(Var(λf)/N + Var(Y − λf)/n) (population
     standard deviations, as `ppi_py.ppi_mean_ci`)."""
-    lam_ = power_lambda(y, f, f_all, w) if lam is None else np.asarray(lam, dtype=float)
-    est = point_estimate(y, f, f_all, lam_, w)
-    rect = (_ones_like(y, w) * (y - lam_[..., None] * f)).var(-1)
+    lam_ = _lambda(y, f, f_all, lam)
+    est = point_estimate(y, f, f_all, lam_)
+    rect = (y - lam_[..., None] * f).var(-1)
     judge = lam_**2 * f_all.var(-1)
     var = judge / f_all.shape[-1] + rect / y.shape[-1]
     half = z_of(alpha) * np.sqrt(var)
@@ -108,20 +102,18 @@ def interval(
     f: np.ndarray,
     f_all: np.ndarray,
     lam: np.ndarray | float | None = None,
-    w: np.ndarray | None = None,
     alpha: float = ALPHA,
     scale: float = 1.0,
 ) -> MeanEstimate:
     """The PPI++ estimate with the small-n interval of the module's docstring (pseudo-observations at the
     corners (Y, f) ∈ {0, scale}²; `scale` is the largest value Y and f take). `lam=0` gives the human-only
     estimate and its Agresti–Coull interval."""
-    lam_ = power_lambda(y, f, f_all, w) if lam is None else np.broadcast_to(np.asarray(lam, float), y.shape[:-1])
-    w_ = _ones_like(y, w)
+    lam_ = _lambda(y, f, f_all, lam)
     n, big_n = y.shape[-1], f_all.shape[-1]
     z = z_of(alpha)
     c = z * z / 4
-    est = point_estimate(y, f, f_all, lam_, w_)
-    terms = w_ * (y - lam_[..., None] * f)
+    est = point_estimate(y, f, f_all, lam_)
+    terms = y - lam_[..., None] * f
     # Y − λf at the corners (0, 0), (1, 0), (0, 1), (1, 1), each with weight 1
     corner_terms = scale * np.stack([np.zeros_like(lam_), np.ones_like(lam_), -lam_, 1.0 - lam_], axis=-1)
     m = n + 4 * c
