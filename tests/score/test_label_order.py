@@ -61,10 +61,13 @@ def test_the_estimate_uses_the_draws_prefix_and_flags_disagreement(tmp_path: Pat
     for _ in range(4):
         order.append(chooser.next_open(is_open, None))
         is_open[order[-1]] = False
-    for cid in order[:2] + order[3:]:  # the third draw is never labelled: the sequence ends at 2
+    for cid in order[:2] + order[3:]:  # the third draw is never finished: the sequence ends at 2
         for check in by_id[cid].production.claim_checks:
             append_label(folder, LabelLine(case_id=cid, claim_id=check.claim_id, label=check.verification,
                                            annotator="ann", at="2026-12-07T00:00:00Z", drawn=chooser.drawn_for(cid)))  # fmt: skip
+    partial = by_id[order[2]].production.claim_checks[0]  # the third draw is begun, not finished
+    append_label(folder, LabelLine(case_id=order[2], claim_id=partial.claim_id, label=partial.verification,
+                                   annotator="ann", at="2026-12-07T00:00:00Z", drawn=chooser.drawn_for(order[2])))  # fmt: skip
     sample = sample_of(folder, cases, {*order[:2], order[3]})
     assert [cases[i].id for i in sample.idx] == order[:2]
     assert sample.probability is not None and np.all(sample.probability > 0)
