@@ -9,7 +9,9 @@ arXiv:2311.01453; PPI: Angelopoulos et al. 2023, Science 382:669-674) is
 unbiased for every λ because the labelled sessions are a random sample: the judge's bias is measured on them
 and taken out (the rectifier). λ = Cov(Y, f) / ((1 + n/N)·Var(f)), clipped to [0, 1] (power tuning): 0 when the
 judge tells nothing (the human-only mean), 1 when it is as good as the labels. `wald_interval` is the reference
-implementation's interval (`ppi_py.ppi_mean_ci`, tests check both against it).
+implementation's interval with that λ (`ppi_py.ppi_mean_ci`, tests check both against it); `interval` tunes λ
+for its own variance, pseudo-observations included, which keeps it at or under the human-only width and shrinks
+λ toward 0 when labels are few (tuning λ on the same labels otherwise pulls the estimate toward the judge).
 
 Sessions chosen with unequal probability (active choice, Zrnic & Candès 2024, "Active statistical inference",
 ICML, arXiv:2403.03208) are drawn one at a time without replacement, draw j taking its session with a recorded
@@ -83,6 +85,23 @@ def _lambda(y: np.ndarray, f: np.ndarray, f_all: np.ndarray, lam: np.ndarray | f
     return np.broadcast_to(np.asarray(lam, dtype=float), y.shape[:-1])
 
 
+def _augmented_lambda(y: np.ndarray, f: np.ndarray, f_all: np.ndarray, c: float, scale: float) -> np.ndarray:
+    """The λ in [0, 1] minimising Var(Y − λf)/m + λ²·Var(f)/N over the labels and the pseudo-observations (weight
+    c at each corner, m = n + 4c): Cov(Y, f) / (Var(f) + (m/N)·Var_N(f)). The corners are uncorrelated, so with
+    few labels λ leans toward 0, the human-only estimate."""
+    n, big_n = y.shape[-1], f_all.shape[-1]
+    m = n + 4 * c
+    yc, fc = scale * np.array([0.0, 1.0, 0.0, 1.0]), scale * np.array([0.0, 0.0, 1.0, 1.0])
+    mean_y = (y.sum(-1) + c * yc.sum()) / m
+    mean_f = (f.sum(-1) + c * fc.sum()) / m
+    cov = ((y * f).sum(-1) + c * (yc * fc).sum()) / m - mean_y * mean_f
+    var_f = ((f * f).sum(-1) + c * (fc * fc).sum()) / m - mean_f**2
+    denominator = var_f + (m / big_n) * f_all.var(-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(denominator > 0, cov / denominator, 0.0)
+    return np.clip(lam, 0.0, 1.0)
+
+
 def wald_interval(
     y: np.ndarray, f: np.ndarray, f_all: np.ndarray, lam: np.ndarray | float | None = None, alpha: float = ALPHA
 ) -> MeanEstimate:
@@ -107,11 +126,12 @@ def interval(
 ) -> MeanEstimate:
     """The PPI++ estimate with the small-n interval of the module's docstring (pseudo-observations at the
     corners (Y, f) ∈ {0, scale}²; `scale` is the largest value Y and f take). `lam=0` gives the human-only
-    estimate and its Agresti–Coull interval."""
-    lam_ = _lambda(y, f, f_all, lam)
+    estimate and its Agresti–Coull interval. λ, unless given, minimises this interval's own variance (so it is
+    never wider than the human-only one, λ = 0, but for the shift of its centre)."""
     n, big_n = y.shape[-1], f_all.shape[-1]
     z = z_of(alpha)
     c = z * z / 4
+    lam_ = _augmented_lambda(y, f, f_all, c, scale) if lam is None else _lambda(y, f, f_all, lam)
     est = point_estimate(y, f, f_all, lam_)
     terms = y - lam_[..., None] * f
     # Y − λf at the corners (0, 0), (1, 0), (0, 1), (1, 1), each with weight 1
