@@ -138,8 +138,11 @@ def truth_of(folder: Path, cases: Sequence[Imported]) -> tuple[dict[str, dict[st
     """The labels per fully labelled session (the export's rule: adjudicated, else every annotator's answers),
     and the sessions left out because a claim has more labels than a case allows."""
     by_annotator, adjudicated = read_labels(folder), read_adjudicated(folder)
+    answered = {key[0] for given in (*by_annotator.values(), adjudicated) for key in given}
     out, unsettled = {}, []
     for case in cases:
+        if case.id not in answered:
+            continue
         ids = [c.claim_id for c in case.prepared().claims]
         if not ids or not any(
             (case.id, i) in a or (case.id, i) in adjudicated for a in by_annotator.values() for i in ids

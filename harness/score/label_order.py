@@ -57,19 +57,19 @@ def open_cells() -> np.ndarray:
 
 def active_probabilities(
     cases: Sequence[Imported], judge: Mapping[str, JudgeAnswer], truth: Mapping[str, Mapping[str, list]],
-    drawn: set[str],
+    drawn: set[str], mean_claims: float,
 ) -> np.ndarray:  # fmt: skip
-    """Each session's probability of being drawn next (0 for those already drawn)."""
+    """Each session's probability of being drawn next (0 for those already drawn); the residuals are those of
+    the labelled sessions (`truth`), claims scaled by the mean number of claims per session."""
     cells = np.array([cell_of(c.production.verdict, judge[c.id].verdict) for c in cases])
     n_cells = len(VERDICT_CELLS) ** 2
     squares = np.zeros((len(RATES), n_cells))
     counts = np.zeros(n_cells)
-    values = [session_values(c, judge[c.id], truth.get(c.id)) for c in cases]
-    mean_claims = max(float(np.mean([v[2] for v in values])), 1.0)
-    for i, (f, y, _) in enumerate(values):
-        if y is None:
+    for i, case in enumerate(cases):
+        if case.id not in truth:
             continue
-        residual = (y - f) * np.array([1.0, 1.0, 1.0 / mean_claims])
+        f, y, _ = session_values(case, judge[case.id], truth[case.id])
+        residual = (y - f) * np.array([1.0, 1.0, 1.0 / mean_claims])  # type: ignore[operator]
         squares[:, cells[i]] += residual**2
         counts[cells[i]] += 1
     left = np.array([c.id not in drawn for c in cases])
@@ -117,6 +117,9 @@ class Chooser:
         self.path = draws_file(folder, annotator)
         self.draws = read_draws(self.path)
         self.rng = random.Random(f"{seed}:{annotator}:{len(self.draws)}")
+        self.mean_claims = 1.0
+        if order == "active":
+            self.mean_claims = max(float(np.mean([len(c.prepared().claims) for c in self.cases] or [1])), 1.0)
         if order == "disagreement":
             from harness.corpus.session_import import disagreement
 
@@ -161,7 +164,7 @@ class Chooser:
             case_id, probability = self.rng.choice(left), 1 / len(left)
         else:
             truth, _ = truth_of(self.folder, self.cases)
-            probs = active_probabilities(self.cases, self.judge or {}, truth, drawn)
+            probs = active_probabilities(self.cases, self.judge or {}, truth, drawn, self.mean_claims)
             if probs.sum() <= 0:
                 return None
             i = self.rng.choices(range(len(self.cases)), weights=probs.tolist())[0]
