@@ -222,21 +222,24 @@ def unscored_case_data(data: dict[str, Any]) -> dict[str, Any]:
     except ValidationError as exc:
         err = exc.errors()[0]
         raise ValueError(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
-    prepared = imported.prepared()
-    gatekeeper = prepared.gatekeeper
     meta = {k: v for k, v in imported.meta.items() if k != UNLABELLED_KEY} | {UNSCORED_TAG: True}
     return {
         **imported.case_data(),
         "meta": meta,
         "tags": [*imported.tags, UNSCORED_TAG],
-        "expected": {
-            "parse_status": prepared.parsed.parse_status.status,
-            "gatekeeper": {
-                "status": gatekeeper.status,
-                "failed_rules": list(gatekeeper.failed_rules),
-                "warnings": gatekeeper.warning_rules,
-            },
-            "verdict": [],
+        "expected": {**system_expectations(imported.prepared()), "verdict": []},
+    }
+
+
+def system_expectations(prepared: Prepared) -> dict[str, Any]:
+    """The expectations the system sets itself on a session (parse status, gatekeeper), for a case made from it."""
+    gatekeeper = prepared.gatekeeper
+    return {
+        "parse_status": prepared.parsed.parse_status.status,
+        "gatekeeper": {
+            "status": gatekeeper.status,
+            "failed_rules": list(gatekeeper.failed_rules),
+            "warnings": gatekeeper.warning_rules,
         },
     }
 
