@@ -105,6 +105,14 @@ def alert_study(session: nox.Session) -> None:
     session.run("python", "-m", "harness.history.alert_study", *session.posargs)
 
 
+@nox.session(name="estimate-validity", python=PYTHON)
+def estimate_validity(session: nox.Session) -> None:
+    """The estimate's validity study (PPI++ coverage and width, active choice) over a simulated population of
+    known truth; writes reports/estimate/validity-<date>.md."""
+    session.install("-e", ".")
+    session.run("python", "-m", "harness.cli.estimate_validity", *session.posargs)
+
+
 @nox.session(python=PYTHON, venv_params=["--system-site-packages"])
 def docs(session: nox.Session) -> None:
     """The documentation site (mkdocs-material), built strictly: a broken link, a missing page or a stale

@@ -57,6 +57,7 @@ COMMANDS: dict[str, str] = {
     "power": "harness.cli.power",
     "label": "harness.cli.label",
     "agreement": "harness.cli.label",
+    "estimate": "harness.cli.estimate",
     "init": "harness.cli.init",
     "ci": "harness.cli.ci",
     "history": "harness.cli.history",

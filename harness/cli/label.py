@@ -42,6 +42,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--port", type=int, default=DEFAULT_PORT, help=f"the port (default {DEFAULT_PORT}; 0: a free one)"
     )
     serve.add_argument("--port-file", type=Path, help="write the bare port number here once requests are accepted")
+    serve.add_argument(
+        "--order",
+        choices=["file", "random", "active", "disagreement"],
+        default="file",
+        help="which session comes next: file (by name, default); random (drawn uniformly); active (drawn with "
+        "probability by the judge's residual uncertainty, recorded for `vbench estimate`); disagreement "
+        "(production vs reference verifier, most first: not a random sample, an estimate over it is biased)",
+    )
+    serve.add_argument(
+        "--judge", help="for --order active: RUN_DIR (a finished `vbench run` over the sessions) or `reference` "
+        "(the default: the offline reference verifier, run here)"
+    )  # fmt: skip
     serve.set_defaults(handler=cmd_serve)
     export = label_sub.add_parser("export", help="write the labelled sessions as case files")
     export.add_argument("folder", type=Path, help="the folder `vbench import sessions` wrote")
@@ -104,12 +116,32 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError("--overlap shares sessions between the annotators of --annotators: name two or more")
     if args.port_file is not None and not args.port_file.parent.is_dir():
         raise UsageError(f"--port-file {args.port_file}: its folder does not exist")
+    judge = None
+    if args.order == "active":
+        judge = _read_folder(args.folder, lambda folder: _judge_of(folder, args.judge or "reference"))
+    elif args.judge:
+        raise UsageError("--judge is for --order active")
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve(args.folder, args.annotator, args.port, args.port_file, roster, args.overlap))
+            asyncio.run(
+                serve(args.folder, args.annotator, args.port, args.port_file, roster, args.overlap, args.order, judge)
+            )
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     return EXIT_OK
+
+
+def _judge_of(folder: Path, judge: str) -> dict:
+    """The judge's answers on every session of the folder: a run folder's, or the reference verifier's."""
+    from harness.corpus.sessions import load_imported
+    from harness.score.estimate import judge_from_run, judge_reference
+
+    cases = load_imported(folder)
+    answers = judge_reference(cases) if judge == "reference" else judge_from_run(Path(judge))
+    missing = [c.id for c in cases if c.id not in answers]
+    if missing:
+        raise ValueError(f"the judge has no answer for {len(missing)} session(s), e.g. {', '.join(missing[:3])}")
+    return answers
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,10 +31,21 @@ ClaimKey = tuple[str, str]
 """(case id, claim id)."""
 
 
+class Drawn(BaseModel):
+    """How the labelling page chose a session: the order, the draw's number (1, 2, ...) and the probability the
+    session had of being drawn then (None for an order that is not a random draw, e.g. `disagreement`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    order: Literal["random", "active", "disagreement", "file"]
+    draw: int = Field(ge=1)
+    probability: float | None = Field(default=None, gt=0, le=1)
+
+
 class LabelLine(BaseModel):
     """One answer: `{"case_id", "claim_id", "label", "annotator", "at"}`, and only when set: `unsure`, `comment`,
-    `request` (the page's id of the answer, so one resent after a lost reply is written once). A `label` of null
-    withdraws the claim's answer (undo back to unlabelled)."""
+    `request` (the page's id of the answer, so one resent after a lost reply is written once), `drawn` (how the page
+    chose the session: `vbench label serve --order random|active`). A `label` of null withdraws the claim's answer
+    (undo back to unlabelled)."""
 
     model_config = ConfigDict(extra="forbid")
     case_id: str = Field(min_length=1)
@@ -44,6 +56,7 @@ class LabelLine(BaseModel):
     unsure: bool = False
     comment: str = Field(default="", max_length=MAX_COMMENT)
     request: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{8,64}$")
+    drawn: Drawn | None = None
 
     def line(self) -> str:
         """The JSON line, without the fields left at their defaults."""
@@ -99,16 +112,25 @@ def append_label(folder: Path, line: LabelLine) -> None:
             os.close(fd)
 
 
-def read_answers(path: Path) -> Answers:
-    """One label file, the last line per claim winning (`appendlog`'s torn-tail rule: a torn last line is
-    skipped and reported in `torn`); any other bad line is a `LabelFileError` naming the file and line."""
-    out = Answers()
-    if not path.is_file():
-        return out
+def read_label_lines(path: Path) -> list[LabelLine]:
+    """Every answer of one file in order (`appendlog`'s torn-tail rule: a torn last line is skipped); any other bad
+    line is a `LabelFileError` naming the file and line."""
+    out: list[LabelLine] = []
     for number, _, _, line, exc in appendlog.read_lines(path, LabelLine.model_validate_json):
         if line is None:
             problem = str(exc.errors()[0]["msg"]) if exc is not None else "unreadable"
             raise LabelFileError(f"{path}:{number}: not a label line: {problem}")
+        out.append(line)
+    return out
+
+
+def read_answers(path: Path) -> Answers:
+    """One label file, the last line per claim winning (`read_label_lines`; a torn last line is reported in
+    `torn`)."""
+    out = Answers()
+    if not path.is_file():
+        return out
+    for line in read_label_lines(path):
         out.latest[(line.case_id, line.claim_id)] = line
         if line.request:
             out.requests.add(line.request)
@@ -133,6 +155,19 @@ def torn_notes(folder: Path) -> list[str]:
                 f"{path}:{tail[0]}: a line cut off mid-write (a crash or a full disk) is skipped; the next answer "
                 f"moves it to {path.name}{TORN_SUFFIX} and starts a line of its own"
             )
+    return out
+
+
+def read_drawn(folder: Path) -> dict[str, dict[str, Drawn]]:
+    """Per annotator, how each session they labelled was chosen (the first record per session), when recorded."""
+    found = sorted(labels_dir(folder).glob("*.jsonl")) if labels_dir(folder).is_dir() else []
+    out: dict[str, dict[str, Drawn]] = {}
+    for path in found:
+        if path.stem == ADJUDICATED:
+            continue
+        for line in read_label_lines(path):
+            if line.drawn is not None:
+                out.setdefault(path.stem, {}).setdefault(line.case_id, line.drawn)
     return out
 
 

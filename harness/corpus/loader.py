@@ -18,7 +18,7 @@ from harness import UsageError
 from harness.corpus.catalogue import Scenario, load_catalogue
 from harness.corpus.forks import may_fork
 from harness.corpus.schema import MAX_LABELS, Case, contract_keys, did_you_mean
-from harness.corpus.sessions import UNLABELLED_KEY, UNLABELLED_MESSAGE, is_unlabelled
+from harness.corpus.sessions import UNLABELLED_KEY, UNLABELLED_MESSAGE, is_unlabelled, unscored_case_data
 
 
 @dataclass(frozen=True)
@@ -223,9 +223,10 @@ def case_files(paths: Iterable[Path]) -> list[Path]:
 
 
 def load_case_file(
-    path: Path, catalogue: dict[str, Scenario], max_bytes: int | None = None
+    path: Path, catalogue: dict[str, Scenario], max_bytes: int | None = None, unscored: bool = False
 ) -> tuple[Case | None, list[CaseError]]:
-    """One case, or the errors that name its file and key paths (`max_bytes`: see `read_yaml`)."""
+    """One case, or the errors that name its file and key paths (`max_bytes`: see `read_yaml`). With `unscored`
+    an imported, unlabelled session is an unscored case (`corpus.sessions.unscored_case_data`), not an error."""
     name = str(path)
     try:
         data = read_yaml(path, max_bytes)
@@ -246,7 +247,12 @@ def load_case_file(
     if not isinstance(data, dict):
         return None, [CaseError(name, "", f"a case file holds a mapping, not {type(data).__name__}")]
     if is_unlabelled(data):
-        return None, [CaseError(name, f"meta.{UNLABELLED_KEY}", UNLABELLED_MESSAGE)]
+        if not unscored:
+            return None, [CaseError(name, f"meta.{UNLABELLED_KEY}", UNLABELLED_MESSAGE)]
+        try:
+            data = unscored_case_data(data)
+        except ValueError as exc:
+            return None, [CaseError(name, "", str(exc))]
     try:
         case = Case.model_validate(data)
     except ValidationError as exc:
@@ -299,6 +305,7 @@ def iter_loaded(
     catalogue: dict[str, Scenario] | None = None,
     parallel: bool = False,
     meanwhile: Callable[[], object] | None = None,
+    unscored: bool = False,
 ) -> Iterator[tuple[T, str, str]]:
     """`(convert(case), case id, file)` for every good case below `paths`, in file order, under the rules of
     `iter_cases_with_files` (whose `CorpusError` comes at the end). With `parallel`, a large corpus is read and
@@ -313,7 +320,7 @@ def iter_loaded(
     files = case_files(p for p in given if p.exists())
 
     def read(path: Path) -> tuple[T | None, str, list[CaseError]]:
-        case, errs = load_case_file(path, catalogue, limit)
+        case, errs = load_case_file(path, catalogue, limit, unscored)
         return (None, "", errs) if case is None else (convert(case), case.id, errs)
 
     for path, (converted, case_id, errs) in zip(files, read_in_workers(files, read, parallel, meanwhile), strict=True):

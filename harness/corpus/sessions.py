@@ -209,6 +209,41 @@ def is_unlabelled(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("meta"), dict) and data["meta"].get(UNLABELLED_KEY) is True
 
 
+UNSCORED_TAG = "unscored"
+
+
+def unscored_case_data(data: dict[str, Any]) -> dict[str, Any]:
+    """An imported session as a case a run answers and no figure scores: what the system concludes on it
+    (parse status, gatekeeper) as its expectations, no claim labels and no acceptable verdict (an empty list,
+    which `score.headline.is_headline` leaves out of every figure), tagged `unscored`. A run's answers on such
+    cases are a judge's answers for `vbench estimate`. ValueError when the file is not an imported session."""
+    try:
+        imported = Imported.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ValueError(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
+    meta = {k: v for k, v in imported.meta.items() if k != UNLABELLED_KEY} | {UNSCORED_TAG: True}
+    return {
+        **imported.case_data(),
+        "meta": meta,
+        "tags": [*imported.tags, UNSCORED_TAG],
+        "expected": {**system_expectations(imported.prepared()), "verdict": []},
+    }
+
+
+def system_expectations(prepared: Prepared) -> dict[str, Any]:
+    """The expectations the system sets itself on a session (parse status, gatekeeper), for a case made from it."""
+    gatekeeper = prepared.gatekeeper
+    return {
+        "parse_status": prepared.parsed.parse_status.status,
+        "gatekeeper": {
+            "status": gatekeeper.status,
+            "failed_rules": list(gatekeeper.failed_rules),
+            "warnings": gatekeeper.warning_rules,
+        },
+    }
+
+
 def read_imported(path: Path) -> Imported:
     """One unlabelled case file (a bounded, strict YAML read); ValueError names the file."""
     from harness.corpus.loader import CaseFileError, read_yaml

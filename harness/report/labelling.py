@@ -49,6 +49,7 @@ from harness.corpus.labels import (
 from harness.corpus.sessions import Imported, load_imported
 from harness.report.label_view import assignment, case_view, claim_ids, current_claim, disputes
 from harness.score.agreement import agreement_report, alpha_text, figure, kappa_text
+from harness.score.label_order import Chooser, Order
 from harness.system.models import Derivability
 from harness.system.serve import serve_app
 
@@ -111,7 +112,11 @@ def folder_token(folder: Path) -> str:
 
 
 class LabelApp:
-    """The app over one import folder: one annotator (`annotator`), or each browser's own (a roster optional)."""
+    """The app over one import folder: one annotator (`annotator`), or each browser's own (a roster optional).
+
+    `order`: how the next session is offered (`score.label_order`); any order but the file's draws sessions and
+    records each draw for one annotator, so it needs `annotator`.
+    """
 
     def __init__(
         self,
@@ -120,13 +125,27 @@ class LabelApp:
         roster: list[str] | None = None,
         overlap: float = 0.0,
         seed: int = 0,
+        order: Order = "file",
+        judge: Any = None,
     ) -> None:
+        if order != "file" and (annotator is None or roster):
+            raise ValueError(
+                f"--order {order} draws sessions for one annotator and records each draw: give --annotator NAME "
+                "(and no --annotators roster)"
+            )
         self.folder = folder
         self.annotator = annotator
         self.roster = roster or []
         self.cases: dict[str, Imported] = {c.id: c for c in load_imported(folder)}
         self.claims = {cid: claim_ids(c) for cid, c in self.cases.items()}
         self.order = list(self.cases)
+        self.chooser = (
+            Chooser(folder, annotator, list(self.cases.values()), order, judge)
+            if order != "file" and annotator
+            else None
+        )
+        if self.chooser is not None:
+            self.order = self.chooser.sequence()
         self.assigned = assignment(self.order, self.roster, overlap, seed) if self.roster else {}
         self.shared = set.intersection(*(set(v) for v in self.assigned.values())) if len(self.assigned) > 1 else set()
         self.token = folder_token(folder)
@@ -295,6 +314,7 @@ class LabelApp:
                 unsure=data.get("unsure") in (True, "1", "on", "true"),
                 comment=str(data.get("comment") or ""),
                 request=data.get("request") or None,
+                drawn=self.chooser.drawn_for(case_id) if self.chooser is not None and name == self.annotator else None,
             )
         except ValidationError as exc:
             raise web.HTTPBadRequest(text=f"not an answer: {exc.errors()[0]['msg']}") from None
@@ -404,7 +424,12 @@ class LabelApp:
         self, name: str, labels: dict[tuple[str, str], LabelLine], after: str | None, wrap: bool = True
     ) -> str | None:
         """The next of `name`'s sessions (after `after`, wrapping unless told not to) with a claim they have not
-        labelled."""
+        labelled; with a drawn order, the next one the order offers (a new draw when none is open)."""
+        if self.chooser is not None:
+            is_open = {cid: any(not _labelled(labels, cid, k) for k in ks) for cid, ks in self.claims.items()}
+            found = self.chooser.next_open(is_open, after)
+            self.order = self.chooser.sequence()
+            return found
         mine = self._mine(name)
         start = mine.index(after) + 1 if after in mine else 0
         for cid in mine[start:] + (mine[:start] if wrap else []):
@@ -457,10 +482,12 @@ async def serve(
     port_file: Path | None = None,
     roster: list[str] | None = None,
     overlap: float = 0.0,
+    order: Order = "file",
+    judge: Any = None,
 ) -> None:
     """Serve on 127.0.0.1 until cancelled; the bound port goes to `port_file` (the number alone) once accepting.
     A port that cannot be bound is a ValueError with one line saying so."""
-    app = LabelApp(folder, annotator, roster, overlap).app()
+    app = LabelApp(folder, annotator, roster, overlap, order=order, judge=judge).app()
     who = f"as {annotator}" if annotator else (f"for {', '.join(roster)}" if roster else "for any annotator")
     try:
         await serve_app(app, HOST, port, port_file, f"labelling {folder} {who} on http://{{host}}:{{port}}/")

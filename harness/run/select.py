@@ -71,14 +71,17 @@ def load_case_refs(
     paths: Iterable[Path | str], filters: Sequence[str] = (), meanwhile: Callable[[], object] | None = None
 ) -> tuple[list[CaseRef], int]:
     """The cases below `paths` that `filters` admit, as refs, and how many policy cases the folders hold before
-    the filters. One validated case is in memory at a time; a large corpus is read by worker processes, which
+    the filters; an imported, unlabelled session is an unscored case (answered, in no figure). One validated
+    case is in memory at a time; a large corpus is read by worker processes, which
     send back only the refs (`iter_loaded`; `meanwhile` is this process's work while they read). `CorpusError`
     names every broken file (nothing is returned then), `FilterError` a filter that cannot be read, as
     `load_cases` and `select_cases` do."""
     admits = case_filter(filters)
     refs: list[CaseRef] = []
     policy = 0
-    pairs = iter_loaded(paths, lambda case: (CaseRef.of(case), admits(case)), parallel=True, meanwhile=meanwhile)
+    pairs = iter_loaded(
+        paths, lambda case: (CaseRef.of(case), admits(case)), parallel=True, meanwhile=meanwhile, unscored=True
+    )
     for (ref, admitted), _, _ in pairs:
         policy += ref.kind == "policy"
         if admitted:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from harness.corpus.labels import ClaimKey, read_labels
+from harness.corpus.labels import ClaimKey, Drawn, read_drawn, read_labels
 from harness.corpus.sessions import Imported, load_imported
 from harness.score import classification
 from harness.score.frames import CLASSES, VERDICTS
@@ -52,6 +52,8 @@ class Agreement(BaseModel):
     vs_verifier: list[dict[str, Any]] = Field(default_factory=list)
     verdicts: dict[str, Any]
     disagreements: list[dict[str, Any]] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    """Why a figure may not describe all imported sessions (labels chosen with unequal probability)."""
 
     def lines(self) -> list[str]:
         """The console's reading: every kappa and alpha through `kappa_text` (one precision, undefined said)."""
@@ -64,6 +66,7 @@ class Agreement(BaseModel):
             out.append(f"  {v['annotator']} vs verifier: {v['claims']} claims, kappa {kappa_text(v)}")
         for v in self.verdicts["vs_verifier"]:
             out.append(f"  verdicts, {v['annotator']} vs verifier: {v['cases']} sessions, kappa {kappa_text(v)}")
+        out += [f"  note: {n}" for n in self.notes]
         return out
 
 
@@ -267,7 +270,23 @@ def agreement_report(folder: Path) -> Agreement:
         **claims,
         verdicts=verdicts,
         disagreements=disagreements({**labels, VERIFIER: production}, units),
+        notes=chosen_notes(read_drawn(folder)),
     )
+
+
+def chosen_notes(drawn: Mapping[str, Mapping[str, Drawn]]) -> list[str]:
+    """A note per annotator whose sessions were not chosen uniformly: their kappa describes the sessions they
+    labelled, which over-represent the uncertain or disputed ones, not the imported sessions as a whole."""
+    out = []
+    for who, per in sorted(drawn.items()):
+        orders = sorted({d.order for d in per.values()} - {"random", "file"})
+        if orders:
+            out.append(
+                f"{who}'s sessions were chosen by {' and '.join(orders)} order, not uniformly: the kappas against "
+                "the verifier describe those sessions, not the population (`vbench estimate` weights by the "
+                "recorded probabilities; label with --order random for a population kappa)"
+            )
+    return out
 
 
 def write_agreement(report: Agreement, path: Path) -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness.corpus.labels import ClaimKey, read_adjudicated, read_labels
 from harness.corpus.schema import MAX_LABELS, Case
-from harness.corpus.sessions import UNLABELLED_KEY, Imported, case_yaml, load_imported
+from harness.corpus.sessions import UNLABELLED_KEY, Imported, case_yaml, load_imported, system_expectations
 from harness.run.conformance import verdicts_implied_by_labels
 from harness.system.models import SEVERITY, Derivability, Verdict
 
@@ -28,8 +28,6 @@ PLACEHOLDER_VERDICT = Verdict.LOW_CONFID
 def labelled_case(imported: Imported, labels: Mapping[str, Iterable[Derivability | str]]) -> Case:
     """The session as a quality case whose gold labels are `labels` (claim id -> acceptable classes) and whose
     expected verdict the policy derives from them (a list when the labels allow several)."""
-    prepared = imported.prepared()
-    gatekeeper = prepared.gatekeeper
     claims = {cid: sorted({Derivability(x) for x in v}, key=list(Derivability).index) for cid, v in labels.items()}
     meta = {k: v for k, v in imported.meta.items() if k != UNLABELLED_KEY}
     data = {
@@ -37,12 +35,7 @@ def labelled_case(imported: Imported, labels: Mapping[str, Iterable[Derivability
         "meta": {**meta, "labelled_from": "production session"},
         "tags": [*imported.tags, "labelled"],
         "expected": {
-            "parse_status": prepared.parsed.parse_status.status,
-            "gatekeeper": {
-                "status": gatekeeper.status,
-                "failed_rules": list(gatekeeper.failed_rules),
-                "warnings": gatekeeper.warning_rules,
-            },
+            **system_expectations(imported.prepared()),
             "claims": {cid: (v[0].value if len(v) == 1 else [x.value for x in v]) for cid, v in claims.items()},
             "verdict": PLACEHOLDER_VERDICT.value,
         },
