@@ -224,6 +224,7 @@ def score_log(
     summary = summarise(
         manifest, frames.quality, frames.claims, outcomes, frames.conformance, frames.headline, frames.gold,
         margin=gates.margin_fraction, alpha=gates.alpha, gated=tuple(gates.decide_on),
+        control=settings.control, all_pairs=gates.all_pairs,
     )  # fmt: skip
     add_robustness(summary, frames.robustness_units, perturbations)
     summary["run"]["perturbed_results"] = frames.logged - frames.headline

@@ -25,6 +25,7 @@ from harness.score.conformance import (
     policy_case_mismatches,
     read_evaluation,
 )
+from harness.score.family import rank_variants
 from harness.score.metrics import (
     breakdown,
     claim_details,
@@ -204,7 +205,9 @@ def summarise(
         variants.append(variant_summary(meta, q, c))
     # each pair decided as a ship decision of the later variant against the earlier (`decision_settings`:
     # the run's margin, alpha and gated metrics)
-    comparisons = compare_pairs(outcomes, [v.name for v in manifest.variants], gold, **decision_settings)
+    names = [v.name for v in manifest.variants]
+    comparisons = compare_pairs(outcomes, names, gold, **decision_settings)
+    ranking = rank_variants(outcomes, names, alpha=decision_settings.get("alpha", 0.05)) if len(names) > 2 else None
     return {
         "schema_version": SUMMARY_SCHEMA,
         "run": {
@@ -220,5 +223,6 @@ def summarise(
         "conformance": conformance_figures,
         "variants": variants,
         "comparisons": comparisons,
+        **({"ranking": ranking.model_dump(mode="json")} if ranking is not None else {}),
         "metrics": [m.describe() for m in metrics()],
     }

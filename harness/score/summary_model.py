@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from harness.run.folder import SUMMARY_FILE, read_text, write_text
+from harness.score.family import Ranking
 from harness.score.registry import metrics, summary_keys
 
 SUMMARY_SCHEMA: Literal["summary_v1"] = "summary_v1"
@@ -343,6 +344,8 @@ class Summary(SummaryPart):
     conformance: Conformance
     variants: list[VariantSummary] = Field(default_factory=list)
     comparisons: list[Comparison] = Field(default_factory=list)
+    ranking: Ranking | None = None
+    """Hsu's MCB ranking of a run's variants (three or more), on verdict accuracy."""
     baseline: dict[str, Any] | None = None
     decisions: list[Decision] = Field(default_factory=list)
     gates: list[GateResult] = Field(default_factory=list)
