@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.phases import PHASES, WAIT
+from bench.phases import PHASES
+from harness.app.phases import CERTIFICATE, LOAD_CASES, REPORT, SCORE
 
 MAX_RATIO = 1.25
 """The whole `vbench run` over the raw client's whole process at 200 ms, c=32 (issue 28; issue 14 had 1.10)."""
@@ -73,7 +74,7 @@ def whole_rows(figures: dict[str, Any]) -> list[dict[str, str]]:
     return rows
 
 
-AFTER_RUN_PHASES = (PHASES["score_run"], PHASES["_render_report"])
+AFTER_RUN_PHASES = (PHASES[SCORE], PHASES[CERTIFICATE], PHASES[REPORT])
 """The phases the style guide puts after the run (frames and charts are built from the finished log)."""
 
 
@@ -129,13 +130,11 @@ def cpu_rows(figures: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def after_run_wall(phases: dict[str, Any]) -> float | None:
-    """What a user waits for once the last reply is in: the wait for the finishing child (scoring, certificate
-    and report) where `vbench run` forked one, else scoring and the report timed in the process."""
-    if WAIT in phases:
-        return float(phases[WAIT]["wall_s"])
-    if all(name in phases for name in AFTER_RUN_PHASES):
-        return sum(phases[name]["wall_s"] for name in AFTER_RUN_PHASES)
-    return None
+    """What a user waits for once the last reply is in: scoring, the certificate and the report (those the run
+    did), timed in the process; None without a scoring phase."""
+    if PHASES[SCORE] not in phases:
+        return None
+    return sum(phases[name]["wall_s"] for name in AFTER_RUN_PHASES if name in phases)
 
 
 def floor_rows(figures: dict[str, Any]) -> list[dict[str, str]]:
@@ -152,7 +151,7 @@ def floor_rows(figures: dict[str, Any]) -> list[dict[str, str]]:
     after = after_run_wall(phases)
     if "wall_s" not in raw or after is None:
         return []
-    load = phases.get(PHASES["load_case_refs"], {}).get("wall_s", 0.0)
+    load = phases.get(PHASES[LOAD_CASES], {}).get("wall_s", 0.0)
     where = f"async server, {row['latency_ms']:g} ms"  # type: ignore[index]
     return [
         _row(
@@ -490,7 +489,7 @@ def phases_markdown(figures: dict[str, Any]) -> list[str]:
         "",
         f"CPU {got['cpu_s']:.2f} s in the phases' process time, {got.get('process_cpu_s', 0):.2f} s for the whole "
         f"process and its children (the difference is the interpreter's start-up and the children's CPU: the "
-        f"workers that read the cases and the finishing child, whose phases are named so); wall {got['wall_s']:.2f} s.",
+        f"workers that read the cases); wall {got['wall_s']:.2f} s.",
         "",
         "| phase | CPU s | wall s |",
         "| --- | --- | --- |",

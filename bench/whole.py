@@ -62,10 +62,15 @@ def run_vbench(work: Path, url: str, concurrency: int, name: str, keep: bool = F
     if result["returncode"] not in (0, 1):  # 1: a gate failed, which is not the bench's concern
         result["error"] = f"vbench run exited {result['returncode']}: {result['output'][-500:]}"
     else:
-        summary = _summary(out)
-        variant = (summary.get("variants") or [{}])[0]
-        result |= {"results": (summary.get("run") or {}).get("results"), "report": (out / "report.html").exists()}
-        result |= {"failures": variant.get("errors", 0), "summary_harness_cpu_ms": variant.get("harness_cpu_ms")}
+        from harness.score.summary_model import read_summary_or_none
+
+        summary = read_summary_or_none(out)
+        variant = summary.variants[0] if summary is not None and summary.variants else None
+        result |= {"results": summary.results if summary else None, "report": (out / "report.html").exists()}
+        result |= {
+            "failures": variant.errors if variant else 0,
+            "summary_harness_cpu_ms": variant.harness_cpu_ms if variant else None,
+        }
     result.pop("output")
     shutil.rmtree(cache, ignore_errors=True)
     if keep:
@@ -73,11 +78,6 @@ def run_vbench(work: Path, url: str, concurrency: int, name: str, keep: bool = F
     else:
         shutil.rmtree(out, ignore_errors=True)
     return result
-
-
-def _summary(out: Path) -> dict[str, Any]:
-    path = out / "summary.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
 def run_raw(url: str, bodies: Path, concurrency: int, transport: str) -> dict[str, Any]:

@@ -181,7 +181,7 @@ def harness(args: argparse.Namespace) -> dict[str, Any]:
         summary, score_timing = _timed(lambda: score_run(args.out, GateSettings()))
         out |= {
             "score_wall_s": score_timing["wall_s"],
-            "summary_harness_cpu_ms": summary["variants"][0].get("harness_cpu_ms"),
+            "summary_harness_cpu_ms": summary.variants[0].harness_cpu_ms,
         }
     if not args.keep:
         shutil.rmtree(args.out, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""The harness is layered one way: llm → system → baselines → corpus/run → score → report → devtools → kit → cli.
+"""The harness is layered one way: llm → system → baselines → corpus/run → score → report → devtools → kit → app → cli.
 
 Baselines (the reference verifier) sit just above the system: they use its models and policy functions, and
 the system never imports them (so the replay fingerprint of `system/` does not change when a baseline does).
@@ -26,7 +26,8 @@ ALLOWED = {
     "report": {"llm", "system", "corpus", "run", "score", "baselines"},
     "devtools": {"llm", "system", "corpus", "run", "score", "report", "baselines"},
     "kit": {"llm", "system", "corpus", "run", "score", "report", "baselines", "devtools"},
-    "cli": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines", "devtools"},
+    "app": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines", "devtools"},
+    "cli": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines", "devtools", "app"},
 }
 
 

@@ -26,7 +26,7 @@ def test_importing_the_cli_loads_no_heavy_library() -> None:
 
 def test_the_run_command_starts_without_the_scoring_and_report_libraries() -> None:
     """`vbench run` sends its first request before pandas, numpy, matplotlib or pyarrow load (they load on a
-    thread while the run waits on replies: `harness.cli.run.import_in_background`)."""
+    thread while the run waits on replies: `harness.app.finish.Finisher.start`)."""
     assert loaded_after("import harness.cli.run", (*HEAVY, "numpy", "sqlalchemy")) == []
     private_store = "from harness.system.store import Store\nStore().close()"
     assert loaded_after(private_store, ("sqlalchemy",)) == []  # a run's default store needs none

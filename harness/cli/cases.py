@@ -84,7 +84,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Every expectation that needs no model: policy cases whole, quality cases' parse and gatekeeper."""
-    from harness.score.conformance import case_check_problems
+    from harness.run.conformance import case_check_problems
 
     console = Console()
     loaded = _load(args.dirs, with_files=True)
@@ -104,7 +104,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     """Mutants of the seed cases, written under --out; exit 1 if fewer than --count could be made."""
-    from harness.score.conformance import quality_case_problems
+    from harness.run.conformance import quality_case_problems
 
     console = Console()
     seeds = _load(args.seeds or [DEFAULT_SEEDS])

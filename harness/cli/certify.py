@@ -186,25 +186,23 @@ def certify_command(args: argparse.Namespace) -> int:
         raise UsageError(f"{exc} (nothing was written to {args.out})") from exc
     from harness.score.certificate import policy_tally
 
-    cert, conf = result.certificate, result.summary["conformance"]
+    cert, conf = result.certificate, result.summary.conformance
     print(cert.headline)
     print(
-        f"{policy_tally(conf['policy_passed'], conf['policy_cases'])}{' agreed' if conf['policy_cases'] else ''}, "
-        f"{conf['invariant_violations']} invariant violations, {result.summary['errors']} SUT errors; "
+        f"{policy_tally(conf.policy_passed, conf.policy_cases)}{' agreed' if conf.policy_cases else ''}, "
+        f"{conf.invariant_violations} invariant violations, {result.summary.errors} SUT errors; "
         f"{cert.skipped.quality_cases} quality cases skipped"
     )
-    for variant in result.summary["variants"]:
+    for variant in result.summary.variants:
         print(
-            f"quality through the SUT ({variant['name']}): {variant['quality_cases']} cases, {variant['errors']} errors, "
-            f"verdict accuracy {variant.get('verdict_accuracy')}, claim accuracy {variant.get('claim_accuracy')}"
+            f"quality through the SUT ({variant.name}): {variant.quality_cases} cases, {variant.errors} errors, "
+            f"verdict accuracy {variant.figure('verdict_accuracy')}, claim accuracy {variant.figure('claim_accuracy')}"
         )
     print(f"kit {cert.kit.version} at {cert.kit.git_sha}, source sha256 {cert.kit.source_sha256}")
     for problem in cert.protocol_problems:
         print(f"  PROTOCOL {problem}")
-    for failure in conf["failures"][:20]:
-        print(
-            f"  FAIL {failure['case_id']}: {'; '.join(failure['mismatches'] + failure['invariant_violations'])[:300]}"
-        )
+    for failure in conf.failures[:20]:
+        print(f"  FAIL {failure.case_id}: {'; '.join(failure.mismatches + failure.invariant_violations)[:300]}")
     if args.sign_key:
         from harness.kit.signing import SigningError, sign_certificate
 

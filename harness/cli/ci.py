@@ -16,10 +16,13 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import UsageError
 from harness.score.certificate import policy_tally
+
+if TYPE_CHECKING:
+    from harness.score.summary_model import Decision, Summary
 
 COMMENT_FILE = "comment.md"
 COMMENT_MARKER = "<!-- verifier-bench -->"
@@ -93,8 +96,11 @@ def cmd_ci(args: argparse.Namespace) -> int:
 
 def publish(mode: str, run_dir: Path, code: int, env: os._Environ[str] | dict[str, str]) -> Path:
     """The job summary, the comment body and the step outputs of a finished (or refused) command."""
+    from harness.score.summary_model import read_summary_or_none
+
     run_dir.mkdir(parents=True, exist_ok=True)
-    body = comment_body(mode, read_json(run_dir / "summary.json"), read_json(run_dir / "certificate.json"), code)
+    summary, certificate = read_summary_or_none(run_dir), read_json(run_dir / "certificate.json")
+    body = comment_body(mode, summary, certificate, code)
     comment = run_dir / COMMENT_FILE
     comment.write_text(body, encoding="utf-8")
     summary_md = run_dir / "summary.md"
@@ -103,7 +109,7 @@ def publish(mode: str, run_dir: Path, code: int, env: os._Environ[str] | dict[st
         with open(env["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as out:
             out.write(text.rstrip("\n") + "\n")
     if env.get("GITHUB_OUTPUT"):
-        decision = decision_word(mode, read_json(run_dir / "summary.json"), read_json(run_dir / "certificate.json"))
+        decision = decision_word(mode, summary, certificate)
         outputs = {"run-dir": str(run_dir), "comment-file": str(comment), "decision": decision, "exit-code": str(code)}
         with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as out:
             out.writelines(f"{key}={value}\n" for key, value in outputs.items())
@@ -118,12 +124,11 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def decision_word(mode: str, summary: dict[str, Any] | None, certificate: dict[str, Any] | None) -> str:
+def decision_word(mode: str, summary: Summary | None, certificate: dict[str, Any] | None) -> str:
     """One word for the step output: the worst decision (prompt-gate) or the certificate's status."""
     if mode == "certify" or summary is None:
         return str((certificate or {}).get("status") or "error")
-    kinds = [d["decision"] for d in summary.get("decisions") or []]
-    return next((k for k in ("block", "inconclusive", "ship") if k in kinds), "none")
+    return summary.worst_decision() or "none"
 
 
 def md(value: Any) -> str:
@@ -134,7 +139,7 @@ def md(value: Any) -> str:
     return escape(value)
 
 
-def comment_body(mode: str, summary: dict[str, Any] | None, certificate: dict[str, Any] | None, code: int) -> str:
+def comment_body(mode: str, summary: Summary | None, certificate: dict[str, Any] | None, code: int) -> str:
     """The pull-request comment: the decision first, then why, the figures and the regressed cases."""
     title = "prompt gate" if mode == "prompt-gate" else "certification"
     lines = [COMMENT_MARKER]
@@ -143,26 +148,21 @@ def comment_body(mode: str, summary: dict[str, Any] | None, certificate: dict[st
         lines.append("The command stopped before it scored anything: its error is in the job log.")
         return "\n".join(lines) + "\n"
     if mode == "prompt-gate":
-        lines += _decisions(summary.get("decisions") or [], code)
+        lines += _decisions(summary.decisions, code)
     else:
         lines += _certification(certificate, summary, code)
-    from harness.score.summary_model import GateResult
-
-    rows = map(GateResult.model_validate, summary.get("gates") or [])
-    gates = [g for g in rows if not g.passed and g.gate != "ship_decision"]
+    gates = [g for g in summary.gates if not g.passed and g.gate != "ship_decision"]
     if gates:
         lines += ["", "**Failed gates:** " + "; ".join(md(f"{g.gate}: {g.detail}") for g in gates)]
     lines += ["", f"<sub>verifier-bench · exit code {code} · the run folder is attached to the workflow run</sub>"]
     return "\n".join(lines) + "\n"
 
 
-def _decisions(rows: list[dict[str, Any]], code: int) -> list[str]:
-    from harness.score.decide import Decision
-    from harness.score.regression import headline
+def _decisions(decisions: Sequence[Decision], code: int) -> list[str]:
+    from harness.score.decide import headline
     from harness.score.wording import ci_label
     from harness.score.wording import pp_text as pp
 
-    decisions = [Decision.model_validate(d) for d in rows]
     if not decisions:
         return [f"## ❌ verifier-bench prompt gate: no decision (exit {code})", "", "No candidate was compared."]
     worst = next(k for k in ("block", "inconclusive", "ship") if k in {d.decision for d in decisions})
@@ -191,7 +191,7 @@ def _decisions(rows: list[dict[str, Any]], code: int) -> list[str]:
     return lines
 
 
-def _certification(certificate: dict[str, Any] | None, summary: dict[str, Any], code: int) -> list[str]:
+def _certification(certificate: dict[str, Any] | None, summary: Summary, code: int) -> list[str]:
     if certificate is None:
         return [f"## ❌ verifier-bench certification: no certificate (exit {code})"]
     status = str(certificate.get("status"))
@@ -203,7 +203,7 @@ def _certification(certificate: dict[str, Any] | None, summary: dict[str, Any], 
         f"{policy_tally(passed, cases)}{' agreed' if cases else ''}, "
         f"{certificate.get('invariant_violations', 0)} invariant violations, {certificate.get('errors', 0)} SUT errors"
     )
-    failing = sorted({f["case_id"] for f in (summary.get("conformance") or {}).get("failures", [])})
+    failing = summary.failing_cases()
     if failing:
         shown = ", ".join(md(c) for c in failing[:SHOWN_CASES])
         more = f" and {len(failing) - SHOWN_CASES} more" if len(failing) > SHOWN_CASES else ""

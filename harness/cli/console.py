@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -11,6 +11,9 @@ from rich.table import Table
 
 from harness.score.certificate import policy_tally
 from harness.score.registry import metrics
+
+if TYPE_CHECKING:
+    from harness.score.summary_model import Comparison, Decision, Summary
 
 SHOWN_REGRESSIONS = 5
 SHOWN_POLICY_FAILURES = 10
@@ -33,20 +36,17 @@ def pval(value: Any) -> str:
     return p_text(value)
 
 
-def _ci(v: dict[str, Any], name: str) -> str:
-    ci = v.get(f"{name}_ci")
-    return num(v.get(name)) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+def _ci(value: Any, ci: list[float] | None) -> str:
+    return num(value) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
 
 
-def print_summary(
-    console: Console, summary: dict[str, Any], run_dir: Path, resumed: int = 0, report: bool = False
-) -> None:
-    conf = summary["conformance"]
+def print_summary(console: Console, summary: Summary, run_dir: Path, resumed: int = 0, report: bool = False) -> None:
+    conf = summary.conformance
     console.print(
-        f"policy conformance: {policy_tally(conf['policy_passed'], conf['policy_cases'])} · invariant violations: {conf['invariant_violations']}"
-        f" · quality expectation mismatches: {conf['quality_expectation_mismatches']}"
+        f"policy conformance: {policy_tally(conf.policy_passed, conf.policy_cases)} · invariant violations: {conf.invariant_violations}"
+        f" · quality expectation mismatches: {conf.quality_expectation_mismatches}"
     )
-    failed_policy = sorted({f["case_id"] for f in conf.get("failures", []) if f["kind"] == "policy"})
+    failed_policy = summary.failing_cases("policy")
     if failed_policy:
         shown = ", ".join(failed_policy[:SHOWN_POLICY_FAILURES])
         more = (
@@ -59,27 +59,24 @@ def print_summary(
     table = Table(title="quality by variant (95% CI)")
     for col in ("variant", "cases", "errors", *(m.column for m in columns)):
         table.add_column(col, overflow="fold")
-    for v in summary["variants"]:
+    for v in summary.variants:
         table.add_row(
-            escape(v["name"]), str(v["quality_cases"]), str(v["errors"]),
-            *(_ci(v, m.key) if m.has_ci else num(v.get(m.key)) for m in columns),
+            escape(v.name), str(v.quality_cases), str(v.errors),
+            *(_ci(v.figure(m.key), v.figure_ci(m.key)) if m.has_ci else num(v.figure(m.key)) for m in columns),
         )  # fmt: skip
     console.print(table)
-    for v in summary["variants"]:
-        reasons = v.get("errors_by_reason") or {}
-        if reasons:
-            listed = ", ".join(f"{reason} {n}" for reason, n in reasons.items())
-            console.print(f"errors by reason [{v['name']}]: {listed}", markup=False, highlight=False)
+    for v in summary.variants:
+        if v.errors_by_reason:
+            listed = ", ".join(f"{reason} {n}" for reason, n in v.errors_by_reason.items())
+            console.print(f"errors by reason [{v.name}]: {listed}", markup=False, highlight=False)
     print_robustness(console, summary)
-    for decision in summary.get("decisions", []):
+    for decision in summary.decisions:
         print_decision(console, decision)
-    if summary.get("stop_early"):
+    if summary.stop_early:
         from harness.score.sequential import stop_sentence  # scipy: only for a run that stopped early
 
-        console.print(stop_sentence(summary["stop_early"]), markup=False, highlight=False)
-    from harness.score.summary_model import GateResult  # its models are built when a summary is printed
-
-    for gate in map(GateResult.model_validate, summary["gates"]):
+        console.print(stop_sentence(summary.stop_early), markup=False, highlight=False)
+    for gate in summary.gates:
         colour = "yellow" if gate.status == "not checked" and gate.passed else "green" if gate.passed else "red"
         mark = f"[{colour}]gate {gate.status}[/{colour}]"
         console.print(
@@ -92,9 +89,9 @@ def print_summary(
         console.print(f"report: {run_dir / 'report.html'}", highlight=False)
 
 
-def print_robustness(console: Console, summary: dict[str, Any]) -> None:
+def print_robustness(console: Console, summary: Summary) -> None:
     """Per variant and perturbation: how often the answer flipped against the unperturbed one (when --perturb ran)."""
-    rows = [(v["name"], name, r) for v in summary["variants"] for name, r in (v.get("robustness") or {}).items()]
+    rows = [(v.name, name, r) for v in summary.variants for name, r in (v.robustness or {}).items()]
     if not rows:
         return
     table = Table(title="robustness: answers that flipped under a perturbation (95% CI); accuracy under it")
@@ -102,18 +99,17 @@ def print_robustness(console: Console, summary: dict[str, Any]) -> None:
         table.add_column(col, overflow="fold")
     for variant, name, r in rows:
         table.add_row(
-            escape(variant), escape(name), str(r["cases"]), _ci(r, "verdict_flip_rate"), _ci(r, "claim_flip_rate"),
-            num(r.get("verdict_accuracy")), num(r.get("claim_accuracy")),
+            escape(variant), escape(name), str(r.cases), _ci(r.verdict_flip_rate, r.verdict_flip_rate_ci),
+            _ci(r.claim_flip_rate, r.claim_flip_rate_ci), num(r.verdict_accuracy), num(r.claim_accuracy),
         )  # fmt: skip
     console.print(table)
 
 
-def print_decision(console: Console, row: dict[str, Any]) -> None:
+def print_decision(console: Console, d: Decision) -> None:
     """The decision with its one line of why, the paired figures in points, and the first regressed cases."""
-    from harness.score.decide import Decision, decision_line
+    from harness.score.decide import decision_line
     from harness.score.wording import ci_label
 
-    d = Decision.model_validate(row)
     style = DECISION_STYLE[d.decision]
     word, _, rest = decision_line(d).partition(" ")
     console.print(f"[bold {style}]{word}[/bold {style}] {escape(rest)}", highlight=False)
@@ -147,7 +143,7 @@ def print_decision(console: Console, row: dict[str, Any]) -> None:
 
 def print_comparisons(
     console: Console,
-    rows: list[dict[str, Any]],
+    rows: list[Comparison],
     run_a: Path,
     run_b: Path,
     manifest_a: Any,
@@ -160,26 +156,25 @@ def print_comparisons(
     from harness.score.wording import ci_label
 
     table = Table(title=f"{run_a} (A) vs {run_b} (B), paired by case and epoch; differences B − A in percentage points")
-    level = ci_label(rows[0].get("alpha") if rows else None)  # the level the pairs were decided at
+    level = ci_label(rows[0].alpha if rows else None)  # the level the pairs were decided at
     for col in ("A variant", "B variant", "paired", "unpaired", "verdict acc A", "verdict acc B", f"Δ verdict [{level}]",
                 "p", "Holm p", f"Δ claim acc [{level}]", "claim p (Holm)", "detectable", "decision"):  # fmt: skip
         table.add_column(col, overflow="fold")
     for r in rows:
-        vci, cci = r["verdict_accuracy_diff_ci"], r["claim_accuracy_diff_ci"]
         table.add_row(
-            escape(r["a"]), escape(r["b"]), str(r["cases"]), str(r.get("unpaired_cases", 0)),
-            num(r["verdict_accuracy_a"]), num(r["verdict_accuracy_b"]),
-            _neg_pp(r["verdict_accuracy_diff"], vci), pval(r["mcnemar_p"]), pval(r.get("p_adjusted")),
-            _neg_pp(r["claim_accuracy_diff"], cci), pval(r.get("claim_accuracy_diff_p_adjusted")),
-            pp(r.get("mde"), sign=False), r["decision"],
+            escape(r.a), escape(r.b), str(r.cases), str(r.unpaired_cases),
+            num(r.verdict_accuracy_a), num(r.verdict_accuracy_b),
+            _neg_pp(r.verdict_accuracy_diff, r.verdict_accuracy_diff_ci), pval(r.mcnemar_p), pval(r.p_adjusted),
+            _neg_pp(r.claim_accuracy_diff, r.claim_accuracy_diff_ci), pval(r.claim_accuracy_diff_p_adjusted),
+            pp(r.mde, sign=False), str(r.decision),
         )  # fmt: skip
     console.print(table)
     for r in rows:
-        style = DECISION_STYLE[r["decision"]]
+        style = DECISION_STYLE[r.decision or "inconclusive"]
         console.print(f"[bold {style}]{escape(conclusion(r))}[/bold {style}]", highlight=False)
         if manifest_a is not None and manifest_b is not None:
-            info_a = {v.name: v for v in manifest_a.variants}.get(r["a"])
-            info_b = {v.name: v for v in manifest_b.variants}.get(r["b"])
+            info_a = {v.name: v for v in manifest_a.variants}.get(r.a)
+            info_b = {v.name: v for v in manifest_b.variants}.get(r.b)
             if info_a is not None and info_b is not None:
                 changed = what_changed(info_b, info_a, manifest_b, manifest_a)
                 text = "; ".join(f"{k}: {_short(c['control'])} → {_short(c['candidate'])}" for k, c in changed.items())
@@ -187,13 +182,13 @@ def print_comparisons(
     if rows:
         r = rows[0]
         console.print(
-            f"Each line is the ship decision of B against A (margin {pp(r['margin'], False)}, alpha {r['alpha']:g}), "
-            "made as `vbench run --control` makes it: " + "; ".join(r["tests"].values()) + ". 'Holm p' is adjusted "
+            f"Each line is the ship decision of B against A (margin {pp(r.margin, False)}, alpha {r.alpha:g}), "
+            "made as `vbench run --control` makes it: " + "; ".join(r.tests.values()) + ". 'Holm p' is adjusted "
             "over the pairs shown; 'detectable' is the smallest verdict-accuracy difference the paired cases find "
             "at 80% power.",
             highlight=False,
         )
-    return [r["b"] for r in rows if r["decision"] == "block"]
+    return [r.b for r in rows if r.decision == "block"]
 
 
 def _neg_pp(diff: float | None, ci: list[float] | None) -> str:

@@ -24,7 +24,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     label_sub = label.add_subparsers(dest="label_command", metavar="ACTION")
     serve = label_sub.add_parser("serve", help="a local labelling page on 127.0.0.1")
     serve.add_argument("folder", type=Path, help="the folder `vbench import sessions` wrote")
-    serve.add_argument("--annotator", required=True, help="your name: answers go to FOLDER/labels/<name>.jsonl")
+    serve.add_argument(
+        "--annotator",
+        help="your name: answers go to FOLDER/labels/<name>.jsonl (without it, each browser says who labels)",
+    )
+    serve.add_argument(
+        "--annotators",
+        help="comma-separated roster for one server of several annotators: each is given a share of the sessions",
+    )
+    serve.add_argument(
+        "--overlap",
+        type=float,
+        default=0.0,
+        help="with --annotators: the share of sessions every annotator labels, for agreement (default 0)",
+    )
     serve.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"the port (default {DEFAULT_PORT}; 0: a free one)"
     )
@@ -63,31 +76,50 @@ def _read_folder(folder: Path, action: Callable[[Path], T]) -> T:
     raise UsageError(problem)
 
 
+def _name_problem(name: str, flag: str) -> str | None:
+    from harness.corpus.labels import ADJUDICATED, ANNOTATOR_PATTERN
+
+    if not ANNOTATOR_PATTERN.match(name):
+        return f"{flag} {name!r}: use 1-64 characters of A-Z a-z 0-9 . _ -"
+    if name == ADJUDICATED:
+        return f"{flag} {ADJUDICATED} is the adjudication file's name; pick another"
+    return None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
-    from harness.corpus.labels import ANNOTATOR_PATTERN
     from harness.report.labelling import serve
 
     if problem := _folder_problem(args.folder):
         raise UsageError(problem)
-    if not ANNOTATOR_PATTERN.match(args.annotator):
-        raise UsageError(f"--annotator {args.annotator!r}: use 1-64 characters of A-Z a-z 0-9 . _ -")
-    if args.annotator == "adjudicated":
-        raise UsageError("--annotator adjudicated is the adjudication file's name; pick another")
+    roster = [n.strip() for n in args.annotators.split(",") if n.strip()] if args.annotators else []
+    names = [(args.annotator, "--annotator")] if args.annotator is not None else []
+    for name, flag in [*names, *((n, "--annotators") for n in roster)]:
+        if problem := _name_problem(name, flag):
+            raise UsageError(problem)
+    if args.annotator is not None and roster:
+        raise UsageError("--annotator is one person's page, --annotators a roster for one server: give one")
+    if not 0 <= args.overlap <= 1:
+        raise UsageError(f"--overlap {args.overlap}: a share between 0 and 1")
+    if args.overlap and len(roster) < 2:
+        raise UsageError("--overlap shares sessions between the annotators of --annotators: name two or more")
     if args.port_file is not None and not args.port_file.parent.is_dir():
         raise UsageError(f"--port-file {args.port_file}: its folder does not exist")
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve(args.folder, args.annotator, args.port, args.port_file))
+            asyncio.run(serve(args.folder, args.annotator, args.port, args.port_file, roster, args.overlap))
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     return EXIT_OK
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
+    from harness.corpus.labels import torn_notes
     from harness.score.agreement import agreement_report, write_agreement
 
     report = _read_folder(args.folder, agreement_report)
     out = write_agreement(report, args.out or args.folder / "agreement.json")
+    for note in torn_notes(args.folder):
+        print(note, file=sys.stderr)
     for line in report.lines():
         print(line)
     print(f"wrote {out}")

@@ -41,4 +41,4 @@ def cmd_merge(args: argparse.Namespace) -> int:
     print_summary(
         Console(width=None if Console().is_terminal else 160), summary, args.out, 0, report=not args.no_report
     )
-    return EXIT_OK if summary["passed"] else EXIT_GATE
+    return EXIT_OK if summary.passed else EXIT_GATE

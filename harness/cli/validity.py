@@ -23,9 +23,10 @@ from typing import Any
 from harness.corpus.loader import load_cases
 from harness.devtools.local_server import LocalOpenAIServer
 from harness.devtools.responders import skill_judge_responder
-from harness.run.log import ResultRecord
 from harness.run.plan import variant_name
+from harness.run.runlog import RunLog
 from harness.score.outcome import record_outcome
+from harness.score.summary_model import read_summary_file
 from harness.score.validity.family import family_bands_met, family_markdown, run_family_study
 from harness.score.validity.judge import model_name
 from harness.score.validity.report import markdown, meets_bands
@@ -55,12 +56,8 @@ def http_check(
             "--control", variant_name(f"openai:{control}", "baseline"),
         ]  # fmt: skip
         proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800, check=False)
-    records = [
-        ResultRecord.model_validate_json(line)
-        for line in (out / "results.jsonl").read_text().splitlines()
-        if line.strip()
-    ]
-    summary = json.loads((out / "summary.json").read_text())
+    records = list(RunLog.read(out).records())
+    summary = read_summary_file(out)
     runs = {control: simulate_run(chosen, s.control_skill, seeds[0]), candidate: simulate_run(chosen, skill, seeds[1])}
     index = {t.judged.case_id: i for i, t in enumerate(chosen)}
     mismatches = []
@@ -74,7 +71,7 @@ def http_check(
         expected = (want.verdict_correct[i], want.unsafe_pass[i], want.claims_right[i])
         if seen != expected:
             mismatches.append(f"{model} {r.case_id}: HTTP {seen}, in process {expected}")
-    decided = [d.get("decision") for d in summary.get("decisions", [])]
+    decided = [d.decision for d in summary.decisions]
     model_decision = decide_pair(chosen, runs[control], runs[candidate], s.gated, s.margin, s.alpha)
     return {
         "cases": len(chosen), "candidate_skill": skill, "seeds": list(seeds), "exit_code": proc.returncode,

@@ -235,6 +235,12 @@ class Case(Contract):
             kept = self._parsed = (self.executor, executor_output(parsed))
         return kept[1]
 
+    def adopt_executor_output(self, output: ExecutorOutput) -> None:
+        """Keep the system's reading of this case's executor output (the same parser over the same bytes, made while
+        the case ran), so a later reader of the case does not parse it again."""
+        if self._kept("_parsed") is None:
+            self._parsed = (self.executor, output)
+
     @property
     def executor_output(self) -> ExecutorOutput:
         """The executor output as the system's parser reads it (status, claims items, the policy's claims), read

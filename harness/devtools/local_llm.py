@@ -192,7 +192,7 @@ def serve(args: argparse.Namespace) -> int:
 def note(run_dir: Path) -> str:
     """Write `closing-note.md` into the run folder from its summary.json and server log; return the text."""
     try:
-        summary = read_summary_file(run_dir).to_json()
+        summary = read_summary_file(run_dir)
     except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
         raise LlamaCppError(f"{run_dir / SUMMARY_FILE}: cannot read the run summary ({exc})") from exc
     log_text = read_text(run_dir, LLAMA_LOG, errors="replace") if (run_dir / LLAMA_LOG).exists() else ""

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from harness.corpus.catalogue import DEFAULT_SPEC_DIR
 from harness.report.certificate import render_certificate
@@ -13,6 +11,7 @@ from harness.run.log import Manifest
 from harness.run.provenance import spec_files
 from harness.score.certificate import build_certificate
 from harness.score.certificate_model import Certificate, write_certificate_json
+from harness.score.summary_model import Summary
 from harness.system.serve import SUT_NAME
 
 
@@ -23,7 +22,7 @@ def write_certificate(out: Path, certificate: Certificate) -> None:
 
 
 def write_run_certificate(
-    run_dir: Path, manifest: Manifest, summary: Mapping[str, Any], corpus_policy_cases: int | None = None
+    run_dir: Path, manifest: Manifest, summary: Summary, corpus_policy_cases: int | None = None
 ) -> Certificate:
     """The certificate of a `vbench run`: the bundled system, in process, on the run's policy cases.
 
@@ -33,7 +32,7 @@ def write_run_certificate(
         kit={"name": "verifier-bench", "version": manifest.package_version, "git_sha": manifest.git_sha},
         spec=spec_files(DEFAULT_SPEC_DIR),
         corpus_hash=manifest.corpus_hash,
-        conformance=summary["conformance"],
+        conformance=summary.conformance,
         case_dirs=manifest.case_dirs,
         filters=manifest.filters,
         errors=0,

@@ -37,7 +37,7 @@ from harness.score.certificate_model import Certificate, Mode
 from harness.score.frames import claims_frame, quality_frame
 from harness.score.reply_checks import model_reply, reply_problems
 from harness.score.summary import conformance, variant_summary
-from harness.score.summary_model import SUMMARY_SCHEMA, write_summary
+from harness.score.summary_model import SUMMARY_SCHEMA, Summary, VariantSummary, write_summary
 from harness.system.protocol import SutInfo
 from harness.system.store_names import EVALUATION_KEY
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
@@ -66,7 +66,7 @@ class CertifySettings:
 
 @dataclass
 class CertifyResult:
-    summary: dict[str, Any]
+    summary: Summary
     certificate: Certificate
     records: list[ResultRecord] = field(default_factory=list)
 
@@ -206,7 +206,7 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         "case_ids": [] if ran_quality else sorted(c.id for c in quality),
         "reason": "quality cases need a real model endpoint; none was named" if not ran_quality else "",
     }
-    summary = {
+    data = {
         "schema_version": SUMMARY_SCHEMA,
         "kind": "certify",
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -239,12 +239,12 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         protocol_problems=info_problems,
         mode=settings.mode,
     )
-    summary = write_summary(settings.out, summary, sort_keys=True)  # checked against `Summary`, written whole
+    summary = write_summary(settings.out, data, sort_keys=True)  # checked against `Summary`, written whole
     write_certificate(settings.out, certificate)
     return CertifyResult(summary=summary, certificate=certificate, records=records)
 
 
-def quality_summary(settings: CertifySettings, records: Sequence[ResultRecord]) -> dict[str, Any]:
+def quality_summary(settings: CertifySettings, records: Sequence[ResultRecord]) -> VariantSummary:
     """The quality cases' figures, scored as a run scores a variant."""
     quality = [r for r in records if r.kind == "quality"]
     meta = {"name": quality_variant(settings), "model": settings.model, "base_url": settings.model_base_url}

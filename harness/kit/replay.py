@@ -19,10 +19,10 @@ from harness.corpus.loader import load_cases
 from harness.kit.certify import VARIANT, CertifySettings, certify_case
 from harness.kit.requests import scripted_reply
 from harness.kit.sut import SutReply
+from harness.run.conformance import case_problems
 from harness.run.folder import SUT_LOG
 from harness.run.records import record_from_sut
 from harness.score.certificate_model import read_certificate
-from harness.score.summary import case_problems
 
 
 class ReplayError(ValueError):

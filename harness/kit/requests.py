@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.corpus.schema import Case
-from harness.score.meaning import mentions, text_views, token_in
+from harness.run.meaning import mentions, text_views, token_in
 from harness.system.protocol import (
     ExecutorInput,
     OtherSessionRows,
@@ -97,7 +97,7 @@ def input_problems(
     """What the spec requires the verifier to be given and the SUT's model request lacked.
 
     Values are looked for by meaning: in the message text as written and with each layer of JSON and
-    HTML/XML escaping undone (`harness.score.meaning.text_views`), so any valid encoding the SUT chose counts."""
+    HTML/XML escaping undone (`harness.run.meaning.text_views`), so any valid encoding the SUT chose counts."""
     if not model_requests:
         return ["input: the SUT never called the model endpoint (the verifier is called for every case, §5 step 1)"]
     views = text_views(request_text(model_requests[-1]))

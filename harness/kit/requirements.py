@@ -26,7 +26,7 @@ HOOK = "openspec/changes/archive/2026-07-07-executor-gatekeeper-hook/specs/chat-
 PROTOCOL = "docs/sut-protocol/PROTOCOL.md"
 """The one source outside the spec folder: the protocol page, at the repository root."""
 
-_CONF = "harness.score.conformance"
+_CONF = "harness.run.conformance"
 _REPLY = "harness.score.reply_checks"
 _INPUT = "harness.kit.requests"
 _SUT = "harness.kit.sut"

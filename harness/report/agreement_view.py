@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from harness import UsageError
 from harness.report.labelling import DEFAULT_PORT, HOST
-from harness.score.agreement import read_agreement
+from harness.score.agreement import alpha_text, kappa_text, read_agreement
 
 DEFAULT_LABEL_URL = f"http://{HOST}:{DEFAULT_PORT}"
 """Where `vbench label serve` listens by default: the links of the section point there."""
@@ -28,14 +28,21 @@ def agreement_section(path: Path, label_url: str = DEFAULT_LABEL_URL) -> dict[st
         for d in report.disagreements
         if d["disagreement"] > 0
     ]
+    verdicts = {**report.verdicts, "pairs": _read(report.verdicts["pairs"]),
+                "vs_verifier": _read(report.verdicts["vs_verifier"])}  # fmt: skip
     return {
         "source": str(path),
         "annotators": report.annotators,
         "cases": report.cases,
-        "pairs": report.pairs,
-        "alpha": report.krippendorff_alpha,
-        "vs_verifier": report.vs_verifier,
-        "verdicts": report.verdicts,
+        "pairs": _read(report.pairs),
+        "alpha": {**report.krippendorff_alpha, "text": alpha_text(report.krippendorff_alpha)},
+        "vs_verifier": _read(report.vs_verifier),
+        "verdicts": verdicts,
         "disagreements": claims[:SHOWN_DISAGREEMENTS],
         "more": max(0, len(claims) - SHOWN_DISAGREEMENTS),
     }
+
+
+def _read(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row with its kappa as every screen prints it (`kappa_text`: one precision, undefined said)."""
+    return [{**row, "kappa_text": kappa_text(row)} for row in rows]

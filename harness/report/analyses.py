@@ -13,6 +13,7 @@ from harness.report.signoff import ResultRow
 from harness.run.log import RecordSummary
 from harness.score.outcome import Outcome
 from harness.score.registry import MetricSpec, decidable, metric, metrics
+from harness.score.summary_model import Comparison
 
 ALPHA = 0.05
 
@@ -131,7 +132,7 @@ def confusion_tables(variants: Sequence[Mapping[str, Any]]) -> list[dict[str, An
     ]
 
 
-def comparison_rows(comparisons: Sequence[Mapping[str, Any]], alpha: float = ALPHA) -> list[dict[str, Any]]:
+def comparison_rows(comparisons: Sequence[Comparison], alpha: float = ALPHA) -> list[dict[str, Any]]:
     """Paired comparisons with a plain-words reading of McNemar's p and the paired bootstrap CI."""
     if not comparisons:
         return []
@@ -139,26 +140,18 @@ def comparison_rows(comparisons: Sequence[Mapping[str, Any]], alpha: float = ALP
 
     rows = []
     for c in comparisons:
-        p = c.get("p_adjusted", c.get("mcnemar_p"))  # a summary from before Holm: its raw p
-        a_only, b_only = c.get("mcnemar_a_only", 0), c.get("mcnemar_b_only", 0)
+        p, a_only, b_only = c.verdict_p, c.mcnemar_a_only, c.mcnemar_b_only
         significant = p is not None and p < alpha and a_only != b_only
-        diff, claim_p = (
-            c.get("claim_accuracy_diff"),
-            c.get("claim_accuracy_diff_p_adjusted", c.get("claim_accuracy_diff_p")),
-        )
+        diff, claim_p = c.claim_accuracy_diff, c.claim_p
         claim_sig = diff is not None and claim_p is not None and claim_p < alpha and diff != 0
         rows.append(
             {
-                "p_adjusted": None,  # keys a summary written before them does not hold
-                "claim_accuracy_diff_p_adjusted": None,
-                "mde": None,
-                "unpaired_cases": None,
-                **c,
+                **c.model_dump(mode="json"),
                 "verdict_significant": significant,
-                "verdict_better": (c["a"] if a_only > b_only else c["b"]) if significant else None,
+                "verdict_better": (c.a if a_only > b_only else c.b) if significant else None,
                 "claim_significant": claim_sig,
-                "claim_better": (c["a"] if (diff or 0) > 0 else c["b"]) if claim_sig else None,
-                "conclusion": conclusion(dict(c), alpha),
+                "claim_better": (c.a if (diff or 0) > 0 else c.b) if claim_sig else None,
+                "conclusion": conclusion(c),
             }
         )
     return rows
@@ -283,10 +276,6 @@ def grounding_rows(variants: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             }
         )  # fmt: skip
     return {"datasets": datasets, "rows": rows, "published": PUBLISHED_GROUNDING, "source": PUBLISHED_SOURCE}
-
-
-def gate_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [dict(g) for g in summary.get("gates", [])]
 
 
 def record_dict_outcome(record: Mapping[str, Any]) -> Outcome:

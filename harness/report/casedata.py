@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from jinja2.utils import htmlsafe_json_dumps
 from pydantic_core import to_json
@@ -18,6 +18,9 @@ from pydantic_core import to_json
 from harness.report.analyses import quality_mismatches, record_dict_outcome
 from harness.score.outcome import CATEGORY_NAMES, RIGHT, Outcome, is_failure
 from harness.system.models import ExecutorOutput
+
+if TYPE_CHECKING:
+    from harness.score.summary_model import ConformanceFailure
 
 TOOL_RESULT_LIMIT = 3000
 REPLY_LIMIT = 8000
@@ -133,7 +136,7 @@ def record_payload(
     run: str,
     record: Mapping[str, Any],
     cat: int,
-    conformance: Mapping[str, Any] | None,
+    conformance: ConformanceFailure | None,
     title: str | None,
 ) -> dict[str, Any]:
     """One embedded result: the row's fields for filtering and everything the drill-down shows (`title`: its
@@ -144,8 +147,8 @@ def record_payload(
     gold = record.get("gold") or {}
     why = []
     if conformance:
-        why += [f"conformance: {m}" for m in conformance.get("mismatches", [])]
-        why += [f"invariant: {m}" for m in conformance.get("invariant_violations", [])]
+        why += [f"conformance: {m}" for m in conformance.mismatches]
+        why += [f"invariant: {m}" for m in conformance.invariant_violations]
     if record.get("kind") == "quality":
         why += quality_mismatches(record, outcome)
     elif record.get("error"):

@@ -17,6 +17,7 @@ from harness.report.robustness import robustness_rows
 from harness.report.signoff import certification, columns_for, scenario_rows
 from harness.run.folder import RunFileError
 from harness.score.certificate_model import read_certificate
+from harness.score.summary_model import Comparison
 from harness.system.models import DERIVABILITY_CLASSES
 
 _SECRET_WORDS = frozenset(
@@ -48,14 +49,14 @@ def merged_variants(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
     out = []
     for run in runs:
         infos = {run.rename.get(v.name, v.name): v for v in run.manifest.variants}
-        for v in run.summary.get("variants", []):
-            info = infos.get(v["name"])
+        for variant in run.summary.variants:
+            info = infos.get(variant.name)
             out.append(
                 {
                     "consistency": None,  # figures a summary written before them does not hold
                     "calibration": None,
                     "robustness": {},
-                    **v,
+                    **variant.row(),
                     "run": run.label,
                     "settings": public_settings(info.settings) if info else {},
                     "epochs": run.manifest.epochs,
@@ -64,10 +65,10 @@ def merged_variants(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
     return out
 
 
-def merged_comparisons(runs: Sequence[LoadedRun], names: Sequence[str]) -> list[dict[str, Any]]:
+def merged_comparisons(runs: Sequence[LoadedRun], names: Sequence[str]) -> list[Comparison]:
     """One run: its summary's comparisons. Several: every pair, paired by case from the runs' outcomes."""
     if len(runs) == 1:
-        return list(runs[0].summary.get("comparisons", []))
+        return list(runs[0].summary.comparisons)
     import pandas as pd  # the pairing of several runs is the scorer's (pandas): loaded only for it
 
     from harness.score.compare import compare_pairs
@@ -120,9 +121,9 @@ def run_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
             "dir": str(run.run_dir),
             **run.manifest.model_dump(exclude={"variants", "settings", "prompts"}),
             "prompts": run.manifest.prompts,
-            "results": run.summary.get("run", {}).get("results"),
-            "passed": run.summary.get("passed"),
-            "baseline": (run.summary.get("baseline") or {}).get("path"),
+            "results": run.summary.results,
+            "passed": run.summary.passed,
+            "baseline": run.summary.baseline.path if run.summary.baseline is not None else None,
         }
         for run in runs
     ]
@@ -133,26 +134,22 @@ DECISION_BADGE = {"ship": "pass", "block": "fail", "inconclusive": "warn"}
 
 def decision_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
     """Each run's ship decisions with their one line of why and the regressions in words."""
-    if not any(run.summary.get("decisions") for run in runs):
+    if not any(run.summary.decisions for run in runs):
         return []
-    from harness.score.decide import Decision, headline  # the decision engine loads pandas: only when one decided
+    from harness.score.decide import headline  # the decision engine loads pandas: only when one decided
     from harness.score.junit import regression_line
 
-    rows = []
-    for run in runs:
-        for d in run.summary.get("decisions", []):
-            rows.append(
-                {
-                    **d,
-                    "run": run.label,
-                    "why": headline(Decision.model_validate(d)),
-                    "badge": DECISION_BADGE[d["decision"]],
-                    "regression_lines": [
-                        {"case_id": r["case_id"], "text": regression_line(r)} for r in d.get("regressions", [])
-                    ],
-                }
-            )
-    return rows
+    return [
+        {
+            **d.model_dump(mode="json"),
+            "run": run.label,
+            "why": headline(d),
+            "badge": DECISION_BADGE[d.decision],
+            "regression_lines": [{"case_id": r.case_id, "text": regression_line(r)} for r in d.regressions],
+        }
+        for run in runs
+        for d in run.summary.decisions
+    ]
 
 
 CLASSES = DERIVABILITY_CLASSES
@@ -160,7 +157,7 @@ CLASSES = DERIVABILITY_CLASSES
 
 def stop_lines(runs: Sequence[LoadedRun]) -> list[str]:
     """The sentence of each run that stopped early (the sequential test loads scipy: only for such a run)."""
-    stopped = [r.summary["stop_early"] for r in runs if r.summary.get("stop_early")]
+    stopped = [r.summary.stop_early for r in runs if r.summary.stop_early]
     if not stopped:
         return []
     from harness.score.sequential import stop_sentence
@@ -187,8 +184,8 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         key: sum(run.selection.get(key, 0) for run in runs)
         for key in ("results", "embedded", "failures", "failures_embedded")
     }
-    gates = [{**g, "run": run.label} for run in runs for g in analyses.gate_rows(run.summary)]
-    passed = all(bool(run.summary.get("passed")) for run in runs)  # what the run's exit code said: gates
+    gates = [{**g.model_dump(mode="json"), "run": run.label} for run in runs for g in run.summary.gates]
+    passed = all(run.summary.passed for run in runs)  # what the run's exit code said: gates
     return {
         "title": " + ".join(run.label for run in runs),
         "generated": datetime.now(UTC).isoformat(timespec="seconds"),

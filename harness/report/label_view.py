@@ -1,14 +1,20 @@
 """What the labelling page shows of an imported session, as data: claims, their bindings resolved to the tool
-results they cite with the cited excerpt marked, and the production verifier's answer (shown only on request).
+results they cite with the cited excerpt marked, every tool call of the session whole, and the production
+verifier's answer (shown only on request); which sessions each annotator is given; the claims annotators answered
+differently, for adjudication.
 
-Pure functions over the imported case; the server (`labelling`) renders them with autoescaping templates.
+Pure functions over the imported case and the label files' lines; the server (`labelling`) renders them with
+autoescaping templates.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from harness.corpus.labels import ClaimKey
+from harness.corpus.labels import ClaimKey, LabelLine
 from harness.corpus.sessions import Imported
 from harness.system.models import Claim, Derivability, EvidenceBinding, ToolInvocation, TraceEntry
 from harness.system.policy import binding_resolves
@@ -44,6 +50,20 @@ class ClaimView:
     label: Derivability | None
     production: str | None
     production_detail: str
+    unsure: bool = False
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool invocation of the session, whole: what the executor saw, cited or not."""
+
+    id: str
+    tool_name: str
+    arguments: str
+    status: str
+    result: str
+    cited: bool
 
 
 @dataclass(frozen=True)
@@ -57,6 +77,7 @@ class CaseView:
     parse_status: str
     gatekeeper: str
     notes: list[str] = field(default_factory=list)
+    tools: list[ToolCall] = field(default_factory=list)
 
     @property
     def labelled(self) -> int:
@@ -97,7 +118,8 @@ def _cited(entry: TraceEntry, rows: dict[str, ToolInvocation]) -> Cited:
     )
 
 
-def case_view(case: Imported, labels: dict[ClaimKey, Derivability]) -> CaseView:
+def case_view(case: Imported, answers: Mapping[ClaimKey, LabelLine]) -> CaseView:
+    """The page's data; `answers`: the annotator's last line per claim (label, unsure, comment)."""
     prepared = case.prepared()
     rows = {inv.id: inv for inv in case.session.tool_invocations}
     production = case.production
@@ -105,6 +127,7 @@ def case_view(case: Imported, labels: dict[ClaimKey, Derivability]) -> CaseView:
 
     def one(claim: Claim) -> ClaimView:
         check = checks.get(claim.claim_id)
+        answer = answers.get((case.id, claim.claim_id))
         bindings = [
             BindingView(
                 text=_binding_text(b),
@@ -119,11 +142,26 @@ def case_view(case: Imported, labels: dict[ClaimKey, Derivability]) -> CaseView:
             status=claim.status,
             critical=claim.critical,
             bindings=bindings,
-            label=labels.get((case.id, claim.claim_id)),
+            label=answer.label if answer else None,
             production=check.verification.value if check else None,
             production_detail=check.detail if check else "",
+            unsure=answer.unsure if answer else False,
+            comment=answer.comment if answer else "",
         )
 
+    cited_ids = {i for c in prepared.claims for b in c.evidence_bindings for e in cited_entries(b, prepared.trace)
+                 for i in e.source_invocation_ids}  # fmt: skip
+    tools = [
+        ToolCall(
+            inv.id,
+            inv.tool_name,
+            json.dumps(inv.arguments, ensure_ascii=False, sort_keys=True),
+            inv.status,
+            inv.result,
+            inv.id in cited_ids,
+        )
+        for inv in case.session.tool_invocations
+    ]
     notes = []
     if prepared.parsed.parse_status.status != "valid":
         notes.append(f"the structured output is {prepared.parsed.parse_status.status}: no claims to label")
@@ -137,18 +175,74 @@ def case_view(case: Imported, labels: dict[ClaimKey, Derivability]) -> CaseView:
         parse_status=prepared.parsed.parse_status.status,
         gatekeeper=prepared.gatekeeper.status,
         notes=notes,
+        tools=tools,
     )
 
 
 def current_claim(view: CaseView, after: str | None) -> str | None:
-    """The claim the keys 1-6 label: the first unlabelled one after `after`, else the first unlabelled, else
-    `after` itself (to relabel it), else the first."""
+    """The claim the keys 1-6 label: the first unlabelled one after `after`, else the first unlabelled one; None
+    when every claim is labelled (a further key must not relabel the last one: the page moves on instead)."""
     ids = [c.claim_id for c in view.claims]
     open_ = [c.claim_id for c in view.claims if c.label is None]
     if after in ids:
         later = [cid for cid in open_ if ids.index(cid) > ids.index(after)]
         if later:
             return later[0]
-    if open_:
-        return open_[0]
-    return after if after in ids else (ids[0] if ids else None)
+    return open_[0] if open_ else None
+
+
+def assignment(case_ids: Sequence[str], roster: Sequence[str], overlap: float, seed: int = 0) -> dict[str, list[str]]:
+    """Which sessions each annotator of `roster` labels, in the order given: a share `overlap` of the sessions
+    (rounded, at least one when overlap > 0 and there are two annotators) goes to everyone, so their agreement
+    can be measured; the rest are dealt out in turn, each to one annotator. The choice hashes the session ids
+    with `seed`, so it is the same on every restart and does not depend on the order sessions were imported."""
+    if not roster:
+        return {}
+    if not 0 <= overlap <= 1:
+        raise ValueError(f"overlap {overlap}: a share between 0 and 1")
+
+    def rank(cid: str) -> str:
+        return hashlib.sha256(f"{seed}:{cid}".encode()).hexdigest()
+
+    ranked = sorted(case_ids, key=rank)
+    shared_n = round(overlap * len(ranked))
+    if overlap > 0 and len(roster) > 1 and ranked:
+        shared_n = max(1, shared_n)
+    shared = set(ranked[:shared_n])
+    dealt = {cid: roster[i % len(roster)] for i, cid in enumerate(ranked[shared_n:])}
+    return {name: [c for c in case_ids if c in shared or dealt.get(c) == name] for name in roster}
+
+
+@dataclass(frozen=True)
+class Dispute:
+    """A claim the annotators answered differently (or one marked unsure), for the adjudication screen."""
+
+    case_id: str
+    claim_id: str
+    statement: str
+    answers: list[tuple[str, str, bool, str]]
+    """(annotator, label, unsure, comment), by annotator."""
+    adjudicated: str | None
+    reason: str
+
+
+def disputes(
+    cases: Mapping[str, Imported], by_annotator: Mapping[str, Mapping[ClaimKey, LabelLine]],
+    adjudicated: Mapping[ClaimKey, Derivability],
+) -> list[Dispute]:  # fmt: skip
+    """Claims with two or more different labels, or a label marked unsure, unsettled first, then by case and
+    claim; the export (`score.label_export`) takes the adjudicated label where one is given."""
+    out = []
+    for case_id, case in cases.items():
+        for claim in case.prepared().claims:
+            key = (case_id, claim.claim_id)
+            given = [(n, a[key]) for n, a in sorted(by_annotator.items()) if key in a and a[key].label is not None]
+            labels = {line.label for _, line in given}
+            unsure = [n for n, line in given if line.unsure]
+            if len(labels) < 2 and not unsure:
+                continue
+            reason = f"{len(labels)} different labels" if len(labels) > 1 else f"marked unsure by {', '.join(unsure)}"
+            answers = [(n, line.label.value if line.label else "", line.unsure, line.comment) for n, line in given]
+            done = adjudicated.get(key)
+            out.append(Dispute(case_id, claim.claim_id, claim.statement, answers, done.value if done else None, reason))
+    return sorted(out, key=lambda d: (d.adjudicated is not None, d.case_id, d.claim_id))

@@ -10,7 +10,6 @@ name that occurs in more than one run is prefixed with its run id.
 
 from __future__ import annotations
 
-import copy
 import functools
 import itertools
 import zlib
@@ -24,7 +23,6 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 
 from harness import UsageError
-from harness.corpus.forks import Forked, may_fork
 from harness.corpus.schema import VALIDATED_BEFORE, Case
 from harness.report.casedata import CaseShown, case_payload, html_json, html_safe
 from harness.report.select import DEFAULT_LIMIT, Selector, category
@@ -33,20 +31,18 @@ from harness.run.fingerprint import fingerprint_of
 from harness.run.folder import (
     MANIFEST_FILE,
     RESULTS_FILE,
-    SUMMARY_FILE,
     RunFileError,
     folder_fingerprint,
     iter_cases,
-    lines_at,
-    project_results,
     read_manifest,
     record_data,
     write_lines,
 )
 from harness.run.gates import GateSettings
 from harness.run.log import POLICY_VARIANT, Manifest, RecordSummary, with_trace
+from harness.run.runlog import RunLog
 from harness.score.headline import is_headline
-from harness.score.summary_model import read_summary_file
+from harness.score.summary_model import ConformanceFailure, Summary, read_summary_or_none
 
 FailureKey = tuple[str, str, int]
 
@@ -60,7 +56,8 @@ class LoadedRun:
     run_dir: Path
     label: str
     manifest: Manifest
-    summary: dict[str, Any]
+    summary: Summary
+    """The run's summary, its variant names mapped by `rename`."""
     rename: dict[str, str]
     results: list[ResultRow] = field(default_factory=list)
     """Every headline result, once (the last of a retried unit)."""
@@ -76,9 +73,9 @@ class LoadedRun:
     def policy_variant(self) -> str:
         return self.rename.get(POLICY_VARIANT, POLICY_VARIANT)
 
-    def failures(self) -> dict[FailureKey, dict[str, Any]]:
+    def failures(self) -> dict[FailureKey, ConformanceFailure]:
         """Conformance failures (policy mismatches, invariant violations, deterministic mismatches) by result key."""
-        return {(f["case_id"], f["variant"], int(f["epoch"])): f for f in self.summary["conformance"]["failures"]}
+        return self.summary.failures_by_unit()
 
 
 def read_manifest_checked(run_dir: Path) -> Manifest:
@@ -113,31 +110,11 @@ def variant_renames(manifests: Sequence[Manifest], labels: Sequence[str]) -> lis
     ]
 
 
-def rename_summary(summary: Mapping[str, Any], rename: Mapping[str, str]) -> dict[str, Any]:
-    """A copy of summary.json with every variant name mapped."""
-    out = copy.deepcopy(dict(summary))
-
-    def r(name: Any) -> Any:
-        return rename.get(name, name) if isinstance(name, str) else name
-
-    for v in out.get("variants", []):
-        v["name"] = r(v["name"])
-    for c in out.get("comparisons", []):
-        c["a"], c["b"] = r(c["a"]), r(c["b"])
-    for f in out.get("conformance", {}).get("failures", []):
-        f["variant"] = r(f["variant"])
-    for g in out.get("gates", []):
-        g["variant"] = r(g["variant"])
-    for d in out.get("decisions", []):
-        d["candidate"], d["control"] = r(d["candidate"]), r(d["control"])
-    return out
-
-
 def gate_settings(manifest: Manifest) -> GateSettings:
     """The gates and decisions the run asked for, from its manifest (a baseline folder only while it is still there)."""
-    baseline = manifest.settings.get("baseline")
+    baseline = manifest.settings.baseline
     if baseline:
-        recorded = manifest.settings.get("baseline_sha256")
+        recorded = manifest.settings.baseline_sha256
         if not Path(baseline).is_dir() or (recorded and folder_fingerprint(Path(baseline)) != recorded):
             raise ReportError(
                 f"run {manifest.run_id} was decided against the baseline {baseline}, which is gone or has changed "
@@ -145,16 +122,6 @@ def gate_settings(manifest: Manifest) -> GateSettings:
                 "summary.json (without --rescore)"
             )
     return GateSettings.from_manifest_settings(manifest.settings)
-
-
-def read_summary(run_dir: Path) -> dict[str, Any] | None:
-    """summary.json as the run wrote it, or None when it is missing or unreadable."""
-    if not (run_dir / SUMMARY_FILE).exists():
-        return None
-    try:
-        return read_summary_file(run_dir).to_json()
-    except (OSError, ValueError):  # pydantic's ValidationError included: scored again from the log
-        return None
 
 
 class Scanned(NamedTuple):
@@ -180,11 +147,12 @@ class Scanned(NamedTuple):
         return (self.case_id, self.variant, self.epoch)
 
 
-def scan_results(run_dir: Path) -> list[Scanned]:
+def scan_results(log: RunLog) -> list[Scanned]:
     """Every headline result of results.jsonl, in the order written. Only the few fields each result
     contributes are parsed (`RecordSummary`); a robustness unit is left out (only summary.json's robustness figures
     read it)."""
-    path = run_dir / RESULTS_FILE
+    assert log.run_dir is not None
+    path = log.run_dir / RESULTS_FILE
     if not path.exists():
         raise ReportError(f"{path}: missing; the run wrote no results")
     return [
@@ -202,23 +170,9 @@ def scan_results(run_dir: Path) -> list[Scanned]:
             row.trace_from_case,
             offset,
         )
-        for offset, row in project_results(run_dir, RecordSummary)
+        for offset, row in log.lines(RecordSummary)
         if is_headline(row)
     ]
-
-
-SCAN_APART_FROM = 64 << 20
-"""The size of results.jsonl from which it is read in a forked child while the run is scored again (both read
-the whole log; apart, each has a core)."""
-
-
-def scan_apart(run_dir: Path) -> Forked[list[Scanned]] | None:
-    """`scan_results` started in a forked child, for a large log when forking is safe; else None."""
-    try:
-        large = (run_dir / RESULTS_FILE).stat().st_size >= SCAN_APART_FROM
-    except OSError:
-        return None
-    return Forked(scan_results, run_dir) if large and may_fork() else None
 
 
 def stream_results(run: LoadedRun, limit: int, scanned: list[Scanned]) -> int:
@@ -242,7 +196,7 @@ def stream_results(run: LoadedRun, limit: int, scanned: list[Scanned]) -> int:
         rows[row.key] = result_row(run.label, row, failed)
     run.results = list(rows.values())
     chosen = selector.chosen()
-    lines = lines_at(run.run_dir, sorted({offset for _, (_, _, offset) in chosen}))
+    lines = RunLog(run.manifest, run_dir=run.run_dir).lines_at(sorted({offset for _, (_, _, offset) in chosen}))
     run.picked = [(cat, cid, elided, lines[offset]) for cat, (cid, elided, offset) in chosen]
     run.selection = selector.describe()
     return len(keys)
@@ -315,9 +269,8 @@ def read_case_views(run_dir: Path, wanted: set[str]) -> Iterator[tuple[str, Case
                 yield meta["id"], CaseShown(title, view.decode("utf-8", "replace"), trace)
 
 
-def load_drill_down(run: LoadedRun, known: Mapping[str, CaseShown] | None = None) -> None:
-    """The picked results' cases, each kept only as its `CaseShown`. `known`: views the caller made already
-    (`vbench run` makes them while each case is at hand); then those case_views.jsonl keeps; the rest are read
+def load_drill_down(run: LoadedRun) -> None:
+    """The picked results' cases, each kept only as its `CaseShown`: those case_views.jsonl keeps, the rest read
     from cases.jsonl, each validated once (its strict parse shows the claims)."""
     elided = {cid for _, cid, trace_elided, _ in run.picked if trace_elided}
     wanted = {cid for _, cid, _, _ in run.picked}
@@ -325,11 +278,7 @@ def load_drill_down(run: LoadedRun, known: Mapping[str, CaseShown] | None = None
     def usable(cid: str, view: CaseShown) -> bool:
         return cid in wanted and (cid not in elided or view.trace is not None)
 
-    run.cases = {cid: view for cid, view in (known or {}).items() if usable(cid, view)}
-    if wanted - run.cases.keys():
-        run.cases.update(
-            (cid, v) for cid, v in read_case_views(run.run_dir, wanted - run.cases.keys()) if usable(cid, v)
-        )
+    run.cases = {cid: v for cid, v in read_case_views(run.run_dir, wanted) if usable(cid, v)}
     for cid, raw in iter_cases(run.run_dir, wanted - run.cases.keys()):
         try:
             # cases.jsonl holds what the run wrote from validated cases: its NUL walk is not made again
@@ -359,7 +308,7 @@ def drill_down(run: LoadedRun) -> Iterator[tuple[int, dict[str, Any]]]:
         yield cat, data
 
 
-def _score(run_dir: Path, manifest: Manifest) -> dict[str, Any]:
+def _score(run_dir: Path, manifest: Manifest) -> Summary:
     """The run scored again from its log (rewriting summary.json, outcomes.jsonl and junit.xml)."""
     from harness.score.scoring import score_run  # scoring loads pandas: only when a run is scored again
 
@@ -380,25 +329,26 @@ def load_runs(run_dirs: Sequence[Path], limit: int = DEFAULT_LIMIT, rescore: boo
     renames = variant_renames(manifests, labels)
     per_run = max(1, limit // len(run_dirs))
     return [
-        load_run(Path(run_dir), manifest, label, rename, per_run, None if rescore else read_summary(Path(run_dir)))
+        load_run(
+            Path(run_dir), manifest, label, rename, per_run, None if rescore else read_summary_or_none(Path(run_dir))
+        )
         for run_dir, manifest, label, rename in zip(run_dirs, manifests, labels, renames, strict=True)
     ]
 
 
 def load_scored(
     run_dir: Path,
-    summary: Mapping[str, Any],
+    summary: Summary,
     manifest: Manifest | None,
     limit: int,
-    case_views: Mapping[str, CaseShown] | None = None,
 ) -> LoadedRun:
     """A run just scored, from the scorer's summary in memory: summary.json is not read and nothing is scored again
     (unless the summary counts other results than the log holds); the log is read once, for the per-result tables
-    and the drill-down, whose cases come from `case_views` where the run made them."""
+    and the drill-down."""
     manifest = manifest or read_manifest_checked(run_dir)
     label = unique_labels([manifest])[0]
     renames = variant_renames([manifest], [label])[0]
-    return load_run(run_dir, manifest, label, renames, limit, summary, case_views)
+    return load_run(run_dir, manifest, label, renames, limit, summary)
 
 
 def load_run(
@@ -407,29 +357,15 @@ def load_run(
     label: str,
     rename: dict[str, str],
     limit: int,
-    summary: Mapping[str, Any] | None,
-    case_views: Mapping[str, CaseShown] | None = None,
+    summary: Summary | None,
 ) -> LoadedRun:
     """One run ready for the analyses, from its summary (scored again from the log when None or stale)."""
-    scanned: list[Scanned] | None = None
     if summary is None:
-        apart = scan_apart(run_dir)  # the report's pass over the log, beside the scorer's
-        try:
-            summary = _score(run_dir, manifest)
-        except BaseException:
-            if apart is not None:
-                apart.cancel()
-            raise
-        scanned = _scanned(apart)
-    run = LoadedRun(run_dir, label, manifest, rename_summary(summary, rename), rename)
-    scanned = scan_results(run_dir) if scanned is None else scanned
-    if stream_results(run, limit, scanned) != summary.get("run", {}).get("results"):
-        run.summary = rename_summary(_score(run_dir, manifest), rename)  # stale
+        summary = _score(run_dir, manifest)
+    run = LoadedRun(run_dir, label, manifest, summary.renamed(rename), rename)
+    scanned = scan_results(RunLog(manifest, run_dir=run_dir))
+    if stream_results(run, limit, scanned) != summary.results:
+        run.summary = _score(run_dir, manifest).renamed(rename)  # stale
         stream_results(run, limit, scanned)
-    load_drill_down(run, case_views)
+    load_drill_down(run)
     return run
-
-
-def _scanned(apart: Forked[list[Scanned]] | None) -> list[Scanned] | None:
-    """What the child read, or None (read here instead) when there was none or it failed."""
-    return apart.result_or_none() if apart is not None else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from harness.score.registry import MetricSpec, metrics
+from harness.score.summary_model import Summary
 
 _PERF = re.compile(r"(prompt eval|\s eval) time =\s*([\d.]+) ms /\s*(\d+) (?:tokens|runs)")
 
@@ -38,13 +39,11 @@ def _figure(m: MetricSpec, value: object) -> str:
     return _pct(value)
 
 
-def closing_note(summary: dict[str, object], log_text: str = "") -> str:
+def closing_note(summary: Summary, log_text: str = "") -> str:
     """Markdown: every variant's figures side by side (the reference first), invalid-reply reasons, throughput.
 
     The figures are the registry's closing-note metrics (`notes`): the columns summary.md shows."""
-    variants = summary.get("variants")
-    rows = [v for v in variants if isinstance(v, dict)] if isinstance(variants, list) else []
-    rows.sort(key=lambda v: v.get("model") != "reference")
+    rows = sorted(summary.variants, key=lambda v: v.model != "reference")
     shown = [m for m in metrics() if m.notes]
     lines = [
         "## Local LLM: closing note",
@@ -54,15 +53,13 @@ def closing_note(summary: dict[str, object], log_text: str = "") -> str:
         "| --- | ---: | ---: |" + " ---: |" * len(shown) + " ---: | --- | ---: |",
     ]  # fmt: skip
     for v in rows:
-        reasons = v.get("invalid_reasons") or {}
-        reason_text = ", ".join(f"{k} x{n}" for k, n in sorted(reasons.items())) if isinstance(reasons, dict) else ""
-        latency = v.get("latency_ms")
-        mean_ms = latency.get("mean") if isinstance(latency, dict) else None
+        reason_text = ", ".join(f"{k} x{n}" for k, n in sorted(v.invalid_reasons.items()))
+        mean_ms = v.latency_ms.get("mean")
         mean_s = "n/a" if not mean_ms else f"{mean_ms / 1000:.1f} s" if mean_ms >= 1000 else f"{mean_ms:.0f} ms"
-        cells = "".join(f" {_figure(m, v.get(m.key))} |" for m in shown)
+        cells = "".join(f" {_figure(m, v.figure(m.key))} |" for m in shown)
         lines.append(
-            f"| {v.get('name')} | {v.get('quality_cases')} | {v.get('errors')} |{cells}"
-            f" {_pct(v.get('invalid_reply_rate'))} | {reason_text or '-'} | {mean_s} |"
+            f"| {v.name} | {v.quality_cases} | {v.errors} |{cells}"
+            f" {_pct(v.figure('invalid_reply_rate'))} | {reason_text or '-'} | {mean_s} |"
         )
     if log_text:
         figures = server_figures(log_text)

@@ -28,7 +28,6 @@ from jinja2 import (
 from markupsafe import Markup
 
 from harness.report.analyses import in_sentence
-from harness.report.casedata import CaseShown
 from harness.report.context import build_context
 from harness.report.load import (
     CASE_VIEWS_FILE,
@@ -220,24 +219,21 @@ def render_run(
 
 def render_scored(
     run_dir: Path,
-    summary: Summary | Mapping[str, Any],
+    summary: Summary,
     out_dir: Path | None = None,
     *,
     manifest: Manifest | None = None,
     prices: PriceTable | None = None,
     limit: int = DEFAULT_LIMIT,
     agreement: dict[str, Any] | None = None,
-    case_views: Mapping[str, CaseShown] | None = None,
 ) -> Path:
     """The report of a run just scored, written into `out_dir` (default: the run folder); returns its path.
 
-    `summary` is the scorer's, in memory (`Summary` or its JSON dict): summary.json is not read back, nothing is
+    `summary` is the scorer's, in memory: summary.json is not read back, nothing is
     scored again, and results.jsonl is read once for the per-result tables and the drill-down. `manifest`: the
-    run's, when the caller holds it. `case_views`: the drill-down's cases as the run made them (`case_view`), so
-    they are not read and validated again; the views the page used are kept in the run folder
+    run's, when the caller holds it. The views of the drill-down's cases the page used are kept in the run folder
     (`load.CASE_VIEWS_FILE`) for `vbench report` to use in turn. Errors as `render_run`."""
-    data = summary.to_json() if isinstance(summary, Summary) else summary
-    run = load_scored(Path(run_dir), data, manifest, limit, case_views)
+    run = load_scored(Path(run_dir), summary, manifest, limit)
     try:
         write_case_views(Path(run_dir), run.cases)
     except OSError as exc:

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, Protocol
 from harness.corpus.catalogue import Scenario
 from harness.run.log import Manifest
 from harness.score.certificate import certificate_status, corpus_label
+from harness.score.summary_model import Summary
 
 FailureKey = tuple[str, str, int]
 SHOW_FAILURES = 50
@@ -182,14 +183,14 @@ def columns_for(run: str, manifest: Manifest, policy_variant: str, rename: Mappi
 def certification(
     run: str,
     manifest: Manifest,
-    summary: Mapping[str, Any],
+    summary: Summary,
     rows: Sequence[Mapping[str, Any]],
     columns: Sequence[Column],
     rename: Mapping[str, str],
     corpus_policy_cases: int | None = None,
 ) -> dict[str, Any]:
     """What this run certifies, exactly, and what it does not (`corpus_policy_cases`: before any filter)."""
-    conf = summary["conformance"]
+    conf = summary.conformance
     idx = [i for i, c in enumerate(columns) if c.run == run]
     policy_idx = [i for i in idx if columns[i].kind == "policy"]
     certified, det_only, failing, uncovered = [], [], [], []
@@ -228,11 +229,11 @@ def certification(
     if manifest.filters:
         caveats.append(f"The run was filtered ({', '.join(manifest.filters)}): only part of the corpus ran.")
     caveats += [f"Variant {v['name']} ran with the claim guard off." for v in variants if not v["claim_guard"]]
-    errors = sum(int(v.get("errors") or 0) for v in summary.get("variants", []))
+    errors = summary.quality_errors()
     if errors:
         caveats.append(f"{errors} quality case(s) ended in a transport or harness error and were not scored.")
-    failures = list(conf.get("failures", []))
-    if not conf.get("policy_cases"):
+    failures = [f.model_dump(mode="json") for f in conf.failures]
+    if not conf.policy_cases:
         caveats.insert(0, "No policy case ran, so nothing about the implementation is certified.")
     status, headline = (
         certificate_status(
@@ -242,29 +243,29 @@ def certification(
             corpus_policy_cases,
             corpus=corpus_label(manifest.case_dirs, manifest.corpus_hash),
         )
-        if "scenarios" in conf
+        if "scenarios" in conf.model_fields_set  # a conformance block from before the spec's scenarios: none certified
         else ("failed", "Not certified")
     )
     return {
         "run": run,
         "status": status,
         "headline": headline,
-        "passed": status != "failed" and bool(conf.get("passed")) and bool(conf.get("policy_cases")),
+        "passed": status != "failed" and conf.passed and bool(conf.policy_cases),
         "implementation": f"verifier-bench {manifest.package_version}",
         "git_sha": manifest.git_sha,
         "corpus_hash": manifest.corpus_hash,
         "created": manifest.created,
         "cases": manifest.case_count,
-        "policy_cases": conf.get("policy_cases"),
-        "policy_passed": conf.get("policy_passed"),
-        "invariant_violations": conf.get("invariant_violations"),
-        "quality_expectation_mismatches": conf.get("quality_expectation_mismatches"),
+        "policy_cases": conf.policy_cases,
+        "policy_passed": conf.policy_passed,
+        "invariant_violations": conf.invariant_violations,
+        "quality_expectation_mismatches": conf.quality_expectation_mismatches,
         "variants": variants,
         "certified": certified,
         "deterministic_only": det_only,
         "failing": failing,
         "uncovered": uncovered,
-        "no_policy_case": sorted(conf.get("uncovered_scenarios", [])),
+        "no_policy_case": sorted(conf.uncovered_scenarios),
         "failures": failures[:SHOW_FAILURES],
         "failures_more": max(0, len(failures) - SHOW_FAILURES),
         "caveats": caveats,

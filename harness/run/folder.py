@@ -1,9 +1,10 @@
 """Every read and write of a run folder: the one place that knows its files and their formats.
 
 A run folder holds `manifest.json`, `cases.jsonl` (each case once) and `results.jsonl` (one record per unit,
-appended as it finishes). Readers stream: `iter_results` yields records in file order, `iter_latest` the
-last record of each unit in key order (what scoring reads: the same figures whatever order units finished
-in) while holding only one key and offset per unit; `CaseIndex` reads one case at a time by id. A results_v1
+appended as it finishes). This module knows the line format and its rules (the torn tail of a killed writer,
+a corrupt line named by number, a v1 line upgraded); the one reader of a run's results is `harness.run.runlog.
+RunLog`, built on `unit_offsets`, `record_at` and `project_results` here. `CaseIndex` reads one case at a time
+by id. A results_v1
 line is upgraded on read (`log.upgrade_v1`), so run folders and baselines written before v2 still read.
 """
 
@@ -14,7 +15,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO, TypeVar, cast
 
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json
 
 from harness import UsageError
+from harness.corpus import appendlog
 from harness.corpus.schema import Case
 from harness.run.caseref import CaseRef
 from harness.run.log import Manifest, ResultRecord, upgrade_v1
@@ -58,7 +60,7 @@ class ResultWriter:
 
     def __init__(self, run_dir: Path) -> None:
         self.path = run_dir / RESULTS_FILE
-        _truncate_partial_tail(self.path)
+        appendlog.end_torn_tail(self.path, parse_record)  # appends start on a fresh line
         self._fh = self.path.open("a", encoding="utf-8")
 
     def write(self, record: ResultRecord) -> None:
@@ -77,48 +79,6 @@ class ResultWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _truncate_partial_tail(path: Path) -> None:
-    """Drop a last line cut off by a kill, so appends start on a fresh line."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with path.open("rb") as fh:
-        fh.seek(-1, 2)
-        if fh.read(1) == b"\n":
-            return
-    data = path.read_bytes()
-    cut = data.rfind(b"\n") + 1
-    with path.open("r+b") as fh:
-        fh.truncate(cut)
-
-
-class ResultsFollower:
-    """The whole lines appended to results.jsonl since the last call, read by another process while the run
-    writes them (`ResultWriter` flushes each line). Only lines ending in a newline are handed out; reading starts
-    again after the last of them each time, so a torn tail the writer cuts off (`_truncate_partial_tail`) and
-    the lines appended in its place are read as the file holds them."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-        self._fh: BinaryIO | None = None
-
-    def new_lines(self) -> list[bytes]:
-        if self._fh is None:
-            try:
-                self._fh = self.path.open("rb")
-            except FileNotFoundError:  # the writer has not made it yet
-                return []
-        self._fh.seek(self.offset)
-        data = self._fh.read()
-        end = data.rfind(b"\n") + 1
-        self.offset += end
-        return [line for line in data[:end].split(b"\n") if line.strip()]
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:
@@ -203,23 +163,9 @@ T = TypeVar("T")
 def _read_lines(
     path: Path, parse: Callable[[bytes], T]
 ) -> Iterator[tuple[int, int, bytes, T | None, ValidationError | None]]:
-    """(line number, byte offset, line, `parse(line)` or None, its error) for every non-blank line of a run log.
-
-    The torn-tail rule, kept here only: a line that does not parse and has no newline is the last line of a
-    writer killed mid-write (every whole line ends with one); reading ends there, and it is no corrupt line.
-    """
-    with path.open("rb") as fh:
-        number, offset = 0, 0
-        for line in fh:
-            number += 1
-            if line.strip():
-                try:
-                    yield number, offset, line, parse(line), None
-                except ValidationError as exc:
-                    if not line.endswith(b"\n"):
-                        return
-                    yield number, offset, line, None, exc
-            offset += len(line)
+    """(line number, byte offset, line, `parse(line)` or None, its error) for every non-blank line of a run log;
+    the torn tail of a killed writer ends it (`appendlog.read_lines`, the rule's one home)."""
+    return appendlog.read_lines(path, parse)
 
 
 def _result_lines(path: Path) -> Iterator[tuple[int, bytes, ResultRecord | None, str | None]]:
@@ -267,7 +213,7 @@ def read_results(run_dir: Path) -> list[ResultRecord]:
 
     A torn last line (a killed writer) is skipped; a case that a resumed run redid (after a transport
     error) is counted once, with its newer result. Any other line that is not a record raises
-    `RunFileError` naming it. Holds every record: scoring and reports stream with `iter_latest` instead.
+    `RunFileError` naming it. Holds every record: a reader of a long log streams it with `RunLog` instead.
     """
     latest: dict[UnitKey, ResultRecord] = {}
     for record in iter_results(run_dir / RESULTS_FILE):
@@ -325,15 +271,6 @@ def unit_offsets(run_dir: Path) -> dict[UnitKey, tuple[int, int]]:
     return out
 
 
-def iter_latest(run_dir: Path, offsets: Mapping[UnitKey, tuple[int, int]] | None = None) -> Iterator[ResultRecord]:
-    """The last record of each unit, in key order, one at a time (what `sorted(read_results(...))` gives)."""
-    path = run_dir / RESULTS_FILE
-    offsets = unit_offsets(run_dir) if offsets is None else offsets
-    with path.open("rb") as fh:
-        for key in sorted(offsets):
-            yield record_at(fh, path, *offsets[key])
-
-
 def record_at(fh: BinaryIO, path: Path, offset: int, number: int) -> ResultRecord:
     """The record on the line at `offset` of an open results.jsonl (`path`, line `number`, for the error)."""
     fh.seek(offset)
@@ -342,11 +279,6 @@ def record_at(fh: BinaryIO, path: Path, offset: int, number: int) -> ResultRecor
         return parse_record(line)
     except ValidationError as exc:
         raise RunFileError(path, f"not a results record: {exc.errors()[0]['msg']}", number) from None
-
-
-def corrupt_result_lines(run_dir: Path) -> list[int]:
-    """The line numbers of results.jsonl that are not records (the torn tail of a kill is not one)."""
-    return [number for number, _, record, _ in _result_lines(run_dir / RESULTS_FILE) if record is None]
 
 
 def drop_corrupt_results(run_dir: Path) -> list[int]:

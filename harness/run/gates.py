@@ -71,9 +71,9 @@ class GateSettings(BaseModel):
         decided at its design's last level (`stop_early.levels`), not at the study's alpha: scored again, it decides
         there too, so its summary reads as the run's did."""
         gates = settings.gates or Gates()
-        levels = (settings.stop_early or {}).get("levels") if isinstance(settings.stop_early, dict) else None
-        if isinstance(levels, list) and levels and isinstance(levels[-1], int | float):
-            gates = gates.model_copy(update={"alpha": float(levels[-1])})
+        level = settings.stop_early.final_level if settings.stop_early is not None else None
+        if level is not None:
+            gates = gates.model_copy(update={"alpha": level})
         return cls(
             gates=gates,
             control=settings.control,

@@ -27,7 +27,8 @@ from pydantic import (
 
 from harness.corpus.schema import Case
 from harness.run.gates import Gates
-from harness.run.outcome import Facts, Outcome, StoredOutcome, judged, judged_outcome
+from harness.run.outcome import Facts, Findings, Outcome, StoredOutcome, judged, judged_outcome
+from harness.run.settings import ExecutorSettings, ShardSettings, StopEarlySettings
 from harness.system.models import PolicySettings, Usage, Verdict
 from harness.system.store_names import EVALUATION_KEY
 
@@ -110,6 +111,10 @@ class ResultRecord(LogModel):
     """The result judged against its gold (`harness.run.outcome`), once, when the record is made; never None
     after validation (see `_judged_once`). A record is not edited after it is made: a `model_copy(update=...)` of
     its error, answers or gold would keep the old judgement (make a new record instead)."""
+    findings: Findings | None = None
+    """The record checked against its case's expectations and invariants (`harness.run.conformance`), once, by the
+    run's worker that made it; None where the case was not at hand (a folder written before records carried
+    them, a perturbed unit, a kit's SUT answer): a reader then checks it against the folder's case (`found`)."""
 
     @model_validator(mode="after")
     def _judged_once(self) -> ResultRecord:
@@ -302,12 +307,12 @@ class ManifestSettings(BaseModel):
     baseline_sha256: str | None = None
     perturb: list[str] | None = None
     perturb_seed: int | None = None
-    stop_early: dict[str, Any] | None = None
+    stop_early: StopEarlySettings | None = None
     """The sequential design (look size, seed) and, once the run ends, where and why it stopped."""
     perturbed_cases: dict[str, int] | None = None
-    executor: dict[str, Any] | None = None
+    executor: ExecutorSettings | None = None
     """The executor's name, and a cluster's version and address once it joined."""
-    shard: dict[str, Any] | None = None
+    shard: ShardSettings | None = None
 
     @model_serializer(mode="wrap")
     def _only_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

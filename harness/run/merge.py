@@ -22,11 +22,11 @@ from harness.run.folder import (
     MANIFEST_FILE,
     RESULTS_FILE,
     read_manifest,
-    read_results,
     write_lines,
     write_manifest,
 )
 from harness.run.log import Manifest, ManifestSettings, ResultRecord
+from harness.run.runlog import RunLog
 from harness.run.shard import Shard, UnitKey, plan_digest
 
 PER_SHARD_SETTINGS = ("shard", "cache", "replay", "executor", "store")
@@ -65,21 +65,19 @@ def read_shard(path: Path) -> ShardRun:
     if not (path / MANIFEST_FILE).exists():
         raise MergeError(f"{path}: not a run folder (no {MANIFEST_FILE})")
     manifest = read_manifest(path)
-    info = manifest.settings.get("shard")
-    if not isinstance(info, dict):
+    info = manifest.settings.shard
+    if info is None:
         raise MergeError(f"{path}: not a shard (run without --shard); merge takes the folders of `vbench run --shard`")
     try:
-        records = read_results(path)
+        records = list(RunLog.read(path).records())
     except ValueError as exc:
         raise MergeError(str(exc)) from exc
-    return ShardRun(
-        path=path, manifest=manifest, shard=Shard(index=info["index"], count=info["count"]), records=records
-    )
+    return ShardRun(path=path, manifest=manifest, shard=Shard(index=info.index, count=info.count), records=records)
 
 
 def plan_identity(manifest: Manifest) -> dict[str, Any]:
     """Everything that decides a shard's results and the plan they belong to (not where or how fast it ran)."""
-    shard = manifest.settings.get("shard") or {}
+    shard = manifest.settings.shard
     return {
         "package_version": manifest.package_version,
         "corpus_hash": manifest.corpus_hash,
@@ -91,9 +89,9 @@ def plan_identity(manifest: Manifest) -> dict[str, Any]:
         "prompts": manifest.prompts,
         "verifiers": manifest.verifiers,
         "settings": {k: v for k, v in manifest.settings.items() if k not in PER_SHARD_SETTINGS},
-        "shard_count": shard.get("count"),
-        "plan_units": shard.get("plan_units"),
-        "plan_digest": shard.get("plan_digest"),
+        "shard_count": shard.count if shard is not None else None,
+        "plan_units": shard.plan_units if shard is not None else None,
+        "plan_digest": shard.plan_digest if shard is not None else None,
     }
 
 
@@ -131,7 +129,7 @@ def check_shards(shards: Sequence[ShardRun]) -> None:
 
 
 def _check_finished(shard: ShardRun) -> None:
-    units = shard.manifest.settings["shard"]["units"]
+    units = shard.manifest.settings.shard.units if shard.manifest.settings.shard is not None else None
     outside: list[UnitKey] = [r.key for r in shard.records if not shard.shard.holds(r.key)]
     if outside:
         raise MergeError(f"{shard.path}: {len(outside)} result(s) do not belong to shard {shard.shard}")
@@ -176,7 +174,7 @@ def merged_manifest(shards: Sequence[ShardRun], run_id: str) -> Manifest:
             "run_id": s.manifest.run_id,
             "shard": str(s.shard),
             "units": len(s.records),
-            "executor": s.manifest.settings.get("executor"),
+            "executor": executor.model_dump() if (executor := s.manifest.settings.executor) is not None else None,
         }
         for s in sorted(shards, key=lambda s: s.shard.index)
     ]

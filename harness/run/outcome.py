@@ -205,3 +205,17 @@ def judged(stored: StoredOutcome | Mapping[str, object] | None, facts: Facts) ->
 def judged_outcome(stored: StoredOutcome | Mapping[str, object] | None, facts: Facts) -> Outcome:
     """`judged`, read back with what was judged beside it (for the mismatch lines)."""
     return judged(stored, facts).read(facts)
+
+
+class Findings(BaseModel):
+    """A record's conformance findings against its case (`harness.run.conformance.findings_of`), as a results.jsonl
+    line keeps them (the `findings` key): what the expectations and invariants found, judged once, as the run's
+    worker writes the record. Both empty: the record met its case."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    mismatches: tuple[str, ...] = ()
+    invariant_violations: tuple[str, ...] = ()
+
+
+CLEAN = Findings()
+"""The findings of a record that met its case."""

@@ -12,13 +12,12 @@ import platform
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 
 from harness import UsageError, __version__
 from harness.corpus.perturb import PerturbContext, Perturbed, perturb
 from harness.corpus.schema import Case
 from harness.run.caseref import CaseRef
-from harness.run.folder import RESULTS_FILE, folder_fingerprint, iter_results
+from harness.run.folder import folder_fingerprint
 from harness.run.log import Manifest, ManifestSettings, VariantInfo
 from harness.run.provenance import package_git_sha
 from harness.run.providers import provider_of
@@ -174,7 +173,7 @@ def check_resumable(old: Manifest, new: Manifest) -> None:
         == [(v.name, v.prompt_hash, v.policy, v.settings) for v in new.variants]
         and old.excerpt_chars == new.excerpt_chars
         and _perturbations(old) == _perturbations(new)
-        and (old.settings.get("shard") or {}).get("shard") == (new.settings.get("shard") or {}).get("shard")
+        and _shard_name(old) == _shard_name(new)
     )
     if not same:
         raise ResumeError(
@@ -182,18 +181,14 @@ def check_resumable(old: Manifest, new: Manifest) -> None:
         )
 
 
+def _shard_name(manifest: Manifest) -> str | None:
+    return manifest.settings.shard.shard if manifest.settings.shard is not None else None
+
+
 def _perturbations(manifest: Manifest) -> tuple[list[str], int | None]:
     """The perturbations a run asked for and their seed (a run from before perturbations asked for none)."""
     names = list(manifest.settings.get("perturb") or [])
     return names, manifest.settings.get("perturb_seed") if names else None
-
-
-def finished_units(run_dir: Path) -> set[tuple[str, str, str, int]]:
-    """The units whose latest record has a result: `--resume` skips them (an error is tried again)."""
-    latest: dict[tuple[str, str, str, int], bool] = {}
-    for record in iter_results(run_dir / RESULTS_FILE):
-        latest[record.key] = record.error is None
-    return {key for key, ok in latest.items() if ok}
 
 
 def shard_tasks(planned: list[Task], shard_text: str, manifest: Manifest) -> list[Task]:

@@ -10,11 +10,13 @@ from pydantic import ValidationError
 
 from harness.corpus.perturb import Perturbed
 from harness.corpus.schema import Case
+from harness.run.conformance import findings_of
 from harness.run.log import GatekeeperOutcome, Gold, ResultRecord, case_trace, elide_trace
 from harness.system.models import Claim, VerifierEvaluation
 from harness.system.pipeline import PipelineRun
 from harness.system.protocol import ReportedEvaluation
 from harness.system.store_names import EVALUATION_KEY
+from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 DEFAULT_DATASET = "verifier-bench"
 
@@ -89,7 +91,8 @@ def record_from_run(
     """Everything the metrics and the report need about one finished case run.
 
     With the run's `excerpt_chars`, a persisted trace summary that is the case's own is not copied into the
-    record (`trace_from_case`; a perturbed unit's case is not the one in cases.jsonl, so its trace stays).
+    record (`trace_from_case`; a perturbed unit's case is not the one in cases.jsonl, so its trace stays), and the
+    record is checked against its case at that limit (`findings`: scoring then needs no case).
     """
     ev, call = run.evaluation, run.call
     transport_error = call.error if call.raw_reply is None and call.error else None
@@ -97,7 +100,7 @@ def record_from_run(
     elided = False
     if perturbed is None and excerpt_chars is not None:
         persisted, elided = elide_trace(persisted, case_trace(case, excerpt_chars, keep=False))  # not kept: see Case
-    return ResultRecord(
+    record = ResultRecord(
         **base_record(case, variant, epoch, case_hash, run.claims, perturbed),  # type: ignore[arg-type]
         **outcome_fields(ev),
         derived_verdict=ev.derived_verdict,
@@ -114,6 +117,11 @@ def record_from_run(
         cached=call.cached,
         harness_cpu_ms=run.cpu_ms,
     )
+    if perturbed is None and excerpt_chars is not None:
+        if run.output is not None:
+            case.adopt_executor_output(run.output)  # the findings read the claims the run read
+        record.findings = findings_of(record, case, excerpt_chars)
+    return record
 
 
 def outcome_fields(ev: VerifierEvaluation | ReportedEvaluation) -> dict[str, Any]:
@@ -139,8 +147,12 @@ def record_from_crash(
     case_hash: str | None = None,
     perturbed: Perturbed | None = None,
 ) -> ResultRecord:
-    """A case whose run raised: recorded as an error so the run finishes and nothing is lost."""
-    return _no_outcome(base_record(case, variant, epoch, case_hash, perturbed=perturbed), error)
+    """A case whose run raised: recorded as an error so the run finishes and nothing is lost (with its findings: no
+    evaluation, which a policy case must have)."""
+    record = _no_outcome(base_record(case, variant, epoch, case_hash, perturbed=perturbed), error)
+    if perturbed is None:
+        record.findings = findings_of(record, case, DEFAULT_EXCERPT_CHARS)  # no trace to read: any limit
+    return record
 
 
 def _no_outcome(base: dict[str, object], error: str | None, **fields: Any) -> ResultRecord:

@@ -26,7 +26,6 @@ from harness.run.folder import (
     ResultWriter,
     drop_corrupt_results,
     read_manifest,
-    read_results,
     write_cases,
     write_manifest,
 )
@@ -36,7 +35,6 @@ from harness.run.plan import (
     ResumeError,
     build_variants,
     check_resumable,
-    finished_units,
     make_manifest,
     perturb_cases,
     plan_tasks,
@@ -44,7 +42,9 @@ from harness.run.plan import (
 )
 from harness.run.providers import components, json_safe
 from harness.run.replay import ResultReplay, code_fingerprint, task_key, variant_digest
+from harness.run.runlog import RunLog
 from harness.run.schedule import Progress, SilentProgress, Task, Watch, run_tasks
+from harness.run.settings import ExecutorSettings, StopEarlySettings
 from harness.run.study import Study, StudyError
 from harness.system.store import MEMORY_URL, Store, StoreURLError, public_store_url
 from harness.system.verifiers.base import Verifier
@@ -65,8 +65,9 @@ class RunResult:
 
     @property
     def records(self) -> list[ResultRecord]:
-        """Every unit's latest record, read back from the run folder (for callers that want them in memory)."""
-        return read_results(self.run_dir)
+        """Every unit's latest record in unit-key order, read back from the run folder (`RunLog`: for callers that
+        want them in memory)."""
+        return list(RunLog.read(self.run_dir).records())
 
 
 def run_study(
@@ -127,7 +128,7 @@ def run_study(
             dropped = drop_corrupt_results(run_dir)
             if not dropped:
                 raise ResumeError(f"--drop-corrupt: {run_dir / RESULTS_FILE} has no corrupt line; nothing to drop")
-        done = finished_units(run_dir)
+        done = RunLog.read(run_dir).finished_units()
     elif (run_dir / MANIFEST_FILE).exists():
         raise ResumeError(f"{run_dir} already holds a run: pass --resume to finish it, or choose another --out")
     manifest.settings["executor"] = {"name": study.executor}
@@ -173,8 +174,8 @@ def run_study(
         on_start()
     try:
         with ResultWriter(run_dir) as writer, executor_session(study) as executor:
-            if executor != manifest.settings["executor"]:  # the cluster joined: its version and address
-                manifest.settings["executor"] = executor
+            if ExecutorSettings.model_validate(executor) != manifest.settings.executor:  # a cluster joined
+                manifest.settings.executor = ExecutorSettings.model_validate(executor)  # its version and address
                 write_manifest(run_dir, manifest)
             with fewer_collections():
                 placement: dict[str, Any] = {
@@ -213,7 +214,8 @@ def run_study(
         progress.stop()
     manifest.components = components(variants, verifiers)
     if stop is not None:
-        manifest.settings["stop_early"] = {**manifest.settings["stop_early"], **stop_record(stop, looks)}
+        design = manifest.settings.stop_early or StopEarlySettings()
+        manifest.settings.stop_early = design.with_stop(stop_record(stop, looks))
     write_manifest(run_dir, manifest)
     return RunResult(run_dir=run_dir, manifest=manifest, finished=new, skipped=len(done), dropped=dropped)
 

@@ -54,23 +54,61 @@ class Agreement(BaseModel):
     disagreements: list[dict[str, Any]] = Field(default_factory=list)
 
     def lines(self) -> list[str]:
-        def fig(v: float | None) -> str:
-            return "n/a" if v is None else f"{v:.3f}"
-
+        """The console's reading: every kappa and alpha through `kappa_text` (one precision, undefined said)."""
         out = [f"{len(self.annotators)} annotator(s) on {self.cases} session(s): {', '.join(self.annotators) or '-'}"]
         for p in self.pairs:
-            out.append(f"  {p['a']} vs {p['b']}: {p['claims']} claims, kappa {fig(p['cohen_kappa'])} {p['cohen_kappa_ci']}, "
-                       f"agreement {fig(p['percent_agreement'])}")  # fmt: skip
-        out.append(f"  Krippendorff's alpha {fig(self.krippendorff_alpha['value'])} {self.krippendorff_alpha['ci']}")
+            out.append(f"  {p['a']} vs {p['b']}: {p['claims']} claims, kappa {kappa_text(p)}, "
+                       f"agreement {figure(p['percent_agreement'])}")  # fmt: skip
+        out.append(f"  Krippendorff's alpha {alpha_text(self.krippendorff_alpha)}")
         for v in self.vs_verifier:
-            out.append(
-                f"  {v['annotator']} vs verifier: {v['claims']} claims, kappa {fig(v['cohen_kappa'])} {v['cohen_kappa_ci']}"
-            )
+            out.append(f"  {v['annotator']} vs verifier: {v['claims']} claims, kappa {kappa_text(v)}")
         for v in self.verdicts["vs_verifier"]:
-            out.append(
-                f"  verdicts, {v['annotator']} vs verifier: {v['cases']} sessions, kappa {fig(v['cohen_kappa'])}"
-            )
+            out.append(f"  verdicts, {v['annotator']} vs verifier: {v['cases']} sessions, kappa {kappa_text(v)}")
         return out
+
+
+PRECISION = 3
+"""Decimals of every printed kappa, alpha and interval bound."""
+
+
+def figure(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.{PRECISION}f}"
+
+
+def interval_text(value: float | None, ci: Sequence[float] | None) -> str:
+    """`0.936 [0.795, 1.000]`: the value and its interval at one precision."""
+    return figure(value) + (f" [{figure(ci[0])}, {figure(ci[1])}]" if ci else "")
+
+
+def kappa_undefined(
+    matrix: Sequence[Sequence[float]] | np.ndarray, labels: Sequence[str], a: str, b: str
+) -> str | None:
+    """Why Cohen's kappa of this confusion matrix (rows `a`, columns `b`) means nothing, or None.
+
+    Kappa rescales agreement beyond what the raters' class shares give by chance; when a rater uses one class,
+    chance already explains all the agreement there can be (kappa is 0 whatever the other does, or 0/0), so it
+    says nothing about the raters."""
+    m = np.asarray(matrix, dtype=float)
+    if m.size == 0 or m.sum() == 0:
+        return "no unit answered by both"
+    for name, used in ((a, m.sum(axis=1)), (b, m.sum(axis=0))):
+        classes = [labels[i] for i in np.flatnonzero(used)]
+        if len(classes) == 1:
+            return f"{name} used one class ({classes[0]}), so agreement beyond chance cannot be measured"
+    return None
+
+
+def kappa_text(entry: Mapping[str, Any]) -> str:
+    """How every screen prints a pair's kappa: `0.936 [0.795, 1.000]`, or `undefined: <why>`."""
+    if why := entry.get("cohen_kappa_undefined"):
+        return f"undefined: {why}"
+    return interval_text(entry.get("cohen_kappa"), entry.get("cohen_kappa_ci"))
+
+
+def alpha_text(entry: Mapping[str, Any]) -> str:
+    if why := entry.get("undefined"):
+        return f"undefined: {why}"
+    return interval_text(entry.get("value"), entry.get("ci"))
 
 
 def _finite(value: float) -> float | None:
@@ -85,24 +123,30 @@ def _ci(values: np.ndarray) -> list[float] | None:
     return [round(float(low), 6), round(float(high), 6)]
 
 
-def kappa_with_ci(by_case: Mapping[str, list[tuple[str, str]]], labels: Sequence[str]) -> dict[str, Any]:
+def kappa_with_ci(
+    by_case: Mapping[str, list[tuple[str, str]]], labels: Sequence[str], names: tuple[str, str] = ("a", "b")
+) -> dict[str, Any]:
     """Cohen's kappa of (a, b) answer pairs grouped by case, its 95% CI resampling cases, the percent
-    agreement and the confusion matrix (rows a, columns b)."""
+    agreement and the confusion matrix (rows a, columns b). Where kappa means nothing (`kappa_undefined`) it
+    and its CI are null and `cohen_kappa_undefined` says why."""
     k = len(labels)
     rows = [classification.confusion([p[0] for p in ps], [p[1] for p in ps], labels).ravel() for ps in by_case.values()]
     if not rows:
-        return {"n": 0, "cohen_kappa": None, "cohen_kappa_ci": None, "percent_agreement": None, "matrix": None}
+        return {"n": 0, "cohen_kappa": None, "cohen_kappa_ci": None, "percent_agreement": None, "matrix": None,
+                "cohen_kappa_undefined": kappa_undefined([], labels, *names)}  # fmt: skip
     table = np.array(rows, dtype=float)
     matrix = table.sum(axis=0).reshape(k, k)
     boots = resampled_sums(table)
     kappas = classification.cohen_kappas(boots.reshape(-1, k, k))
     n = int(matrix.sum())
+    undefined = kappa_undefined(matrix, labels, *names)
     return {
         "n": n,
-        "cohen_kappa": _finite(classification.cohen_kappa(matrix)),
-        "cohen_kappa_ci": _ci(kappas),
+        "cohen_kappa": None if undefined else _finite(classification.cohen_kappa(matrix)),
+        "cohen_kappa_ci": None if undefined else _ci(kappas),
         "percent_agreement": round(float(np.trace(matrix)) / n, 6) if n else None,
         "matrix": matrix.astype(int).tolist(),
+        "cohen_kappa_undefined": undefined,
     }
 
 
@@ -112,13 +156,19 @@ def alpha_with_ci(by_case: Mapping[str, list[list[str]]], labels: Sequence[str])
     rows = [classification.coincidence(units, labels).ravel() for units in by_case.values()]
     pairable = sum(1 for units in by_case.values() for u in units if len(u) >= 2)
     if not rows or pairable == 0:
-        return {"value": None, "ci": None, "claims": 0}
+        return {"value": None, "ci": None, "claims": 0, "undefined": "no claim answered by two annotators"}
     table = np.array(rows, dtype=float)
+    total = table.sum(axis=0).reshape(k, k)
+    used = [labels[i] for i in np.flatnonzero(total.sum(axis=1))]
+    if len(used) == 1:
+        why = f"every answer is one class ({used[0]}), so agreement beyond chance cannot be measured"
+        return {"value": None, "ci": None, "claims": pairable, "undefined": why}
     boots = resampled_sums(table)
     return {
-        "value": _finite(classification.krippendorff_alpha(table.sum(axis=0).reshape(k, k))),
+        "value": _finite(classification.krippendorff_alpha(total)),
         "ci": _ci(classification.krippendorff_alphas(boots.reshape(-1, k, k))),
         "claims": pairable,
+        "undefined": None,
     }
 
 
@@ -150,7 +200,7 @@ def compare(answers: Answers, units: Sequence[ClaimKey], labels: Sequence[str], 
 
     pairs = []
     for a, b in combinations(raters, 2):
-        stats = kappa_with_ci(grouped(a, b), labels)
+        stats = kappa_with_ci(grouped(a, b), labels, (a, b))
         pair = {"a": a, "b": b, unit: stats.pop("n"), **stats}
         pair["per_class"] = per_class(stats["matrix"], labels) if stats["matrix"] else None
         pairs.append(pair)
@@ -160,7 +210,7 @@ def compare(answers: Answers, units: Sequence[ClaimKey], labels: Sequence[str], 
     vs = []
     if VERIFIER in answers:
         for r in raters:
-            stats = kappa_with_ci(grouped(r, VERIFIER), labels)
+            stats = kappa_with_ci(grouped(r, VERIFIER), labels, (r, "the production verifier"))
             matrix = {"labels": list(labels), "rows": r, "columns": VERIFIER, "counts": stats.pop("matrix")}
             vs.append({"annotator": r, unit: stats.pop("n"), **stats, "confusion_matrix": matrix})
     return {"pairs": pairs, "krippendorff_alpha": alpha_with_ci(units_by_case, labels), "vs_verifier": vs}

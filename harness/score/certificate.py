@@ -24,6 +24,7 @@ from harness.score.certificate_model import (
     SkippedCases,
     Status,
 )
+from harness.score.summary_model import Conformance
 
 SHOW_FAILURES, SHOW_PROBLEMS = 100, 5
 NO_POLICY_CASES = "No policy cases in this run: nothing certified"
@@ -36,12 +37,12 @@ def policy_tally(passed: int, cases: int) -> str:
 
 
 def partial_reasons(
-    conformance: Mapping[str, Any], filters: Sequence[str] = (), corpus_policy_cases: int | None = None
+    conformance: Conformance, filters: Sequence[str] = (), corpus_policy_cases: int | None = None
 ) -> list[str]:
     """Why a run that agreed everywhere still certifies only part of the spec or the corpus (empty: none)."""
-    scenarios = conformance["scenarios"]
-    uncovered = sum(1 for v in scenarios.values() if v["cases"] == 0)
-    cases = conformance["policy_cases"]
+    scenarios = conformance.scenarios
+    uncovered = sum(1 for v in scenarios.values() if v.cases == 0)
+    cases = conformance.policy_cases
     out: list[str] = []
     if filters:
         out.append(f"the cases were filtered ({' '.join(filters)})")
@@ -53,7 +54,7 @@ def partial_reasons(
 
 
 def certificate_status(
-    conformance: Mapping[str, Any],
+    conformance: Conformance,
     errors: int,
     filters: Sequence[str] = (),
     corpus_policy_cases: int | None = None,
@@ -65,12 +66,12 @@ def certificate_status(
     `filters` and `corpus_policy_cases` (the policy cases in the folders given, before any filter) say
     how much of the corpus ran: a narrowed run is at best `partial`, whatever its scenario coverage.
     """
-    scenarios = conformance["scenarios"]
+    scenarios = conformance.scenarios
     total = len(scenarios)
-    covered = sum(1 for v in scenarios.values() if v["cases"] > 0)
-    cases, passed = conformance["policy_cases"], conformance["policy_passed"]
-    violations = conformance["invariant_violations"]
-    quality = conformance.get("quality_expectation_mismatches") or 0
+    covered = sum(1 for v in scenarios.values() if v.cases > 0)
+    cases, passed = conformance.policy_cases, conformance.policy_passed
+    violations = conformance.invariant_violations
+    quality = conformance.quality_expectation_mismatches
     on = f" on {corpus}" if corpus else ""
     if cases == 0:
         return "failed", NO_POLICY_CASES
@@ -100,7 +101,7 @@ def build_certificate(
     kit: Mapping[str, Any],
     spec: Mapping[str, str],
     corpus_hash: str,
-    conformance: Mapping[str, Any],
+    conformance: Conformance,
     case_dirs: Sequence[str],
     filters: Sequence[str],
     errors: int,
@@ -114,8 +115,8 @@ def build_certificate(
     `sut` (its URL and `GET /info` answer) and `kit` (name, version, git_sha) keep any extra keys given."""
     corpus = corpus_label(case_dirs, corpus_hash)
     status, headline = certificate_status(conformance, errors, filters, corpus_policy_cases, protocol_problems, corpus)
-    scenarios = {sid: ScenarioTally.model_validate(dict(v)) for sid, v in sorted(conformance["scenarios"].items())}
-    failures = conformance.get("failures", [])
+    scenarios = {sid: ScenarioTally(cases=v.cases, passed=v.passed) for sid, v in sorted(conformance.scenarios.items())}
+    failures = conformance.failures
     git_sha = kit.get("git_sha")
     return Certificate(
         schema_version=CERTIFICATE_SCHEMA,
@@ -128,21 +129,19 @@ def build_certificate(
         corpus_hash=corpus_hash,
         case_dirs=list(case_dirs),
         filters=list(filters),
-        policy_cases=conformance["policy_cases"],
-        policy_passed=conformance["policy_passed"],
+        policy_cases=conformance.policy_cases,
+        policy_passed=conformance.policy_passed,
         corpus_policy_cases=corpus_policy_cases,
         partial_reasons=partial_reasons(conformance, filters, corpus_policy_cases),
-        invariant_violations=conformance["invariant_violations"],
+        invariant_violations=conformance.invariant_violations,
         errors=errors,
         scenarios_total=len(scenarios),
         scenarios_covered=sum(1 for v in scenarios.values() if v.cases > 0),
         scenarios=scenarios,
         uncovered_scenarios=sorted(sid for sid, v in scenarios.items() if v.cases == 0),
-        failed_cases=sorted({f["case_id"] for f in failures if f["kind"] == "policy"}),
+        failed_cases=sorted({f.case_id for f in failures if f.kind == "policy"}),
         failures=[
-            CertificateFailure(
-                case_id=f["case_id"], problems=[*f["mismatches"], *f["invariant_violations"]][:SHOW_PROBLEMS]
-            )
+            CertificateFailure(case_id=f.case_id, problems=[*f.mismatches, *f.invariant_violations][:SHOW_PROBLEMS])
             for f in failures[:SHOW_FAILURES]
         ],
         skipped=SkippedCases.model_validate(dict(skipped)),

@@ -8,7 +8,7 @@ summaries held (differences A − B, McNemar counts, Holm-adjusted p over the fa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -16,6 +16,7 @@ import pandas as pd
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN, Decision, MetricComparison, decide, decision_line
 from harness.score.family import family_pairs
 from harness.score.stats import holm
+from harness.score.summary_model import Comparison
 from harness.score.wording import format_p
 
 Gold = dict[str, dict[str, list[str]]]
@@ -40,15 +41,18 @@ def compare_outcomes(
     margin: float = DEFAULT_MARGIN,
     alpha: float = 0.05,
     gated: tuple[str, ...] = DEFAULT_GATED,
-) -> dict[str, Any]:
-    """The comparison row of B against A from their unit outcomes: the decision, and its figures as A − B."""
+    names: tuple[str, str] | None = None,
+) -> Comparison:
+    """The comparison of B against A from their unit outcomes: the decision, and its figures as A − B. `names`:
+    (A, B) as the comparison names them (else each side's variant)."""
     name_a = str(a["variant"].iloc[0]) if len(a) else "A"
     name_b = str(b["variant"].iloc[0]) if len(b) else "B"
     decision = decide(
         b, a, gold or {}, candidate=name_b, control=name_a, control_run="A", changed={},
         gated=gated, margin=margin, alpha=alpha,
     )  # fmt: skip
-    return comparison_row(decision)
+    shown_a, shown_b = names or (name_a, name_b)
+    return Comparison(a=shown_a, b=shown_b, **comparison_row(decision))
 
 
 def comparison_row(d: Decision) -> dict[str, Any]:
@@ -105,48 +109,48 @@ def compare_pairs(
     control: str | None = None,
     all_pairs: bool = False,
     **settings: Any,
-) -> list[dict[str, Any]]:
+) -> list[Comparison]:
     """The family's pairs (`family.family_pairs`: every pair, B against the earlier A, up to a handful of variants
     or when asked; past it each variant against the control), Holm-adjusted as one family."""
     by_name = {name: frame for name, frame in outcomes.groupby("variant", sort=False)} if len(outcomes) else {}
     empty = outcomes.iloc[0:0]
     return adjust_comparisons(
         [
-            {"a": a, "b": b, **compare_outcomes(by_name.get(a, empty), by_name.get(b, empty), gold, **settings)}
+            compare_outcomes(by_name.get(a, empty), by_name.get(b, empty), gold, names=(a, b), **settings)
             for a, b in family_pairs(names, control=control, all_pairs=all_pairs)
         ]
     )
 
 
-def compare_runs(a: pd.DataFrame, b: pd.DataFrame, **settings: Any) -> list[dict[str, Any]]:
+def compare_runs(a: pd.DataFrame, b: pd.DataFrame, **settings: Any) -> list[Comparison]:
     """`vbench compare`: each paired variant of run B decided against its namesake in run A."""
     return adjust_comparisons(
         [
-            {"a": va, "b": vb, **compare_outcomes(a[a["variant"] == va], b[b["variant"] == vb], **settings)}
+            compare_outcomes(a[a["variant"] == va], b[b["variant"] == vb], names=(va, vb), **settings)
             for va, vb in variant_pairs(a, b)
         ]
     )
 
 
-def adjust_comparisons(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def adjust_comparisons(rows: list[Comparison]) -> list[Comparison]:
     """Holm-adjusted p-values over every comparison of the family, beside the raw ones."""
-    for key, raw in (("p_adjusted", "mcnemar_p"), ("claim_accuracy_diff_p_adjusted", "claim_accuracy_diff_p")):
-        for row, adjusted in zip(rows, holm([r.get(raw) for r in rows]), strict=True):
-            row[key] = adjusted
+    for row, p in zip(rows, holm([r.mcnemar_p for r in rows]), strict=True):
+        row.p_adjusted = p
+    for row, p in zip(rows, holm([r.claim_accuracy_diff_p for r in rows]), strict=True):
+        row.claim_accuracy_diff_p_adjusted = p
     return rows
 
 
-def conclusion(row: Mapping[str, Any], alpha: float = 0.05) -> str:
+def conclusion(row: Comparison) -> str:
     """The comparison's sentence: its decision's (`decide.decision_line`), as recorded in the row.
 
     A summary written before comparisons were decisions holds no sentence: its figures are stated, undecided.
     """
-    if row.get("conclusion"):
-        return str(row["conclusion"])
-    if row.get("cases", 0) == 0 or row.get("verdict_accuracy_diff") is None:
-        return f"{row['a']} vs {row['b']}: no case could be paired, so nothing was compared."
-    p = row.get("p_adjusted", row.get("mcnemar_p"))
+    if row.conclusion:
+        return row.conclusion
+    if row.cases == 0 or row.verdict_accuracy_diff is None:
+        return f"{row.a} vs {row.b}: no case could be paired, so nothing was compared."
     return (
-        f"{row['a']} vs {row['b']}: {row['verdict_accuracy_diff'] * 100 + 0.0:+.1f} pp verdict accuracy (A − B) on "
-        f"{row['cases']} paired cases, p {format_p(p)}; this summary predates decided comparisons."
+        f"{row.a} vs {row.b}: {row.verdict_accuracy_diff * 100 + 0.0:+.1f} pp verdict accuracy (A − B) on "
+        f"{row.cases} paired cases, p {format_p(row.verdict_p)}; this summary predates decided comparisons."
     )

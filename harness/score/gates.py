@@ -1,7 +1,8 @@
-"""CI gates: thresholds on figures and policy conformance.
+"""CI gates: thresholds on figures, policy conformance and the ship decisions, each a `GateResult`.
 
-The paired comparison with a control (a variant of this run or a baseline run)
-is a decision, not a threshold: `harness.score.decide`.
+What a run is gated on is `harness.run.gates.Gates` (the settings); this module applies it and makes every gate
+row summary.json holds. The paired comparison with a control (a variant of this run or a baseline run) is a
+decision, not a threshold (`harness.score.decide`): its gate only reads the decision.
 """
 
 from __future__ import annotations
@@ -15,6 +16,16 @@ from harness.run.gates import Gates
 from harness.run.log import Manifest
 from harness.score.certificate import policy_tally
 from harness.score.registry import Direction, decidable, gateable, metric
+from harness.score.summary_model import (
+    Conformance,
+    Decision,
+    DecisionGate,
+    GateResult,
+    PolicyGate,
+    Summary,
+    ThresholdGate,
+    VariantSummary,
+)
 
 
 class GateError(UsageError):
@@ -48,27 +59,27 @@ def check_gate_names(fail_under: dict[str, float], source: str, decide_on: Seque
             )
 
 
-def policy_gate(conformance: dict[str, Any], manifest: Manifest | None = None) -> dict[str, Any]:
+def policy_gate(conformance: Conformance, manifest: Manifest | None = None) -> PolicyGate:
     """Policy conformance as a gate. With no policy case scored it checked nothing and says so. It holds when the
     user's selection (case folders, filters, a shard) held no policy case, naming that selection; it fails when
     policy cases were selected and none was scored (or the run's selection is not known)."""
-    cases, passed_cases = conformance["policy_cases"], conformance["policy_passed"]
+    cases, passed_cases = conformance.policy_cases, conformance.policy_passed
     others = (
-        f"{conformance['invariant_violations']} invariant violations, "
-        f"{conformance['quality_expectation_mismatches']} quality cases off their deterministic expectations"
+        f"{conformance.invariant_violations} invariant violations, "
+        f"{conformance.quality_expectation_mismatches} quality cases off their deterministic expectations"
     )
-    gate: dict[str, Any] = {"gate": "policy_conformance", "variant": None, "value": passed_cases, "threshold": cases}
+
+    def gate(**result: Any) -> PolicyGate:
+        return PolicyGate(gate="policy_conformance", variant=None, value=passed_cases, threshold=cases, **result)
+
     if cases:
-        return gate | {
-            "passed": bool(conformance["passed"]),
-            "detail": f"{policy_tally(passed_cases, cases)}, {others}",
-        }
+        return gate(passed=conformance.passed, detail=f"{policy_tally(passed_cases, cases)}, {others}")
     left_out = _selection_without_policy(manifest)
     if left_out is not None:
         why = f"not checked: {left_out} selects no policy case"
-        return gate | {"passed": bool(conformance["passed"]), "detail": f"{why}; {others}", "checked": False}
+        return gate(passed=conformance.passed, detail=f"{why}; {others}", checked=False)
     why = "not checked: no policy case was scored, so conformance was not measured"
-    return gate | {"passed": False, "detail": f"{why}; {others}", "checked": False}
+    return gate(passed=False, detail=f"{why}; {others}", checked=False)
 
 
 def _selection_without_policy(manifest: Manifest | None) -> str | None:
@@ -79,55 +90,70 @@ def _selection_without_policy(manifest: Manifest | None) -> str | None:
     if manifest.policy_cases == 0:
         return f"the filter {', '.join(manifest.filters)}" if manifest.filters else ", ".join(manifest.case_dirs)
     shard = manifest.settings.shard
-    return f"shard {shard.get('shard')} (the merged run scores the policy cases)" if shard else None
+    return f"shard {shard.shard} (the merged run scores the policy cases)" if shard else None
 
 
-def threshold_gates(summary: dict[str, Any], gates: Gates, manifest: Manifest | None = None) -> list[dict[str, Any]]:
+def threshold_gate(variant: VariantSummary, name: str, threshold: float) -> ThresholdGate:
+    """One registered metric of one variant against its threshold; a missing figure fails. A lower-is-better
+    metric's threshold is a ceiling (`--fail-under` names the worst acceptable figure; `--max-unsafe-pass` is the
+    ceiling of `unsafe_pass_rate`)."""
+    value = variant.figure(name)
+    lower = metric(name).direction is Direction.LOWER
+    return ThresholdGate(
+        gate=f"{name}{'<=' if lower else '>='}{threshold}",
+        variant=variant.name,
+        value=value,
+        threshold=threshold,
+        passed=value is not None and (value <= threshold if lower else value >= threshold),
+        detail=f"{name} = {_fmt(value)}",
+    )
+
+
+def error_rate_gate(variant: VariantSummary, max_error_rate: float) -> ThresholdGate | None:
+    """The share of quality cases with no model reply against its ceiling (None without quality cases)."""
+    rate = variant.error_rate
+    if rate is None:
+        return None
+    return ThresholdGate(
+        gate=f"error_rate<={max_error_rate}",
+        variant=variant.name,
+        value=rate,
+        threshold=max_error_rate,
+        passed=rate <= max_error_rate,
+        detail=f"{variant.errors} of {variant.quality_cases} quality cases got no model reply"
+        + (" (an incomplete measurement)" if variant.errors else ""),
+    )
+
+
+def threshold_gates(summary: Summary, gates: Gates, manifest: Manifest | None = None) -> list[GateResult]:
     """Each threshold applied to each variant; a missing figure fails its gate. `manifest`: the run's, whose case
     selection tells a policy gate the user left out from one that found nothing."""
-    fail_under, max_unsafe_pass, max_error_rate = gates.fail_under, gates.max_unsafe_pass, gates.max_error_rate
-    rows = [policy_gate(summary["conformance"], manifest)]
-    for variant in summary["variants"]:
-        for name, threshold in fail_under.items():
-            value = variant.get(name)
-            # a lower-is-better metric's threshold is a ceiling: --fail-under names the worst acceptable figure
-            lower = metric(name).direction is Direction.LOWER
-            rows.append(
-                {
-                    "gate": f"{name}{'<=' if lower else '>='}{threshold}",
-                    "variant": variant["name"],
-                    "value": value,
-                    "threshold": threshold,
-                    "passed": value is not None and (value <= threshold if lower else value >= threshold),
-                    "detail": f"{name} = {_fmt(value)}",
-                }
-            )
-        if max_unsafe_pass is not None:
-            value = variant.get("unsafe_pass_rate")
-            rows.append(
-                {
-                    "gate": f"unsafe_pass_rate<={max_unsafe_pass}",
-                    "variant": variant["name"],
-                    "value": value,
-                    "threshold": max_unsafe_pass,
-                    "passed": value is not None and value <= max_unsafe_pass,
-                    "detail": f"unsafe_pass_rate = {_fmt(value)}",
-                }
-            )
-        if variant["quality_cases"]:
-            rate = variant["errors"] / variant["quality_cases"]
-            rows.append(
-                {
-                    "gate": f"error_rate<={max_error_rate}",
-                    "variant": variant["name"],
-                    "value": rate,
-                    "threshold": max_error_rate,
-                    "passed": rate <= max_error_rate,
-                    "detail": f"{variant['errors']} of {variant['quality_cases']} quality cases got no model reply"
-                    + (" (an incomplete measurement)" if variant["errors"] else ""),
-                }
-            )
+    rows: list[GateResult] = [policy_gate(summary.conformance, manifest)]
+    for variant in summary.variants:
+        rows += [threshold_gate(variant, name, threshold) for name, threshold in gates.fail_under.items()]
+        if gates.max_unsafe_pass is not None:
+            rows.append(threshold_gate(variant, "unsafe_pass_rate", gates.max_unsafe_pass))
+        error_gate = error_rate_gate(variant, gates.max_error_rate)
+        if error_gate is not None:
+            rows.append(error_gate)
     return rows
+
+
+def decision_gates(decisions: Sequence[Decision], require_ship: bool) -> list[DecisionGate]:
+    """One gate per decision: `block` fails it, and `inconclusive` too under --require-ship."""
+    from harness.score.decide import headline  # the decision engine loads pandas: only when one decided
+
+    return [
+        DecisionGate(
+            gate="ship_decision",
+            variant=d.candidate,
+            value=d.decision,
+            threshold=d.control,
+            passed=d.decision == "ship" or (d.decision == "inconclusive" and not require_ship),
+            detail=f"{d.decision} against {d.control}: {headline(d)}",
+        )
+        for d in decisions
+    ]
 
 
 def _fmt(value: Any) -> str:

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 from xml.etree import ElementTree as ET
 
+from harness.score.summary_model import Decision, Regression, Summary
 
-def junit_xml(
-    conformance: dict[str, Any],
-    policy_case_ids: Sequence[str],
-    gates: Sequence[dict[str, Any]],
-    decisions: Sequence[dict[str, Any]] = (),
-) -> str:
+
+def junit_xml(summary: Summary, policy_case_ids: Sequence[str]) -> str:
     """The JUnit XML text; failure messages say what differed. Each regressed case is a failing test."""
     root = ET.Element("testsuites", name="verifier-bench")
-    failures_by_case = {f["case_id"]: f for f in conformance["failures"] if f["kind"] == "policy"}
+    failures_by_case = {f.case_id: f for f in summary.conformance.failures if f.kind == "policy"}
     suite = ET.SubElement(
         root,
         "testsuite",
@@ -27,31 +23,30 @@ def junit_xml(
         test = ET.SubElement(suite, "testcase", classname="policy", name=case_id)
         failure = failures_by_case.get(case_id)
         if failure:
-            problems = failure["mismatches"] + failure["invariant_violations"]
+            problems = failure.mismatches + failure.invariant_violations
             node = ET.SubElement(test, "failure", message=problems[0] if problems else "failed")
             node.text = "\n".join(problems)
-    failed_gates = [g for g in gates if not g["passed"]]
+    gates = summary.gates
+    failed_gates = [g for g in gates if not g.passed]
     gate_suite = ET.SubElement(root, "testsuite", name="gates", tests=str(len(gates)), failures=str(len(failed_gates)))
     for gate in gates:
-        test = ET.SubElement(
-            gate_suite, "testcase", classname="gates", name=f"{gate['gate']} [{gate['variant'] or 'all'}]"
-        )
-        if not gate["passed"]:
-            ET.SubElement(test, "failure", message=gate["detail"]).text = gate["detail"]
-        elif gate.get("checked") is False:  # left out by the user's filter: it holds, having checked nothing
-            ET.SubElement(test, "skipped", message=gate["detail"])
-    for decision in decisions:
+        test = ET.SubElement(gate_suite, "testcase", classname="gates", name=f"{gate.gate} [{gate.variant or 'all'}]")
+        if not gate.passed:
+            ET.SubElement(test, "failure", message=gate.detail).text = gate.detail
+        elif not gate.checked:  # left out by the user's filter: it holds, having checked nothing
+            ET.SubElement(test, "skipped", message=gate.detail)
+    for decision in summary.decisions:
         _regressions_suite(root, decision)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def _regressions_suite(root: ET.Element, decision: dict[str, Any]) -> None:
+def _regressions_suite(root: ET.Element, decision: Decision) -> None:
     """One failing testcase per case the control got right and the candidate got wrong."""
-    pair = f"{decision['candidate']} vs {decision['control']}"
-    by_case: dict[str, list[dict[str, Any]]] = {}
-    for regression in decision.get("regressions", []):
-        by_case.setdefault(regression["case_id"], []).append(regression)
+    pair = f"{decision.candidate} vs {decision.control}"
+    by_case: dict[str, list[Regression]] = {}
+    for regression in decision.regressions:
+        by_case.setdefault(regression.case_id, []).append(regression)
     suite = ET.SubElement(
         root, "testsuite", name=f"regressions: {pair}", tests=str(len(by_case)), failures=str(len(by_case))
     )
@@ -61,13 +56,11 @@ def _regressions_suite(root: ET.Element, decision: dict[str, Any]) -> None:
         ET.SubElement(test, "failure", message=lines[0]).text = "\n".join(lines)
 
 
-def regression_line(unit: dict[str, Any]) -> str:
+def regression_line(unit: Regression) -> str:
     """What changed on one regressed unit, in words: verdicts and claim labels (gold in brackets)."""
     claims = "; ".join(
-        f"{c['claim_id']}: {c['control']} -> {c['candidate']} (gold {' or '.join(c['gold'])})"
-        for c in unit.get("claim_changes", [])
+        f"{c.claim_id}: {c.control} -> {c.candidate} (gold {' or '.join(c.gold)})" for c in unit.claim_changes
     )
-    return (
-        f"epoch {unit['epoch']}: control {unit['control_verdict']} (right), candidate {unit['candidate_verdict']} (wrong)"
-        + (f"; {claims}" if claims else "")
+    return f"epoch {unit.epoch}: control {unit.control_verdict} (right), candidate {unit.candidate_verdict} (wrong)" + (
+        f"; {claims}" if claims else ""
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 from harness.corpus.labels import ClaimKey, read_adjudicated, read_labels
 from harness.corpus.schema import MAX_LABELS, Case
 from harness.corpus.sessions import UNLABELLED_KEY, Imported, case_yaml, load_imported
-from harness.score.conformance import verdicts_implied_by_labels
+from harness.run.conformance import verdicts_implied_by_labels
 from harness.system.models import SEVERITY, Derivability, Verdict
 
 PLACEHOLDER_VERDICT = Verdict.LOW_CONFID

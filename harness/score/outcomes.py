@@ -15,8 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from harness.run.folder import OUTCOMES_FILE, RESULTS_FILE, RunFileError, iter_latest, read_text, write_lines
+from harness.run.folder import OUTCOMES_FILE, RESULTS_FILE, RunFileError, read_text, write_lines
 from harness.run.log import ResultRecord
+from harness.run.runlog import RunLog
 from harness.score.headline import is_headline
 from harness.score.outcome import Outcome, record_outcome
 
@@ -123,5 +124,5 @@ def load_outcomes(folder: Path) -> pd.DataFrame:
                     raise RunFileError(path, f"not JSON: {exc}", number) from None
         return pd.DataFrame(rows)
     if (folder / RESULTS_FILE).exists():
-        return outcomes_frame(r for r in iter_latest(folder) if is_headline(r))
+        return outcomes_frame(r for r in RunLog.read(folder).records() if is_headline(r))
     raise FileNotFoundError(f"{folder} holds neither {OUTCOMES_FILE} nor results.jsonl")

@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from harness.run.folder import MANIFEST_FILE, read_manifest
 from harness.run.log import Manifest, VariantInfo
-from harness.score.decide import Decision, decide, headline, what_changed
+from harness.score.decide import Decision, decide, what_changed
 from harness.score.outcomes import load_outcomes
 from harness.score.pairing import Pair, PairingError, resolve_pairs, variants_from_names
 
@@ -113,21 +112,3 @@ def make_decisions(
             )
         )
     return decisions
-
-
-def decision_gates(decisions: Sequence[Decision], require_ship: bool) -> list[dict[str, Any]]:
-    """One gate per decision: `block` fails it, and `inconclusive` too under --require-ship."""
-    gates = []
-    for d in decisions:
-        passed = d.decision == "ship" or (d.decision == "inconclusive" and not require_ship)
-        gates.append(
-            {
-                "gate": "ship_decision",
-                "variant": d.candidate,
-                "value": d.decision,
-                "threshold": d.control,
-                "passed": passed,
-                "detail": f"{d.decision} against {d.control}: {headline(d)}",
-            }
-        )
-    return gates

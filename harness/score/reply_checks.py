@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.score.meaning import is_number, same_number
+from harness.run.meaning import is_number, same_number
 from harness.system.models import Claim, EvidenceRef, TraceEntry, VerifierCall, VerifierReply
 from harness.system.reply import parse_verifier_reply
 

@@ -20,6 +20,7 @@ from harness.score.frames import claims_frame, quality_frame
 from harness.score.headline import is_headline
 from harness.score.registry import Frames, metric
 from harness.score.stats import ratio_ci
+from harness.score.summary_model import PerturbationFigures, VariantSummary
 
 Key = tuple[str, str, int]
 
@@ -43,7 +44,7 @@ def _rate(per_case: dict[str, list[int]], num: int, den: int) -> tuple[float | N
     return float(nums.sum() / dens.sum()), (list(ci) if ci else None)
 
 
-def perturbation_figures(pairs: Sequence[tuple[ResultRecord, ResultRecord]]) -> dict[str, Any]:
+def perturbation_figures(pairs: Sequence[tuple[ResultRecord, ResultRecord]]) -> PerturbationFigures:
     """The figures of one variant under one perturbation, from (original, perturbed) pairs."""
     per_case: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # verdict flips, units, claim flips, claims
     for original, perturbed in pairs:
@@ -60,10 +61,10 @@ def perturbation_figures(pairs: Sequence[tuple[ResultRecord, ResultRecord]]) -> 
     frames = Frames(quality_frame(units), claims_frame(units))
     for name in ("verdict_accuracy", "claim_accuracy"):
         out[name], out[f"{name}_ci"] = metric(name).compute(frames, True)
-    return out
+    return PerturbationFigures.model_validate(out)
 
 
-def robustness(records: Sequence[ResultRecord]) -> dict[str, dict[str, dict[str, Any]]]:
+def robustness(records: Sequence[ResultRecord]) -> dict[str, dict[str, PerturbationFigures]]:
     """variant -> perturbation -> figures. Units without a scored answer on either side are left out."""
     scored = [r for r in records if r.kind == "quality" and r.error is None]
     originals: dict[Key, ResultRecord] = {(r.variant, r.case_id, r.epoch): r for r in scored if is_headline(r)}
@@ -80,7 +81,9 @@ def robustness(records: Sequence[ResultRecord]) -> dict[str, dict[str, dict[str,
     }
 
 
-def add_robustness(summary: dict[str, Any], records: Sequence[ResultRecord], perturbations: Sequence[str]) -> None:
+def add_robustness(
+    variants: Sequence[VariantSummary], records: Sequence[ResultRecord], perturbations: Sequence[str]
+) -> None:
     """Put `robustness` on every variant of summary.json: {perturbation: figures}, one entry per asked name.
 
     A perturbation the run asked for that has no paired unit for a variant still gets an entry (cases 0,
@@ -90,6 +93,6 @@ def add_robustness(summary: dict[str, Any], records: Sequence[ResultRecord], per
         return
     figures = robustness(records)
     empty = perturbation_figures([])
-    for variant in summary["variants"]:
-        found = figures.get(variant["name"], {})
-        variant["robustness"] = {name: found.get(name, empty) for name in perturbations}
+    for variant in variants:
+        found = figures.get(variant.name, {})
+        variant.robustness = {name: found.get(name, empty) for name in perturbations}

@@ -43,6 +43,7 @@ from pydantic import BaseModel
 from scipy.optimize import brentq
 from scipy.stats import norm
 
+from harness.run.settings import StopEarlySettings
 from harness.score.intervals import ALPHA
 from harness.score.paired import Outcome, combine
 
@@ -233,11 +234,11 @@ def at_look(
     return result(False, "inconclusive", None, f"look {look} of {looks}: go on")
 
 
-def stop_sentence(stop: Mapping[str, object]) -> str:
+def stop_sentence(stop: StopEarlySettings) -> str:
     """The one line a person reads of a `--stop-early` run's stop (console and summary.md), from its record."""
-    planned, saved = int(str(stop.get("requests_planned", 0))), int(str(stop.get("requests_saved", 0)))
+    planned, saved = stop.requests_planned or 0, stop.requests_saved or 0
     share = f" ({saved / planned:.0%})" if planned else ""
     return (
-        f"early stopping: {stop.get('text')}; {stop.get('cases_run')} of {stop.get('cases_planned')} cases run, "
-        f"{stop.get('requests_sent')} requests sent, {saved} saved{share}"
+        f"early stopping: {stop.text}; {stop.cases_run} of {stop.cases_planned} cases run, "
+        f"{stop.requests_sent} requests sent, {saved} saved{share}"
     )

@@ -8,17 +8,34 @@ reads). The registered metrics (`harness.score.registry`) sit flat on a variant 
 
 `vbench certify` writes its summary.json through the same model and writer, marked `"kind": "certify"`: it
 names the system it certified (`sut`) where a run's summary names its run (`run`, required of a run's).
+
+Every layer after scoring (the console, junit.xml, summary.md and the report, the certificate, the pull-request
+comment) takes a `Summary` and reads its fields; this module alone reads and writes the file, and reads an older
+summary's keys (`Comparison.verdict_p`: a comparison from before Holm). A run's figures are read in one place,
+`Summary.figures()`. Gates are a tagged union by name (`Gate`).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    Tag,
+    model_serializer,
+    model_validator,
+)
 
 from harness.run.folder import SUMMARY_FILE, read_text, write_text
+from harness.run.settings import StopEarlySettings
 from harness.score.family import Ranking
 from harness.score.registry import metrics, summary_keys
 
@@ -28,6 +45,14 @@ SUMMARY_SCHEMA: Literal["summary_v1"] = "summary_v1"
 
 class SummaryPart(BaseModel):
     model_config = ConfigDict(extra="allow")
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON values with exactly the keys that were set (a key absent from the input stays absent)."""
+        data: dict[str, Any] = json.loads(json.dumps(self.model_dump(exclude_unset=True), default=_json_default))
+        return data
+
+
+Part = TypeVar("Part", bound=SummaryPart)
 
 
 class RunInfo(SummaryPart):
@@ -177,12 +202,25 @@ class Comparison(SummaryPart):
     """Holm-adjusted over every comparison of the run, beside the raw `mcnemar_p`."""
     claim_accuracy_diff_p_adjusted: float | None = None
 
+    @property
+    def verdict_p(self) -> float | None:
+        """The verdict test's p over the family: Holm-adjusted, or the raw p of a summary written before Holm."""
+        return self.p_adjusted if "p_adjusted" in self.model_fields_set else self.mcnemar_p
+
+    @property
+    def claim_p(self) -> float | None:
+        """The claim-accuracy test's p over the family (the raw p of a summary written before Holm)."""
+        if "claim_accuracy_diff_p_adjusted" in self.model_fields_set:
+            return self.claim_accuracy_diff_p_adjusted
+        return self.claim_accuracy_diff_p
+
 
 class GateResult(SummaryPart):
-    """One gate of the run: a threshold on a figure, policy conformance, or a ship decision (`gate` "ship_decision").
+    """What every gate of the run states: a threshold on a figure, policy conformance, or a ship decision.
 
     `value` and `threshold` are the figure and its bound; a ship decision's are the decision and its control's name.
-    `checked` is false when the gate had nothing to check (then it never counts as passed).
+    `checked` is false when the gate had nothing to check (then it never counts as passed). Read from summary.json
+    as one of its kinds (`Gate`); a gate of a kind this version does not know reads as this base.
     """
 
     gate: str
@@ -199,6 +237,51 @@ class GateResult(SummaryPart):
         if not self.checked:
             return "not checked"
         return "passed" if self.passed else "failed"
+
+
+class PolicyGate(GateResult):
+    """Policy conformance: the policy cases that agreed (`value`) of those scored (`threshold`)."""
+
+    gate: Literal["policy_conformance"] = "policy_conformance"
+    value: int = 0
+    threshold: int = 0
+
+
+class ThresholdGate(GateResult):
+    """A figure of one variant against its bound, `<figure>>=<bound>` or `<figure><=<bound>`; a missing figure
+    (`value` None) fails."""
+
+    value: int | float | None = None
+    threshold: float
+
+
+class DecisionGate(GateResult):
+    """A ship decision as a gate: the decision (`value`) of the candidate (`variant`) against its control
+    (`threshold`)."""
+
+    gate: Literal["ship_decision"] = "ship_decision"
+    value: DecisionKind
+    threshold: str
+
+
+_THRESHOLD = re.compile(r"^\w+(<=|>=)")
+
+
+def _gate_kind(data: Any) -> str:
+    name = data.get("gate") if isinstance(data, dict) else getattr(data, "gate", None)
+    if name in ("policy_conformance", "ship_decision"):
+        return str(name)
+    return "threshold" if isinstance(name, str) and _THRESHOLD.match(name) else "other"
+
+
+Gate = Annotated[
+    Annotated[PolicyGate, Tag("policy_conformance")]
+    | Annotated[DecisionGate, Tag("ship_decision")]
+    | Annotated[ThresholdGate, Tag("threshold")]
+    | Annotated[GateResult, Tag("other")],
+    Discriminator(_gate_kind),
+]
+"""One gate of summary.json, read as its kind by its name."""
 
 
 class Stability(SummaryPart):
@@ -259,6 +342,38 @@ class Matrix(SummaryPart):
     matrix: list[list[int]] = Field(default_factory=list)
 
 
+Number = int | float
+"""A figure as it was written: an int stays an int, a float a float (the summary's values are not converted)."""
+
+
+class ClassFigures(SummaryPart):
+    """One claim label's precision, recall and F1 against the gold labels, and how many gold claims have it."""
+
+    precision: Number | None = None
+    recall: Number | None = None
+    f1: Number | None = None
+    support: Number = 0
+
+
+class GroupFigures(SummaryPart):
+    """One group of a breakdown (a scenario, a tag, a data set): its cases, then each grouped registered metric's
+    figure and the group's claims as extra keys, in the order they were written."""
+
+    cases: Number = 0
+
+    def figure(self, key: str) -> Any:
+        """A grouped metric's value (None when this group does not hold it)."""
+        return (self.__pydantic_extra__ or {}).get(key)
+
+
+class DatasetGrounding(SummaryPart):
+    """Grounding balanced accuracy on one source data set, with its CI, over its gold claims."""
+
+    grounding_bacc: Number | None = None
+    grounding_bacc_ci: list[Number] | None = None
+    claims: Number = 0
+
+
 HEAD_KEYS = (
     "name", "model", "prompt", "prompt_version", "prompt_hash", "claim_guard",
     "quality_cases", "quality_samples", "errors", "error_samples", "errors_by_reason", "claims_scored",
@@ -281,21 +396,21 @@ class VariantSummary(SummaryPart):
     error_samples: int = 0
     errors_by_reason: dict[str, int] = Field(default_factory=dict)
     claims_scored: int = 0
-    per_class: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    per_class: dict[str, ClassFigures] = Field(default_factory=dict)
     claim_confusion: Matrix = Field(default_factory=Matrix)
     unsafe_eligible_cases: int = 0
     verdict_confusion: Matrix = Field(default_factory=Matrix)
     model_verdict_confusion: Matrix = Field(default_factory=Matrix)
-    grounding_bacc_by_dataset: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    grounding_bacc_by_dataset: dict[str, DatasetGrounding] = Field(default_factory=dict)
     invalid_reasons: dict[str, int] = Field(default_factory=dict)
     tokens: dict[str, int] = Field(default_factory=dict)
     latency_ms: dict[str, float | None] = Field(default_factory=dict)
     harness_cpu_ms: dict[str, float | None] = Field(default_factory=dict)
     cached_results: int = 0
     replayed_results: int = 0
-    per_scenario: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    per_tag: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    per_dataset: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    per_scenario: dict[str, GroupFigures] = Field(default_factory=dict)
+    per_tag: dict[str, GroupFigures] = Field(default_factory=dict)
+    per_dataset: dict[str, GroupFigures] = Field(default_factory=dict)
     stability: Stability | None = None
     consistency: Consistency | None = None
     calibration: Calibration | None = None
@@ -318,6 +433,25 @@ class VariantSummary(SummaryPart):
         """A registered metric's value (None when this summary does not hold it)."""
         return (self.__pydantic_extra__ or {}).get(key)
 
+    def figure_ci(self, key: str) -> list[float] | None:
+        """A registered metric's CI as [low, high] (None when not computed or not held)."""
+        ci = (self.__pydantic_extra__ or {}).get(f"{key}_ci")
+        return list(ci) if ci is not None else None
+
+    def figures(self) -> dict[str, float | None]:
+        """Every registered metric's value by key (None where this summary does not hold it)."""
+        return {m.key: self.figure(m.key) for m in metrics()}
+
+    @property
+    def error_rate(self) -> float | None:
+        """The share of quality cases that got no model reply (None without quality cases)."""
+        return self.errors / self.quality_cases if self.quality_cases else None
+
+    def row(self) -> dict[str, Any]:
+        """The variant as plain JSON values, for a template or a chart: the keys the summary holds (one written before
+        a key existed lacks it, as the file does)."""
+        return self.to_json()
+
     @model_serializer(mode="wrap")
     def _ordered(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
@@ -333,8 +467,17 @@ class Skipped(SummaryPart):
     reason: str = ""
 
 
+class BaselineRef(SummaryPart):
+    """The finished run folder the decisions were made against."""
+
+    path: str
+
+
 class Summary(SummaryPart):
-    """The whole summary.json: a run's, or (`kind` "certify") a certification's."""
+    """The whole summary.json: a run's, or (`kind` "certify") a certification's.
+
+    Every layer after scoring reads a summary through this model's fields and methods; only this module reads
+    and writes the file, so a key of an older summary is migrated here (see `Comparison.verdict_p`)."""
 
     schema_version: Literal["summary_v1"] = SUMMARY_SCHEMA
     kind: Literal["run", "certify"] = "run"
@@ -346,12 +489,14 @@ class Summary(SummaryPart):
     comparisons: list[Comparison] = Field(default_factory=list)
     ranking: Ranking | None = None
     """Hsu's MCB ranking of a run's variants (three or more), on verdict accuracy."""
-    baseline: dict[str, Any] | None = None
+    baseline: BaselineRef | None = None
     decisions: list[Decision] = Field(default_factory=list)
-    gates: list[GateResult] = Field(default_factory=list)
+    gates: list[Gate] = Field(default_factory=list)
     passed: bool = False
     metrics: list[dict[str, Any]] = Field(default_factory=list)
     """The registered metrics the figures were computed with (`MetricSpec.describe()`)."""
+    stop_early: StopEarlySettings | None = None
+    """A `--stop-early` run's stop: its design, the look it stopped at and why (`harness.run.looks.stop_record`)."""
     # a certification's own keys (at the top level, where a run keeps the like in `run`)
     created: str | None = None
     package_version: str | None = None
@@ -369,30 +514,92 @@ class Summary(SummaryPart):
             raise ValueError("run: a run's summary names its run (only a certify summary has none)")
         return self
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON values with exactly the keys that were set (a key absent from the input stays absent)."""
-        data: dict[str, Any] = json.loads(json.dumps(self.model_dump(exclude_unset=True), default=_json_default))
-        return data
+    @property
+    def results(self) -> int | None:
+        """How many results the run scored (None for a certification, which names no run)."""
+        return self.run.results if self.run is not None else None
+
+    def figures(self) -> dict[str, dict[str, float | None]]:
+        """The headline figures of each variant, by variant name: every registered metric's value (None where not
+        measured). The one place a run's figures are read from, for whoever records or compares them."""
+        return {v.name: v.figures() for v in self.variants}
+
+    def variant(self, name: str) -> VariantSummary | None:
+        return next((v for v in self.variants if v.name == name), None)
+
+    def failures_by_unit(self) -> dict[tuple[str, str, int], ConformanceFailure]:
+        """Conformance failures by (case id, variant, epoch); a run's failures each name their variant."""
+        return {(f.case_id, f.variant or "", f.epoch): f for f in self.conformance.failures}
+
+    def failing_cases(self, kind: str | None = None) -> list[str]:
+        """The ids of cases with a conformance failure (of `kind` only, when given), sorted and once each."""
+        return sorted({f.case_id for f in self.conformance.failures if kind is None or f.kind == kind})
+
+    def quality_errors(self) -> int:
+        """Quality cases, over every variant, that ended with no model reply (a certification's: `errors`)."""
+        return sum(v.errors for v in self.variants)
+
+    def worst_decision(self) -> DecisionKind | None:
+        """The worst of the ship decisions (block, then inconclusive, then ship); None when nothing was decided."""
+        kinds = {d.decision for d in self.decisions}
+        return next((k for k in ("block", "inconclusive", "ship") if k in kinds), None)
+
+    def renamed(self, rename: Mapping[str, str]) -> Summary:
+        """A copy with every variant name mapped (several runs in one report: a shared name gets its run's prefix).
+
+        A name is only assigned where it changes, so the copy holds the same keys as the summary."""
+        out = self.model_copy(deep=True)
+
+        def swap(part: BaseModel, field: str) -> None:
+            name = getattr(part, field)
+            if isinstance(name, str) and rename.get(name, name) != name:
+                setattr(part, field, rename[name])
+
+        for v in out.variants:
+            swap(v, "name")
+        for c in out.comparisons:
+            swap(c, "a")
+            swap(c, "b")
+        for f in out.conformance.failures:
+            swap(f, "variant")
+        for g in out.gates:
+            swap(g, "variant")
+        for d in out.decisions:
+            swap(d, "candidate")
+            swap(d, "control")
+        return out
 
 
-def summary_dict(data: dict[str, Any]) -> dict[str, Any]:
-    """A summary mapping checked against the model and returned as plain JSON values."""
-    return Summary.model_validate(data).to_json()
+def in_full(part: Part) -> Part:
+    """`part` with every field marked as set, nested parts too: a part computed now is written whole (only a part
+    read from an older summary leaves out the keys it lacked)."""
+    return type(part).model_validate(part.model_dump())
 
 
-def write_summary(run_dir: Path, data: dict[str, Any], *, sort_keys: bool = False) -> dict[str, Any]:
-    """Validate and write summary.json (2-space indent, ASCII, no NaN) whole; return what was written.
+def write_summary(run_dir: Path, data: Summary | Mapping[str, Any], *, sort_keys: bool = False) -> Summary:
+    """Validate and write summary.json (2-space indent, ASCII, no NaN) whole; return the summary written.
 
     `sort_keys`: keys in sorted order rather than the model's, as `vbench certify` has always written its summary.
     """
-    checked = summary_dict(data)
-    write_text(run_dir, SUMMARY_FILE, json.dumps(checked, indent=2, allow_nan=False, sort_keys=sort_keys) + "\n")
-    return checked
+    summary = data if isinstance(data, Summary) else Summary.model_validate(data)
+    text = json.dumps(summary.to_json(), indent=2, allow_nan=False, sort_keys=sort_keys)
+    write_text(run_dir, SUMMARY_FILE, text + "\n")
+    return summary
 
 
 def read_summary_file(run_dir: Path) -> Summary:
     """A run's summary.json through the model; raises OSError or ValueError (pydantic's included) when unreadable."""
     return Summary.model_validate_json(read_text(run_dir, SUMMARY_FILE))
+
+
+def read_summary_or_none(run_dir: Path) -> Summary | None:
+    """summary.json as the run wrote it, or None when it is missing or unreadable."""
+    if not (run_dir / SUMMARY_FILE).exists():
+        return None
+    try:
+        return read_summary_file(run_dir)
+    except (OSError, ValueError):  # pydantic's ValidationError included
+        return None
 
 
 def _json_default(value: Any) -> Any:

@@ -14,6 +14,7 @@ from harness.system.gatekeeper import GatekeeperInput, run_gatekeeper
 from harness.system.models import (
     Claim,
     ExecutorEmission,
+    ExecutorOutput,
     GatekeeperResult,
     ParsedExecutorOutput,
     ToolInvocation,
@@ -37,6 +38,8 @@ class Prepared:
     """Everything decided before the verifier model runs."""
 
     parsed: ParsedExecutorOutput
+    output: ExecutorOutput
+    """The whole reading of the executor output (`parser.executor_output`), of which `claims` is the policy's part."""
     claims: list[Claim]
     """The executor's claims as the policy reads them (`structured_claims`): read here, once per case run, and
     reused by the verifier (through its inputs), the policy and the result record."""
@@ -71,7 +74,15 @@ def prepare(
         gatekeeper_result=gatekeeper,
         executor_claims=claims,
     )
-    return Prepared(parsed=parsed, claims=claims, invocations=rows, trace=summary, gatekeeper=gatekeeper, inputs=inputs)
+    return Prepared(
+        parsed=parsed,
+        output=output,
+        claims=claims,
+        invocations=rows,
+        trace=summary,
+        gatekeeper=gatekeeper,
+        inputs=inputs,
+    )
 
 
 def conclude(prepared: Prepared, call: VerifierCall, settings: PolicySettings = PolicySettings()) -> VerifierEvaluation:
@@ -135,6 +146,8 @@ class PipelineRun:
     cpu_ms: float
     parsed: ParsedExecutorOutput | None = None
     """The executor output as the pipeline parsed it."""
+    output: ExecutorOutput | None = None
+    """The whole reading of it (`Prepared.output`): a case adopts it instead of parsing again."""
     claims: list[Claim] | None = None
     """Its claims as the pipeline read them (`Prepared.claims`): the result record's claim ids come from here."""
 
@@ -165,6 +178,7 @@ async def run_pipeline(
         self_evaluation=persisted,
         cpu_ms=cpu_ms,
         parsed=prepared.parsed,
+        output=prepared.output,
         claims=prepared.claims,
     )
 

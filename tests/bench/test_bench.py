@@ -15,12 +15,13 @@ import pytest
 
 from bench import promptfoo, run_bench
 from bench.data import read_case_lines, request_bodies, synth_cases, synth_run, write_case_lines
-from bench.phases import IN_CHILD, PHASES, WAIT
+from bench.phases import PHASES
 from bench.procs import ServerProcess, host, timed_process
 from bench.table import build_targets
 from bench.whole import capture_requests, run_raw
 from bench.whole import ratios as whole_ratios
 from bench.workers import factory_for
+from harness.app.phases import CERTIFICATE, LOAD_CASES, REPORT, RUN, SCORE
 from harness.cli.run import default_factory
 from harness.devtools.local_server import LocalOpenAIServer
 from harness.run.folder import _KEY_HEAD, iter_results, read_manifest
@@ -217,17 +218,17 @@ def test_the_floor_adds_the_after_run_phases_to_the_raw_client() -> None:
     assert not any(r["figure"].startswith("floor") for r in build_targets(figures))
     figures["phases"] = {
         "phases": {
-            PHASES["score_run"]: {"cpu_s": 0.6, "wall_s": 0.6},
-            PHASES["_render_report"]: {"cpu_s": 1.0, "wall_s": 1.0},
-            PHASES["load_case_refs"]: {"cpu_s": 0.8, "wall_s": 0.8},
+            PHASES[SCORE]: {"cpu_s": 0.6, "wall_s": 0.6},
+            PHASES[REPORT]: {"cpu_s": 1.0, "wall_s": 1.0},
+            PHASES[LOAD_CASES]: {"cpu_s": 0.8, "wall_s": 0.8},
         }
     }
     rows = build_targets(figures)
     assert [r["figure"].split(":")[0] for r in rows[4:6]] == ["floor", "floor with the loading of the cases"]
     assert rows[4]["measured"] == "1.200 (8.00 s + 1.60 s)" and rows[4]["result"] == "INFO"  # raw: 10 s / 1.25
     assert rows[5]["measured"] == "1.300 (+ 0.80 s)"
-    figures["phases"]["phases"][WAIT] = {"cpu_s": 0.01, "wall_s": 1.2}  # what the run waited for its child
-    assert build_targets(figures)[4]["measured"] == "1.150 (8.00 s + 1.20 s)"
+    figures["phases"]["phases"][PHASES[CERTIFICATE]] = {"cpu_s": 0.4, "wall_s": 0.4}  # the certificate counts too
+    assert build_targets(figures)[4]["measured"] == "1.250 (8.00 s + 2.00 s)"
 
 
 def test_a_headline_that_could_not_run_is_said_so() -> None:
@@ -333,18 +334,16 @@ def test_quick_bench_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
         in (tmp_path / json_file.name.replace(".json", ".md")).read_text()
     )
     phases = figures["phases"]
-    assert phases["exit_code"] == 0 and phases["phases"][PHASES["run_study"]]["cpu_s"] > 0
-    here = {name: p for name, p in phases["phases"].items() if not name.endswith(IN_CHILD)}
-    assert sum(p["cpu_s"] for p in here.values()) == pytest.approx(phases["cpu_s"])
-    if WAIT in phases["phases"]:  # the run scored in its finishing child, which timed its phases there
-        assert phases["phases"][PHASES["score_run"] + IN_CHILD]["wall_s"] > 0
+    assert phases["exit_code"] == 0 and phases["phases"][PHASES[RUN]]["cpu_s"] > 0
+    assert sum(p["cpu_s"] for p in phases["phases"].values()) == pytest.approx(phases["cpu_s"])
+    assert phases["phases"][PHASES[SCORE]]["wall_s"] > 0
     (size,) = figures["report"]
     assert size["results"] == 300 and "wall_s" in size["score"]
     table = (tmp_path / json_file.name.replace(".json", ".md")).read_text()
     assert "| (b)/(a) at 20 ms" in table and "harness CPU per case" in table
     assert "| vbench run / raw httpx client, whole processes, threaded stdlib server, 20 ms" in table
     assert "| `vbench --version` start to exit (median of 1) |" in table
-    assert "| HTML report (imports, charts, page)" in table  # here, or in the finishing child
+    assert "| HTML report (imports, charts, page)" in table
     assert table in capsys.readouterr().out
 
 

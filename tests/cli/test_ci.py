@@ -174,6 +174,7 @@ def test_the_comment_reads_the_summarys_rows_through_their_models() -> None:
     from pydantic import ValidationError
 
     from harness.cli.ci import comment_body
+    from harness.score.summary_model import Summary
     from tests.score.test_summary_model import summary
 
     data = summary()
@@ -182,9 +183,9 @@ def test_the_comment_reads_the_summarys_rows_through_their_models() -> None:
         {"gate": "verdict_accuracy>=0.9", "variant": "cand", "value": 0.5, "threshold": 0.9, "passed": False,
          "detail": "verdict_accuracy = 0.5000"}
     )  # fmt: skip
-    body = comment_body("prompt-gate", data, None, 1)
+    body = comment_body("prompt-gate", Summary.model_validate(data), None, 1)
     assert "| metric | control | candidate | Δ [99% CI] | gated |" in body
     assert "**Failed gates:** verdict\\_accuracy>=0.9: verdict\\_accuracy = 0.5000" in body.replace("\\>", ">")
     del data["gates"][-1]["passed"]
     with pytest.raises(ValidationError, match="passed"):
-        comment_body("prompt-gate", data, None, 1)
+        Summary.model_validate(data)  # a malformed row is refused by the one reader, before any comment is made

@@ -24,7 +24,7 @@ from harness.system.models import Derivability
 from tests.corpus.production import QUALITY, jsonl, rows, session_table
 from tests.report.cdp import open_page
 from tests.report.label_server import label_server
-from tests.report.test_label_browser import LABELS_SHOWN, press, settled
+from tests.report.test_label_browser import SAVED, press, settled
 
 QUERY = "SELECT id, session, executor FROM diagnosis_export ORDER BY id"
 OTHER = {d.value: list(Derivability)[(i + 3) % 6].value for i, d in enumerate(Derivability)}
@@ -38,17 +38,17 @@ def http_label(url: str, case_id: str, answers: dict[str, str]) -> None:
         assert r.status_code == 303
 
 
+LABELS_SHOWN = "JSON.stringify(Array.from(document.querySelectorAll('section.claim')).map(s => s.dataset.label))"
+
+
 async def keyboard_label(url: str, keys: list[str]) -> list[str]:
     async with open_page(url) as page:
         await settled(page, "document.querySelector('section.claim.current') !== null")
-        for i, key in enumerate(keys):
+        for key in keys:
             await press(page, key)
-            value = list(Derivability)[int(key) - 1].value
-            await settled(
-                page, f"document.querySelectorAll('section.claim')[{i}].dataset.label === {json.dumps(value)}"
-            )
-        await page.send("Page.reload")
-        await settled(page, "document.querySelectorAll('section.claim').length > 0")
+        await settled(page, SAVED)  # on disk; the page has gone on to the next open session
+        await page.send("Page.navigate", url=url)
+        await settled(page, f"location.href === {json.dumps(url)} && document.querySelectorAll('section.claim').length")
         return list(json.loads(await page.evaluate(LABELS_SHOWN)))
 
 

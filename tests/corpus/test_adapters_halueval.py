@@ -12,7 +12,7 @@ from harness.corpus.adapters.halueval import LICENCE_NOTE, HaluEvalQA, HaluEvalQ
 from harness.corpus.adapters.importer import case_yaml
 from harness.corpus.catalogue import load_catalogue
 from harness.corpus.loader import load_case_file
-from harness.score.conformance import deterministic_mismatches, verdicts_implied_by_labels
+from harness.run.conformance import deterministic_mismatches, verdicts_implied_by_labels
 from harness.system.models import Derivability, Verdict, VerifierCall
 from harness.system.pipeline import conclude, prepare
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.corpus.loader import load_cases
-from harness.score.conformance import case_check_problems
+from harness.run.conformance import case_check_problems
 
 CASES = Path(__file__).resolve().parents[2] / "cases"
 

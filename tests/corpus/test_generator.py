@@ -20,7 +20,7 @@ from harness.corpus.generator import (
 )
 from harness.corpus.loader import load_cases
 from harness.corpus.schema import Case
-from harness.score.conformance import quality_case_problems
+from harness.run.conformance import quality_case_problems
 from tests.corpus.helpers import REPO, case, example, quality, write
 
 

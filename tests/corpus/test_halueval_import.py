@@ -11,7 +11,7 @@ from harness.cli import main
 from harness.corpus.adapters.halueval import HaluEvalQA
 from harness.corpus.adapters.importer import collect
 from harness.corpus.loader import load_cases
-from harness.score.conformance import label_consistency_problems
+from harness.run.conformance import label_consistency_problems
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = REPO / "cases" / "external" / "halueval-qa"

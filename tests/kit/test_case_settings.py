@@ -13,7 +13,7 @@ from aiohttp import web
 
 from harness.cli import main
 from harness.corpus.loader import CorpusError, load_cases
-from harness.score.conformance import case_check_problems
+from harness.run.conformance import case_check_problems
 from tests.kit.helpers import ROOT, serve_args, sut_process
 from tests.kit.reencode import Encoding, ReencodingProxy
 

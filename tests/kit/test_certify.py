@@ -15,10 +15,10 @@ from harness.cli import main
 from harness.corpus.loader import load_cases
 from harness.corpus.schema import Case
 from harness.kit.certify import CertifySettings, certify
+from harness.run.conformance import invariant_violations, policy_case_mismatches
 from harness.run.execute import run_case, scripted_verifier_for
 from harness.run.folder import read_results
 from harness.score.certificate_model import certificate_text, read_certificate
-from harness.score.conformance import invariant_violations, policy_case_mismatches
 from harness.score.summary_model import read_summary_file
 from harness.system.protocol import protocol_schemas
 from tests.kit.helpers import ROOT, ThreadedApp, serve_args, sut_process
@@ -177,7 +177,7 @@ def test_a_shared_store_keeps_concurrent_requests_apart(tmp_path: Path) -> None:
     with sut_process(serve_args(port_file, "--store", store), port_file) as url:
         settings = CertifySettings(sut_url=url, out=tmp_path / "out", case_dirs=[ROOT / "cases"], concurrency=8)
         result = certify(POLICY[:40], [], settings)
-    assert result.passed, result.summary["conformance"]["failures"][:3]
+    assert result.passed, result.summary.conformance.failures[:3]
 
 
 # --- a SUT that misbehaves ------------------------------------------------------------------------

@@ -20,14 +20,18 @@ class LabelServer:
         self.folder, self.annotator, self.port_file = folder, annotator, port_file
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0
+        self.extra: tuple[str, ...] = ()
 
-    def start(self) -> str:
+    def start(self, port: int = 0, *extra: str) -> str:
+        """Start it (on `port`: the same one again after a kill keeps open tabs' address)."""
         self.port_file.unlink(missing_ok=True)
-        cmd = [sys.executable, "-m", "harness.cli", "label", "serve", str(self.folder), "--annotator", self.annotator,
-               "--port", "0", "--port-file", str(self.port_file)]  # fmt: skip
+        self.extra = extra = extra or self.extra
+        who = ["--annotator", self.annotator] if self.annotator else []
+        cmd = [sys.executable, "-m", "harness.cli", "label", "serve", str(self.folder), *who,
+               "--port", str(port), "--port-file", str(self.port_file), *extra]  # fmt: skip
         self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
-        while not self.port_file.exists():
+        while not self.port_file.exists():  # (a port just freed by a kill may take a moment to bind again)
             if self.proc.poll() is not None:
                 raise RuntimeError(
                     f"label serve exited: {self.proc.stderr.read().decode() if self.proc.stderr else ''}"
@@ -42,6 +46,12 @@ class LabelServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def restart(self) -> str:
+        """SIGKILL, then start again on the same port."""
+        port = self.port
+        self.kill()
+        return self.start(port)
+
     def kill(self) -> None:
         """SIGKILL: no clean-up runs, as when the machine or the process dies."""
         if self.proc is not None and self.proc.poll() is None:
@@ -50,9 +60,10 @@ class LabelServer:
 
 
 @contextlib.contextmanager
-def label_server(folder: Path, annotator: str, tmp_path: Path) -> Iterator[LabelServer]:
-    server = LabelServer(folder, annotator, tmp_path / f"port-{annotator}")
-    server.start()
+def label_server(folder: Path, annotator: str, tmp_path: Path, *extra: str) -> Iterator[LabelServer]:
+    """A server for `annotator` ("" for one that serves any annotator), killed at the end."""
+    server = LabelServer(folder, annotator, tmp_path / f"port-{annotator or 'any'}")
+    server.start(0, *extra)
     try:
         yield server
     finally:

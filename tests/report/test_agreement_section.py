@@ -77,3 +77,15 @@ def test_report_shows_the_section(reference_run: Path, tmp_path: Path) -> None:
     assert '<section id="agreement">' not in (run / "report.html").read_text()
     (tmp_path / "bad.json").write_text("{}")
     assert main(["report", str(run), "--agreement", str(tmp_path / "bad.json")]) == 2
+
+
+def test_the_section_prints_kappa_at_one_precision_and_says_when_it_is_undefined(tmp_path: Path) -> None:
+    path = agreement_file(tmp_path / "agreement.json")
+    data = json.loads(path.read_text())
+    data["vs_verifier"] = [{"annotator": "ann2", "claims": 4, "cohen_kappa": None, "cohen_kappa_ci": None,
+                            "percent_agreement": 0.5, "cohen_kappa_undefined": "the production verifier used one class"}]  # fmt: skip
+    path.write_text(json.dumps(data))
+    section = agreement_section(path)
+    assert section["pairs"][0]["kappa_text"] == "0.500 [0.100, 0.900]"
+    assert section["vs_verifier"][0]["kappa_text"] == "undefined: the production verifier used one class"
+    assert section["alpha"]["text"] == "0.480 [0.050, 0.850]"

@@ -11,6 +11,7 @@ from harness.report.prices import Price, PriceError, cost_of, load_prices
 from harness.report.signoff import ResultRow, result_rows
 from harness.score.frames import quality_frame
 from harness.score.registry import metric
+from harness.score.summary_model import Comparison
 from tests.report.builders import as_dict, outcome, record
 
 
@@ -33,12 +34,15 @@ def test_headline_rows_mark_the_best_variant_per_metric_with_direction() -> None
 def test_comparison_rows_read_the_holm_adjusted_p() -> None:
     rows = analyses.comparison_rows(
         [
-            {"a": "x", "b": "y", "cases": 30, "verdict_accuracy_diff": 0.36, "mcnemar_p": 0.001, "p_adjusted": 0.002,
+            Comparison.model_validate(c)
+            for c in (
+                {"a": "x", "b": "y", "cases": 30, "verdict_accuracy_diff": 0.36, "mcnemar_p": 0.001, "p_adjusted": 0.002,
              "mcnemar_a_only": 12, "mcnemar_b_only": 1, "claim_accuracy_diff": -0.12, "claim_accuracy_diff_p": 0.004,
              "claim_accuracy_diff_p_adjusted": 0.008},
             {"a": "x", "b": "z", "cases": 30, "verdict_accuracy_diff": 0.1, "mcnemar_p": 0.04, "p_adjusted": 0.08,
              "mcnemar_a_only": 5, "mcnemar_b_only": 0, "claim_accuracy_diff": 0.05, "claim_accuracy_diff_p": 0.03,
              "claim_accuracy_diff_p_adjusted": 0.06, "mde": 0.2},
+            )
         ]
     )  # fmt: skip
     assert (rows[0]["verdict_significant"], rows[0]["verdict_better"]) == (True, "x")
@@ -48,7 +52,9 @@ def test_comparison_rows_read_the_holm_adjusted_p() -> None:
     assert rows[1]["claim_significant"] is False
     # rows from before comparisons were decisions: figures stated, at the adjusted p, nothing decided
     assert rows[1]["conclusion"].startswith("x vs z: +10.0 pp verdict accuracy (A − B) on 30 paired cases, p = 0.080")
-    decided = analyses.comparison_rows([{**rows[1], "conclusion": "BLOCK z against x: verdict_accuracy: ..."}])
+    decided = analyses.comparison_rows(
+        [Comparison.model_validate({**rows[1], "conclusion": "BLOCK z against x: verdict_accuracy: ..."})]
+    )
     assert decided[0]["conclusion"] == "BLOCK z against x: verdict_accuracy: ..."  # the recorded decision, as is
 
 

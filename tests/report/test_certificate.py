@@ -12,30 +12,34 @@ from harness.report.context import recorded_corpus_policy_cases
 from harness.run.folder import CERTIFICATE_JSON
 from harness.score.certificate import build_certificate, certificate_status
 from harness.score.certificate_model import Certificate, write_certificate_json
+from harness.score.summary_model import Conformance
 
 SHA = "0123456789abcdef0123456789abcdef01234567-dirty"
 
 
-def conformance(covered: int, failed: int = 0, violations: int = 0) -> dict[str, Any]:
+def conformance(covered: int, failed: int = 0, violations: int = 0, **changes: Any) -> Conformance:
     scenarios = {f"s{i:02d}": {"cases": 2 if i < covered else 0, "passed": 2 if i < covered else 0} for i in range(22)}
     if failed:
         scenarios["s00"]["passed"] = 1
-    return {
-        "scenarios": scenarios,
-        "policy_cases": 10,
-        "policy_passed": 10 - failed,
-        "invariant_violations": violations,
-        "failures": [
-            {
-                "case_id": "<b>case</b>",
-                "kind": "policy",
-                "mismatches": ["verdict: <script>x</script>"],
-                "invariant_violations": [],
-            }
-        ]
-        if failed
-        else [],
-    }
+    return Conformance.model_validate(
+        {
+            "scenarios": scenarios,
+            "policy_cases": 10,
+            "policy_passed": 10 - failed,
+            "invariant_violations": violations,
+            "failures": [
+                {
+                    "case_id": "<b>case</b>",
+                    "kind": "policy",
+                    "mismatches": ["verdict: <script>x</script>"],
+                    "invariant_violations": [],
+                }
+            ]
+            if failed
+            else [],
+            **changes,
+        }
+    )
 
 
 def certificate(conf: dict[str, Any], name: str = "acme <sut>", corpus_policy_cases: int | None = None) -> Certificate:
@@ -61,7 +65,7 @@ def test_status_and_headline() -> None:
     assert certificate_status(conformance(22, failed=1), 0)[0] == "failed"
     assert certificate_status(conformance(22, violations=1), 0)[0] == "failed"
     assert certificate_status(conformance(22), errors=1)[0] == "failed"
-    assert certificate_status({**conformance(22), "policy_cases": 0, "policy_passed": 0}, 0)[0] == "failed"
+    assert certificate_status(conformance(22, policy_cases=0, policy_passed=0), 0)[0] == "failed"
 
 
 def test_any_filter_or_a_smaller_selection_makes_a_full_coverage_run_partial() -> None:

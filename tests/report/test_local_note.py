@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.report.local_note import closing_note, server_figures
+from harness.score.summary_model import Summary
 from tests.devtools.test_llamacpp_local_llm import SERVER_LOG
 
 
@@ -17,7 +18,9 @@ def test_server_figures_pool_the_timings_and_count_500s():
 
 
 def test_closing_note_without_a_log_has_no_server_line() -> None:
-    text = closing_note({"variants": [{"name": "reference", "model": "reference", "verdict_accuracy": 1.0}]})
+    summary = {"run": {"run_id": "r"}, "conformance": {}, "variants": [{"name": "reference", "model": "reference"}]}
+    summary["variants"][0] |= {"verdict_accuracy": 1.0, "quality_cases": 3}
+    text = closing_note(Summary.model_validate(summary))
     assert text.startswith("## Local LLM: closing note\n")
-    assert "| reference | None | None | 100% | n/a |" in text
+    assert "| reference | 3 | 0 | 100% | n/a |" in text
     assert "Server:" not in text

@@ -81,7 +81,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Rendered:
         summary = score_run(run, GateSettings(baseline=run.parent / "baseline"))
         html = render_run([run], run).read_text(encoding="utf-8")
         notes = (run / "summary.md").read_text(encoding="utf-8").splitlines()
-        return Rendered(summary, html, notes, closing_note(summary).splitlines())
+        return Rendered(summary.to_json(), html, notes, closing_note(summary).splitlines())
 
 
 def test_the_ship_decision_tables_show_every_decidable_metric(rendered: Rendered) -> None:

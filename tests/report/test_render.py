@@ -15,6 +15,7 @@ from harness.report.figures import headline_chart, label
 from harness.report.render import delta, figure, md
 from harness.score.outcome import VERDICT_WRONG
 from harness.score.registry import metric
+from harness.score.summary_model import ConformanceFailure
 from tests.report.builders import HOSTILE_MODEL, QUESTION_XSS, REPLY_XSS, TOOL_XSS, as_dict, record
 from tests.report.conftest import MODEL_REPLY_XSS, embedded
 
@@ -115,7 +116,9 @@ def test_record_payload_explains_a_failure_and_clips_long_text() -> None:
         record("c9", "v", 1, verdict="PASS", gold_verdict=["REJECT"], claims_got={"C1": "direct_observation"},
                gold_claims={"C1": ["contradicted"]}, raw_reply="x" * (REPLY_LIMIT + 5))
     )  # fmt: skip
-    conformance = {"mismatches": ["gatekeeper.status: expected fail, got pass"], "invariant_violations": []}
+    conformance = ConformanceFailure(
+        case_id="c9", kind="quality", mismatches=["gatekeeper.status: expected fail, got pass"]
+    )
     payload = record_payload(3, "r1", rec, VERDICT_WRONG, conformance, None)
     assert payload["ok"] is False and payload["cat"] == "verdict wrong"
     assert payload["why"] == [
@@ -252,7 +255,7 @@ def test_a_just_scored_run_reports_from_its_summary_in_memory(reference_run: Pat
     import shutil
 
     from harness.report.render import render_scored
-    from harness.score.summary_model import read_summary_file
+    from harness.score.summary_model import Summary, read_summary_file
 
     run = tmp_path / "just-scored"
     shutil.copytree(reference_run, run)
@@ -261,13 +264,13 @@ def test_a_just_scored_run_reports_from_its_summary_in_memory(reference_run: Pat
     marked = scored.to_json()
     ref = next(v for v in marked["variants"] if v["name"] == "reference")
     ref["verdict_accuracy"] = 0.4321  # a figure no scoring of this log gives
-    report = render_scored(run, marked, tmp_path / "out")
+    report = render_scored(run, Summary.model_validate(marked), tmp_path / "out")
     html = report.read_text(encoding="utf-8")
     assert "43.2%" in html
     assert not (run / "summary.json").exists()  # not scored again: scoring writes it
     data = embedded(report)
     assert len(data["records"]) == marked["run"]["results"] and (tmp_path / "out" / "summary.md").exists()
 
-    typed = render_scored(run, scored)  # the typed model is taken as it is, into the run folder by default
+    typed = render_scored(run, scored)  # into the run folder by default
     assert typed == run / "report.html" and f"{100 * scored.to_json()['variants'][0]['verdict_accuracy']:.1f}%" in typed.read_text(encoding="utf-8")  # fmt: skip
     assert not (run / "summary.json").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from harness.corpus.catalogue import load_catalogue
 from harness.report.signoff import certification, columns_for, result_rows, scenario_rows
 from harness.run.log import Manifest, VariantInfo
+from harness.score.summary_model import Summary
 from tests.report.builders import SPEC_MALFORMED, SPEC_PASS, SPEC_REJECT, outcome, record
 
 UNKNOWN = "chat-verifier-agent/not-in-the-spec/made-up"
@@ -83,7 +84,7 @@ def test_certification_names_what_was_certified_and_what_not() -> None:
         },
         "variants": [{"name": "m@p", "errors": 3}, {"name": "reference", "errors": 0}],
     }  # fmt: skip
-    cert = certification("r1", m, summary, rows, cols, {})
+    cert = certification("r1", m, Summary.model_validate({"run": {"run_id": "r1"}, **summary}), rows, cols, {})
     assert cert["passed"] is False
     assert (cert["implementation"], cert["git_sha"], cert["corpus_hash"]) == (
         "verifier-bench 9.9",
@@ -106,9 +107,8 @@ def test_certification_names_what_was_certified_and_what_not() -> None:
 
 def test_unknown_git_sha_is_a_caveat() -> None:
     m = manifest(git_sha=None)
-    cert = certification(
-        "r1", m, {"conformance": {"passed": True, "failures": []}}, [], columns_for("r1", m, "policy", {}), {}
-    )
+    summary = Summary.model_validate({"run": {"run_id": "r1"}, "conformance": {"passed": True, "failures": []}})
+    cert = certification("r1", m, summary, [], columns_for("r1", m, "policy", {}), {})
     assert any("cannot be tied to a commit" in c for c in cert["caveats"])
     # conformance "passed" over zero policy cases certifies nothing
     assert cert["passed"] is False

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-import harness.cli.run as cli_run
+from harness.app.phases import LOAD_CASES, watching
 from harness.cli import main
 from harness.corpus.loader import CorpusError, load_cases
 from harness.corpus.schema import Case
@@ -138,9 +138,7 @@ def offline_run(corpus: Path, out: Path) -> int:
     return main(["run", "--cases", str(corpus), "--out", str(out), "--no-cache", "--no-report"])
 
 
-def test_a_case_file_changed_between_loading_and_running_does_not_change_the_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_case_file_changed_between_loading_and_running_does_not_change_the_run(tmp_path: Path) -> None:
     offline_run(write_corpus(tmp_path / "as-loaded"), tmp_path / "as-loaded-run")
     changed = write_corpus(tmp_path / "changed")
     rewrite_cases(changed)
@@ -148,15 +146,14 @@ def test_a_case_file_changed_between_loading_and_running_does_not_change_the_run
     # not hollow: the rewritten files give other hashes and outcomes
     assert outcomes(tmp_path / "changed-run") != outcomes(tmp_path / "as-loaded-run")
 
-    real_run_study = cli_run.run_study
-
-    def rewrite_then_run(study: Study, cases: list[CaseRef], *args: object, **kwargs: object) -> object:
-        rewrite_cases(study.cases[0])  # after `vbench run` loaded and hashed the cases, before any unit runs
-        return real_run_study(study, cases, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(cli_run, "run_study", rewrite_then_run)
     corpus = write_corpus(tmp_path / "cases")
-    offline_run(corpus, tmp_path / "run")
+
+    def rewrite_after_loading(name: str, cpu: float, wall: float) -> None:
+        if name == LOAD_CASES:  # after `vbench run` loaded and hashed the cases, before any unit runs
+            rewrite_cases(corpus)
+
+    with watching(rewrite_after_loading):
+        offline_run(corpus, tmp_path / "run")
     assert Case.model_validate(yaml.safe_load((corpus / "q1.yaml").read_text())).session.question.startswith(
         "[q1] something else"
     )

@@ -13,14 +13,13 @@ from harness.run.folder import (
     RESULTS_FILE,
     CaseIndex,
     RunFileError,
-    iter_latest,
     read_cases,
     read_manifest,
     read_results,
-    unit_offsets,
 )
 from harness.run.log import RESULTS_SCHEMA, case_trace, persisted_of
 from harness.run.merge import without_timings
+from harness.run.runlog import RunLog
 from harness.score.scoring import GateSettings, score_run
 from harness.system.store import EVALUATION_KEY
 from tests.score.test_registry import missing_or_changed
@@ -51,7 +50,7 @@ def test_a_v1_folder_scores_to_the_summary_the_v1_code_wrote(tmp_path: Path) -> 
     run = tmp_path / "v1"
     shutil.copytree(V1_RUN, run)
     written = json.loads((V1_RUN / "summary.json").read_text())
-    again = score_run(run, GateSettings())
+    again = score_run(run, GateSettings()).to_json()
     # summary.json keys are added, never renamed: every key the v1 code wrote is there with its value, except the
     # bounds of rate CIs, whose interval method changed (cluster-adjusted Wilson with a small-sample shrink)
     changed = missing_or_changed(without_timings(written), without_timings(json.loads(json.dumps(again))))
@@ -62,16 +61,17 @@ def test_a_v1_folder_scores_to_the_summary_the_v1_code_wrote(tmp_path: Path) -> 
     assert [json.dumps(line) for line in lines] == (V1_RUN / "outcomes.jsonl").read_text().splitlines()
 
 
-def test_iter_latest_gives_sorted_read_results_and_the_last_line_of_a_unit_wins(tmp_path: Path) -> None:
+def test_the_run_log_gives_sorted_read_results_and_the_last_line_of_a_unit_wins(tmp_path: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(V1_RUN, run)
     lines = (run / RESULTS_FILE).read_text().splitlines()
     redone = json.loads(lines[7])
     redone["error"] = "timeout: redone"
     (run / RESULTS_FILE).write_text("\n".join([*lines, json.dumps(redone)]) + "\n")
-    streamed = list(iter_latest(run))
+    log = RunLog.read(run)
+    streamed = list(log.records())
     assert [r.key for r in streamed] == sorted(r.key for r in read_results(run))
-    assert len(streamed) == 20 == len(unit_offsets(run))
+    assert len(streamed) == 20 == len(log)
     assert next(r for r in streamed if r.case_id == redone["case_id"]).error == "timeout: redone"
 
 
@@ -82,7 +82,7 @@ def test_a_corrupt_line_is_named_by_the_streaming_reader(tmp_path: Path) -> None
     lines[3] = '{"case_id": "x"}'
     (run / RESULTS_FILE).write_text("\n".join(lines) + "\n")
     with pytest.raises(RunFileError, match=r"results.jsonl:4: not a results record"):
-        list(iter_latest(run))
+        list(RunLog.read(run).records())
 
 
 def test_case_index_reads_one_case_at_a_time_as_read_cases_does() -> None:
@@ -122,7 +122,7 @@ def test_a_new_run_references_the_case_trace_and_restores_it_exactly(tmp_path: P
             case = index.get(record.case_id)
             copy = record.model_copy(update={"persisted": persisted_of(record, case, manifest.excerpt_chars)})
             fh.write(copy.model_copy(update={"trace_from_case": False}).model_dump_json() + "\n")
-    assert without_timings(json.loads(json.dumps(score_run(full, GateSettings())))) == without_timings(summary)
+    assert without_timings(score_run(full, GateSettings()).to_json()) == without_timings(summary)
     v1_size = (V1_RUN / RESULTS_FILE).stat().st_size
     assert (run / RESULTS_FILE).stat().st_size < 0.75 * v1_size  # the same 20 units, without the copies
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.run.folder import RESULTS_FILE, ResultsFollower, ResultWriter, read_results
+from harness.run.folder import RESULTS_FILE, ResultWriter, read_results
 from harness.run.log import Gold, GoldSummary, RecordSummary, ResultRecord
 from harness.run.outcome import judged_outcome
 
@@ -46,44 +46,6 @@ def test_the_last_record_of_a_key_wins(tmp_path: Path) -> None:
         writer.write(record("a"))  # a resumed run redid it
     records = read_results(tmp_path)
     assert [(r.case_id, r.error) for r in records] == [("b", None), ("a", None)]
-
-
-def _ids(lines: list[bytes]) -> list[str]:
-    return [ResultRecord.model_validate_json(line).case_id for line in lines]
-
-
-def test_a_follower_reads_each_whole_line_once_as_the_writer_appends_it(tmp_path: Path) -> None:
-    """Another process reads the log while the run writes it: a line is handed out once, and only when whole."""
-    follower = ResultsFollower(tmp_path / RESULTS_FILE)
-    assert follower.new_lines() == []  # the writer has not made the file yet
-    with ResultWriter(tmp_path) as writer:
-        writer.write(record("a"))
-        assert _ids(follower.new_lines()) == ["a"]
-        assert follower.new_lines() == []
-        line = record("b").model_dump_json()
-        with (tmp_path / RESULTS_FILE).open("a") as fh:
-            fh.write(line[:30])  # half written
-        assert follower.new_lines() == []
-        with (tmp_path / RESULTS_FILE).open("a") as fh:
-            fh.write(line[30:] + "\n")
-        writer.write(record("c"))
-        assert _ids(follower.new_lines()) == ["b", "c"]
-    follower.close()
-
-
-def test_a_follower_reads_what_replaces_a_torn_tail(tmp_path: Path) -> None:
-    """A resumed run cuts off the torn tail of a kill and appends in its place: the follower, which saw the torn
-    bytes, reads the new lines from where the last whole line ended."""
-    with ResultWriter(tmp_path) as writer:
-        writer.write(record("a"))
-    with (tmp_path / RESULTS_FILE).open("a") as fh:
-        fh.write(record("torn").model_dump_json()[:60])
-    follower = ResultsFollower(tmp_path / RESULTS_FILE)
-    assert _ids(follower.new_lines()) == ["a"]
-    with ResultWriter(tmp_path) as writer:  # cuts the tail
-        writer.write(record("b"))
-    assert _ids(follower.new_lines()) == ["b"]
-    follower.close()
 
 
 def test_a_record_summary_is_the_record_s_own_fields_and_outcome() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from harness.run.folder import RunFileError, read_manifest, write_manifest
 from harness.run.gates import Gates, GateSettings
+from harness.run.settings import ExecutorSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD = [ROOT / "reports" / "baselines" / "reference", Path(__file__).parent / "data" / "v1-run"]
@@ -77,6 +78,10 @@ def test_a_setting_this_version_does_not_know_is_kept(tmp_path: Path) -> None:
 def test_a_setting_recorded_during_the_run_is_checked_against_its_type() -> None:
     manifest = read_manifest(OLD[1])
     manifest.settings["executor"] = {"name": "ray", "address": "127.0.0.1:6379"}
-    assert manifest.settings.executor == {"name": "ray", "address": "127.0.0.1:6379"}
+    executor = manifest.settings.executor
+    assert isinstance(executor, ExecutorSettings) and executor.name == "ray"
+    assert executor.model_dump() == {"name": "ray", "address": "127.0.0.1:6379"}  # the cluster's keys kept
+    with pytest.raises(ValueError, match=r"executor\.name"):
+        manifest.settings["executor"] = {"address": "127.0.0.1:6379"}
     with pytest.raises(ValueError, match="perturb_seed"):
         manifest.settings["perturb_seed"] = "soon"

@@ -25,6 +25,7 @@ from harness.run.folder import read_manifest, read_results
 from harness.run.log import ResultRecord
 from harness.run.merge import without_timings
 from harness.run.runner import run_study
+from harness.run.settings import ExecutorSettings
 from tests.run.corpus_builder import write_corpus
 from tests.run.test_perturb_run import BIASED, UNBIASED, scripted
 
@@ -88,10 +89,10 @@ def test_ray_gives_the_local_executors_figures(tmp_path: Path, server: LocalOpen
     keys = logged_keys(tmp_path / "ray")
     assert len(keys) == UNITS and set(keys.values()) == {1}  # every unit once, none written twice
     assert without_timings(summary(tmp_path / "ray")) == without_timings(summary(tmp_path / "local"))
-    executor = read_manifest(tmp_path / "ray").settings["executor"]
+    executor = read_manifest(tmp_path / "ray").settings.executor.model_dump()  # type: ignore[union-attr]
     assert executor == {"name": "ray", "version": ray.__version__, "address": cluster.address_info["gcs_address"]}
     assert executor["address"].startswith("127.0.0.1:")
-    assert read_manifest(tmp_path / "local").settings["executor"] == {"name": "local"}
+    assert read_manifest(tmp_path / "local").settings.executor == ExecutorSettings(name="local")
 
 
 def running_batches() -> list[int]:

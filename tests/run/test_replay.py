@@ -73,7 +73,7 @@ def test_a_warm_rerun_replays_every_quality_result_unchanged(
     assert not any(r.replayed for r in cold)
     assert stable(warm) == stable(cold)
     assert read_manifest(tmp_path / "warm").settings["replay"] is True
-    variant = score_run(tmp_path / "warm", GateSettings())["variants"][0]
+    variant = score_run(tmp_path / "warm", GateSettings()).to_json()["variants"][0]
     assert (variant["cached_results"], variant["replayed_results"]) == (7, 7)
     assert variant["harness_cpu_ms"]["p50"] is None  # no CPU was spent on a replayed result in this run
 

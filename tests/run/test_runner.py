@@ -28,7 +28,7 @@ def run(tmp_path: Path, **study_kwargs) -> tuple[dict, Path, list[FakeVerifier]]
 
     out = tmp_path / "run"
     run_study(study, load_cases([corpus]), out, factory)
-    return score_run(out, GateSettings()), out, made
+    return score_run(out, GateSettings()).to_json(), out, made
 
 
 def test_summary_figures_match_hand_computation(tmp_path: Path) -> None:
@@ -140,7 +140,9 @@ def test_resume_skips_finished_work_and_refuses_other_settings(tmp_path: Path) -
     result = run_study(study, load_cases([corpus]), out, factory)
     assert result.skipped == 7  # q7 had no reply: it is tried again, the rest is not redone
     assert sum(v.calls for v in again) == 1
-    assert score_run(out, GateSettings())["variants"][0]["claim_accuracy"] == summary["variants"][0]["claim_accuracy"]
+    assert (
+        score_run(out, GateSettings()).variants[0].figure("claim_accuracy") == summary["variants"][0]["claim_accuracy"]
+    )
     other = Study(cases=[corpus], models=["openai:fake"], prompts=["p1"], cache=None, resume=True, epochs=2)
     with pytest.raises(ResumeError):
         run_study(other, load_cases([corpus]), out, factory)
@@ -156,7 +158,7 @@ def test_a_crashing_verifier_is_recorded_and_the_run_finishes(tmp_path: Path) ->
     study = Study(cases=[corpus], models=["openai:x"], prompts=["p"], cache=None)
     result = run_study(study, load_cases([corpus]), tmp_path / "run", lambda v, e: Crashing())
     assert [r.error for r in result.records] == ["harness_error: RuntimeError: boom"] * 2
-    summary = score_run(tmp_path / "run", GateSettings())
+    summary = score_run(tmp_path / "run", GateSettings()).to_json()
     assert summary["variants"][0]["errors"] == 2
 
 

@@ -85,8 +85,12 @@ def test_three_shards_cover_every_unit_once_and_merge_to_the_single_run(
     assert sorted(keys) == sorted(r.key for r in whole)  # exactly once each
     assert any(r.perturbation for part in parts for r in part)
     for i in (1, 2, 3):
-        shard = read_manifest(sharded[f"s{i}"]).settings["shard"]
-        assert (shard["shard"], shard["units"], shard["plan_units"]) == (f"{i}/3", len(parts[i - 1]), len(whole))
+        shard = read_manifest(sharded[f"s{i}"]).settings.shard
+        assert shard is not None and (shard.shard, shard.units, shard.plan_units) == (
+            f"{i}/3",
+            len(parts[i - 1]),
+            len(whole),
+        )
 
     merged = tmp_path / "merged"
     assert main(["merge", *(str(sharded[f"s{i}"]) for i in (1, 2, 3)), "--out", str(merged), "--no-report"]) == 0
@@ -173,7 +177,8 @@ def test_study_key_shard(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     good.write_text(f'cases = ["{corpus}"]\nshard = "2/2"\ncache = "{tmp_path / "cache"}"\n')
     bad.write_text(f'cases = ["{corpus}"]\nshard = "3/2"\n')
     assert main(["run", "--study", str(good), "--out", str(tmp_path / "o"), "--no-report"]) in (0, 1)
-    assert read_manifest(tmp_path / "o").settings["shard"]["shard"] == "2/2"
+    shard = read_manifest(tmp_path / "o").settings.shard
+    assert shard is not None and shard.shard == "2/2"
     assert main(["run", "--study", str(bad), "--out", str(tmp_path / "p"), "--no-report"]) == 2
     err = capsys.readouterr().err
     assert "shard" in err and "bad.toml" in err

@@ -183,3 +183,49 @@ def test_the_committed_sample_figures_are_what_the_command_computes() -> None:
 
     sample = Path(__file__).resolve().parents[2] / "docs" / "guides" / "production-sample"
     assert read_agreement(sample / "agreement.json") == agreement_report(sample)
+
+
+def test_kappa_is_undefined_when_a_rater_uses_one_class() -> None:
+    """A rater who always answers one class gives kappa 0 whatever the other does: it is reported as undefined,
+    with the reason, never as "0.000 [0.000, 0.000]"."""
+    from harness.score.agreement import kappa_text
+
+    pairs = [(A, B), (B, B), (A, B), ("overstated", B)]
+    got = kappa_with_ci({"c1": pairs[:2], "c2": pairs[2:]}, CLASSES, ("alice", "verifier"))
+    assert got["cohen_kappa"] is None and got["cohen_kappa_ci"] is None
+    assert kappa_text(got) == (
+        "undefined: verifier used one class (contradicted), so agreement beyond chance cannot be measured"
+    )
+    fine = kappa_with_ci({"c1": [(A, A), (B, B)], "c2": [(A, B), (B, B)]}, CLASSES, ("alice", "bob"))
+    assert fine["cohen_kappa_undefined"] is None and kappa_text(fine) == "0.500 [" + kappa_text(fine)[7:]
+    assert kappa_text({"cohen_kappa": 1.0, "cohen_kappa_ci": [0.8, 1.0]}) == "1.000 [0.800, 1.000]"
+
+
+def test_the_console_says_undefined_for_a_verifier_of_one_class(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = import_folder(tmp_path)
+    folder = tmp_path / "imp"
+    for case in cases:  # the annotator labels every claim "unsupported": one class
+        for check in case.production.claim_checks:
+            label(folder, "ann1", case.id, check.claim_id, "unsupported")
+    assert main(["agreement", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "ann1 vs verifier" in out and "kappa undefined: ann1 used one class (unsupported)" in out
+    assert "0.000 [0.000, 0.000]" not in out
+    data = json.loads((folder / "agreement.json").read_text())
+    assert (
+        data["vs_verifier"][0]["cohen_kappa"] is None and "one class" in data["vs_verifier"][0]["cohen_kappa_undefined"]
+    )
+
+
+def test_a_torn_label_line_is_reported_not_fatal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = import_folder(tmp_path)
+    folder = tmp_path / "imp"
+    check = cases[0].production.claim_checks[0]
+    label(folder, "ann1", cases[0].id, check.claim_id, check.verification.value)
+    with (folder / "labels" / "ann1.jsonl").open("a") as fh:
+        fh.write('{"case_id": "x", "claim')  # a crash mid-write
+    assert main(["agreement", str(folder)]) == 0
+    err = capsys.readouterr().err
+    assert "ann1.jsonl:2: a line cut off mid-write (a crash or a full disk) is skipped" in err

@@ -12,6 +12,7 @@ import pytest
 from harness.run.folder import CERTIFICATE_JSON, RunFileError
 from harness.score.certificate import build_certificate
 from harness.score.certificate_model import Certificate, certificate_text, read_certificate, write_certificate_json
+from harness.score.summary_model import Conformance
 
 TOP_KEYS = (
     "schema_version", "status", "headline", "created", "sut", "kit", "spec_files", "corpus_hash", "case_dirs",
@@ -33,15 +34,22 @@ REQUIRED = [*TOP_KEYS, *(f"{part}.{key}" for part, keys in PART_KEYS.items() for
 
 def sample() -> Certificate:
     """A failed, filtered certificate: every list and the optional count non-empty, a dirty sha, an extra SUT key."""
-    conformance = {
-        "scenarios": {"s2": {"cases": 0, "passed": 0}, "s1": {"cases": 3, "passed": 2}},
-        "policy_cases": 3,
-        "policy_passed": 2,
-        "invariant_violations": 1,
-        "failures": [
-            {"case_id": "c1", "kind": "policy", "mismatches": ["verdict: pass != fail"], "invariant_violations": ["I3"]}
-        ],
-    }
+    conformance = Conformance.model_validate(
+        {
+            "scenarios": {"s2": {"cases": 0, "passed": 0}, "s1": {"cases": 3, "passed": 2}},
+            "policy_cases": 3,
+            "policy_passed": 2,
+            "invariant_violations": 1,
+            "failures": [
+                {
+                    "case_id": "c1",
+                    "kind": "policy",
+                    "mismatches": ["verdict: pass != fail"],
+                    "invariant_violations": ["I3"],
+                }
+            ],
+        }
+    )
     return build_certificate(
         sut={"url": "http://127.0.0.1:1", "name": "acme", "version": "1", "protocol": "vbench-sut/1"},
         kit={"name": "verifier-bench", "version": "0.1", "git_sha": "ab" * 20 + "-dirty"},

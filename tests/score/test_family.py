@@ -39,10 +39,10 @@ def test_compare_pairs_past_a_handful_decides_each_variant_against_the_control_o
     names = [f"v{i}" for i in range(ALL_PAIRS_MAX + 3)]
     frame = pd.concat([units(n, list(rng.random(30) < 0.8)) for n in names], ignore_index=True)
     rows = compare_pairs(frame, names, control="v2")
-    assert [(r["a"], r["b"]) for r in rows] == [("v2", n) for n in names if n != "v2"]
-    assert all(r["cases"] == 30 for r in rows)
+    assert [(r.a, r.b) for r in rows] == [("v2", n) for n in names if n != "v2"]
+    assert all(r.cases == 30 for r in rows)
     # Holm over the k - 1 comparisons of the family, not over all pairs
-    assert all(r["p_adjusted"] >= r["mcnemar_p"] for r in rows)
+    assert all(r.p_adjusted is not None and r.mcnemar_p is not None and r.p_adjusted >= r.mcnemar_p for r in rows)
     assert len(compare_pairs(frame, names, all_pairs=True)) == len(names) * (len(names) - 1) // 2
 
 

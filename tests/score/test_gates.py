@@ -9,11 +9,17 @@ import pytest
 
 from harness.cli import main
 from harness.run.gates import Gates
+from harness.run.settings import ShardSettings
 from harness.score.gates import GateError, check_gate_names, threshold_gates
+from harness.score.summary_model import GateResult, Summary
 
 
-def failed(gates: list[dict]) -> set[str]:
-    return {g["gate"] for g in gates if not g["passed"]}
+def failed(gates: list[GateResult]) -> set[str]:
+    return {g.gate for g in gates if not g.passed}
+
+
+def typed(data: dict) -> Summary:
+    return Summary.model_validate({"run": {"run_id": "r"}, **data})
 
 
 def summary(errors: int, cases: int) -> dict:
@@ -33,17 +39,17 @@ def summary(errors: int, cases: int) -> dict:
 
 
 def test_error_rate_gate() -> None:
-    assert failed(threshold_gates(summary(0, 10), Gates())) == set()
-    assert failed(threshold_gates(summary(10, 10), Gates())) == {"error_rate<=0.0"}
-    assert failed(threshold_gates(summary(1, 10), Gates(max_error_rate=0.1))) == set()
-    assert failed(threshold_gates(summary(0, 0), Gates())) == set()  # no quality case: no error gate
+    assert failed(threshold_gates(typed(summary(0, 10)), Gates())) == set()
+    assert failed(threshold_gates(typed(summary(10, 10)), Gates())) == {"error_rate<=0.0"}
+    assert failed(threshold_gates(typed(summary(1, 10)), Gates(max_error_rate=0.1))) == set()
+    assert failed(threshold_gates(typed(summary(0, 0)), Gates())) == set()  # no quality case: no error gate
 
 
 def test_threshold_gates_fail_on_missing_figures() -> None:
     s = summary(0, 10)
     s["variants"][0]["claim_accuracy"] = None
     gates = Gates(fail_under={"claim_accuracy": 0.5, "verdict_accuracy": 0.8}, max_unsafe_pass=0.05)
-    assert failed(threshold_gates(s, gates)) == {"claim_accuracy>=0.5"}
+    assert failed(threshold_gates(typed(s), gates)) == {"claim_accuracy>=0.5"}
 
 
 def no_policy_case() -> dict:
@@ -54,38 +60,39 @@ def no_policy_case() -> dict:
 
 def selection(policy_cases: int, filters: list[str] | None = None, shard: str | None = None) -> SimpleNamespace:
     """The manifest's case selection, which is all the policy gate reads of it."""
-    settings = SimpleNamespace(shard={"shard": shard} if shard else None)
+    settings = SimpleNamespace(shard=ShardSettings(shard=shard, index=2, count=3) if shard else None)
     return SimpleNamespace(
         policy_cases=policy_cases, filters=filters or [], case_dirs=["cases/quality"], settings=settings
     )
 
 
-def policy(run: SimpleNamespace | None) -> dict:
-    return threshold_gates(no_policy_case(), Gates(), run)[0]  # type: ignore[arg-type]
+def policy(run: SimpleNamespace | None) -> GateResult:
+    return threshold_gates(typed(no_policy_case()), Gates(), run)[0]  # type: ignore[arg-type]
 
 
 def test_a_policy_gate_that_checked_nothing_fails_and_says_so() -> None:
     for run in (selection(3), selection(2, ["kind:policy"]), None):  # policy cases selected, none scored; unknown
         gate = policy(run)
-        assert gate["gate"] == "policy_conformance" and gate["passed"] is False and gate["checked"] is False
-        assert gate["detail"].startswith("not checked: no policy case was scored")
+        assert gate.gate == "policy_conformance" and gate.passed is False and gate.checked is False
+        assert gate.detail.startswith("not checked: no policy case was scored")
 
 
 def test_a_policy_gate_the_users_selection_left_out_says_so_and_holds() -> None:
     gate = policy(selection(0, ["kind:quality"]))
-    assert gate["passed"] is True and gate["checked"] is False
-    assert gate["detail"].startswith("not checked: the filter kind:quality selects no policy case")
-    assert policy(selection(0))["detail"].startswith("not checked: cases/quality selects no policy case")
+    assert gate.passed is True and gate.checked is False
+    assert gate.detail.startswith("not checked: the filter kind:quality selects no policy case")
+    assert policy(selection(0)).detail.startswith("not checked: cases/quality selects no policy case")
     shard = policy(selection(4, shard="2/3"))  # the policy cases fell to other shards: the merged run scores them
-    assert shard["passed"] is True and shard["detail"].startswith("not checked: shard 2/3")
+    assert shard.passed is True and shard.detail.startswith("not checked: shard 2/3")
     broken = no_policy_case()
     broken["conformance"] |= {"invariant_violations": 1, "passed": False}
-    assert threshold_gates(broken, Gates(), selection(0))[0]["passed"] is False  # type: ignore[arg-type]
+    assert threshold_gates(typed(broken), Gates(), selection(0))[0].passed is False  # type: ignore[arg-type]
 
 
 def test_a_policy_gate_with_cases_is_checked() -> None:
-    gate = threshold_gates(summary(0, 10), Gates())[0]
-    assert gate["passed"] is True and "checked" not in gate and gate["detail"].startswith("1/1 policy cases")
+    gate = threshold_gates(typed(summary(0, 10)), Gates())[0]
+    assert gate.passed is True and gate.status == "passed" and gate.detail.startswith("1/1 policy cases")
+    assert "checked" not in gate.model_fields_set  # written as it always was: no "checked" key
 
 
 def test_decide_on_names_only_decidable_metrics_with_the_key_path() -> None:

@@ -63,8 +63,8 @@ def test_a_run_stopped_early_scores_the_units_it_sent_as_its_log_does(tmp_path: 
     out = tmp_path / "stopped"
     assert run_stopping(judge, out, model_name(CONTROL_SKILL, 1), model_name(0.4, 2)) == 1
     manifest = read_manifest(out)
-    stop = manifest.settings["stop_early"]
-    assert stop["reason"] == "block"
+    stop = manifest.settings.stop_early
+    assert stop is not None and stop.ended and stop.reason == "block" and stop.levels
     settings = gate_settings(manifest)  # from the manifest: at the design's last level, as the run decided
-    assert settings.gates.alpha == stop["levels"][-1] < 0.05
+    assert settings.gates.alpha == stop.levels[-1] < 0.05
     assert scored_files(out) == rescored(out, tmp_path, settings)

@@ -12,13 +12,14 @@ from harness.run.folder import read_manifest
 from harness.run.gates import GateSettings
 from harness.score.certificate import NO_POLICY_CASES, certificate_status
 from harness.score.scoring import score_run
+from harness.score.summary_model import Conformance
 from tests.run.corpus_builder import write_corpus
 
 
 def test_the_certificate_status_of_no_policy_case() -> None:
     conformance = {"scenarios": {"s1": {"cases": 0, "passed": 0}}, "policy_cases": 0, "policy_passed": 0}
     conformance |= {"invariant_violations": 0, "quality_expectation_mismatches": 0}
-    assert certificate_status(conformance, errors=0) == ("failed", NO_POLICY_CASES)
+    assert certificate_status(Conformance.model_validate(conformance), errors=0) == ("failed", NO_POLICY_CASES)
 
 
 def test_a_quality_only_run_says_nothing_was_certified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -48,9 +49,9 @@ def test_a_run_whose_policy_cases_were_not_scored_checked_nothing_and_fails(
     results.write_text("".join(line for line in lines if '"kind":"policy"' not in line))
     assert len(results.read_text().splitlines()) < len(lines)
     summary = score_run(out, GateSettings.from_manifest_settings(read_manifest(out).settings))
-    gate = summary["gates"][0]
-    assert gate["gate"] == "policy_conformance" and gate["checked"] is False and not summary["passed"]
-    assert gate["detail"].startswith("not checked: no policy case was scored")
+    gate = summary.gates[0]
+    assert gate.gate == "policy_conformance" and gate.checked is False and not summary.passed
+    assert gate.detail.startswith("not checked: no policy case was scored")
     junit = (out / "junit.xml").read_text()
     assert "not checked: no policy case was scored" in junit and "<failure" in junit
     capsys.readouterr()

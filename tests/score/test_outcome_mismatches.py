@@ -9,10 +9,10 @@ from itertools import combinations, product
 from pathlib import Path
 
 from harness.corpus.loader import load_cases
+from harness.run.conformance import policy_case_mismatches
 from harness.run.execute import execute_case, scripted_verifier_for
 from harness.run.log import ResultRecord
 from harness.run.records import record_from_run
-from harness.score.conformance import policy_case_mismatches
 from harness.score.outcome import outcome, record_outcome
 from harness.system.models import Derivability, Verdict
 

@@ -55,7 +55,7 @@ def missing_or_changed(old: Any, new: Any, path: str = "") -> list[str]:
 
 def test_a_summary_from_before_the_registry_is_a_subset_of_the_new_one_with_equal_values(pre_run: Path) -> None:
     old = json.loads((pre_run / "summary.json").read_text())
-    new = score_run(pre_run, PRE_GATES)
+    new = score_run(pre_run, PRE_GATES).to_json()
     # every key kept with its value, except the bounds of rate CIs: a score interval (cluster-adjusted Wilson)
     # replaced the percentile bootstrap, which gave [0, 0] to a rate with no event
     changed = missing_or_changed(old, new)
@@ -126,8 +126,8 @@ def test_one_registry_entry_reaches_summary_gates_console_report_and_breakdowns(
         groups = [g for breakdown in ("per_scenario", "per_tag", "per_dataset") for g in variant[breakdown].values()]
         assert groups and all("pass_share" in g for g in groups)
         # lower is better: --fail-under names a ceiling, and a non-zero share is over a ceiling of 0
-        gate = next(g for g in summary["gates"] if g["gate"].startswith("pass_share"))
-        assert gate["gate"] == "pass_share<=0.0" and gate["passed"] is False and summary["passed"] is False
+        gate = next(g for g in summary.gates if g.gate.startswith("pass_share"))
+        assert gate.gate == "pass_share<=0.0" and gate.passed is False and summary.passed is False
         out = io.StringIO()
         print_summary(Console(file=out, width=250), summary, pre_run)
         assert "PASS share" in out.getvalue() and "gate failed pass_share<=0.0" in out.getvalue()

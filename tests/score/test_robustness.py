@@ -9,6 +9,7 @@ import pytest
 from harness.run.log import Gold, ResultRecord
 from harness.score.headline import headline_records, is_headline
 from harness.score.robustness import add_robustness, claim_flips, robustness
+from harness.score.summary_model import VariantSummary
 
 GOLD = Gold(
     parse_status="valid",
@@ -46,13 +47,13 @@ def test_flip_rates_and_accuracy_by_hand() -> None:
         record("c", "PASS", {}, perturbation="claim-order", error="transport"),
     ]
     figures = robustness(records)["v"]["claim-order"]
-    assert figures["cases"] == 2 and figures["units"] == 3
-    assert figures["verdict_flip_rate"] == pytest.approx(1 / 3)
-    assert figures["claim_flip_rate"] == pytest.approx(2 / 6)
-    lo, hi = figures["verdict_flip_rate_ci"]
+    assert figures.cases == 2 and figures.units == 3
+    assert figures.verdict_flip_rate == pytest.approx(1 / 3)
+    assert figures.claim_flip_rate == pytest.approx(2 / 6)
+    lo, hi = figures.verdict_flip_rate_ci
     assert 0 <= lo <= 1 / 3 <= hi <= 1
-    assert figures["verdict_accuracy"] == pytest.approx(2 / 3)
-    assert figures["claim_accuracy"] == pytest.approx(4 / 6)
+    assert figures.verdict_accuracy == pytest.approx(2 / 3)
+    assert figures.claim_accuracy == pytest.approx(4 / 6)
     assert "w" not in robustness(records)
 
 
@@ -66,19 +67,21 @@ def test_claim_ids_are_read_back_through_the_map() -> None:
     assert claim_flips(original, renamed) == (0, 2)
     assert claim_flips(original, renamed.model_copy(update={"claim_id_map": None})) == (2, 2)
     figures = robustness([original, renamed])["v"]["claim-ids"]
-    assert figures["claim_flip_rate"] == 0 and figures["claim_accuracy"] == 1.0
+    assert figures.claim_flip_rate == 0 and figures.claim_accuracy == 1.0
 
 
 def test_every_asked_perturbation_gets_an_entry() -> None:
-    summary: dict[str, Any] = {"variants": [{"name": "v"}, {"name": "w"}]}
+    variants = [VariantSummary(name="v"), VariantSummary(name="w")]
     records = [record("a", "REJECT", RIGHT), record("a", "PASS", RIGHT, perturbation="format")]
-    add_robustness(summary, records, ["format", "distractor"])
-    assert summary["variants"][0]["robustness"]["format"]["verdict_flip_rate"] == 1.0
-    empty = summary["variants"][1]["robustness"]["distractor"]
-    assert empty["cases"] == 0 and empty["verdict_flip_rate"] is None and empty["claim_flip_rate_ci"] is None
-    plain: dict[str, Any] = {"variants": [{"name": "v"}]}
+    add_robustness(variants, records, ["format", "distractor"])
+    assert variants[0].robustness is not None and variants[0].robustness["format"].verdict_flip_rate == 1.0
+    assert variants[1].robustness is not None
+    empty = variants[1].robustness["distractor"]
+    assert empty.cases == 0 and empty.verdict_flip_rate is None and empty.claim_flip_rate_ci is None
+    assert "claim_flip_rate_ci" in variants[1].model_dump(exclude_unset=True)["robustness"]["distractor"]
+    plain = [VariantSummary(name="v")]
     add_robustness(plain, records, [])
-    assert "robustness" not in plain["variants"][0]
+    assert "robustness" not in plain[0].model_dump(exclude_unset=True)
 
 
 def test_headline_predicate() -> None:

@@ -12,14 +12,23 @@ import pytest
 from pydantic import ValidationError
 
 from harness.score.compare import comparison_row
+from harness.score.registry import metrics
 from harness.score.summary_model import (
     Calibration,
+    ClassFigures,
     Comparison,
+    ConformanceFailure,
     Consistency,
+    DatasetGrounding,
     Decision,
+    DecisionGate,
     GateResult,
+    GroupFigures,
     PerturbationFigures,
+    PolicyGate,
     Stability,
+    Summary,
+    ThresholdGate,
     read_summary_file,
     write_summary,
 )
@@ -57,11 +66,13 @@ def summary() -> dict[str, Any]:
 def test_every_row_reads_as_its_model_and_writes_back_byte_for_byte(tmp_path: Path) -> None:
     data = summary()
     written = write_summary(tmp_path, data)
-    assert written == json.loads(json.dumps(data))  # the same keys, order and values as the rows were made with
+    assert written.to_json() == json.loads(
+        json.dumps(data)
+    )  # the same keys, order and values as the rows were made with
     model = read_summary_file(tmp_path)
     assert isinstance(model.decisions[0], Decision) and model.decisions[0].metrics["verdict_accuracy"].units == 4
     assert isinstance(model.comparisons[0], Comparison) and model.comparisons[0].p_adjusted == 0.5
-    assert [type(g) for g in model.gates] == [GateResult, GateResult] and model.gates[0].value == 1
+    assert [type(g) for g in model.gates] == [PolicyGate, DecisionGate] and model.gates[0].value == 1
     v = model.variants[0]
     assert isinstance(v.stability, Stability) and isinstance(v.consistency, Consistency)
     assert isinstance(v.calibration, Calibration) and v.calibration.bins[0].n == 2
@@ -83,7 +94,7 @@ def test_every_row_reads_as_its_model_and_writes_back_byte_for_byte(tmp_path: Pa
         ),
         (("decisions", 0, "regressions"), [{"epoch": 1}], "decisions.0.regressions.0.case_id"),
         (("comparisons", 0, "cases"), "all", "comparisons.0.cases"),
-        (("gates", 1, "passed"), "perhaps", "gates.1.passed"),
+        (("gates", 1, "passed"), "perhaps", "gates.1.ship_decision.passed"),
         (("variants", 0, "stability", "flaky"), "some", "variants.0.stability.flaky"),
         (("variants", 0, "calibration", "bins"), [{"n": 1}], "variants.0.calibration.bins.0.low"),
         (("variants", 0, "robustness", "claim-order", "cases"), "x", "variants.0.robustness.claim-order.cases"),
@@ -133,3 +144,93 @@ def test_a_row_written_before_a_key_existed_reads_without_it(tmp_path: Path) -> 
     model = read_summary_file(tmp_path)
     assert model.comparisons[0].decision is None and model.decisions[0].tests == {}
     assert model.to_json() == data  # nothing added for the keys the file did not hold
+
+
+COMMITTED = [
+    Path(__file__).parents[1] / "run" / "data" / "v1-run",
+    Path(__file__).parents[2] / "reports" / "baselines" / "reference",
+]
+"""Committed run folders whose summary.json an older version wrote (no `metrics`, no `perturbed_results`...)."""
+
+
+@pytest.mark.parametrize("folder", COMMITTED, ids=lambda p: p.name)
+def test_a_committed_summary_reads_and_writes_back_unchanged(folder: Path, tmp_path: Path) -> None:
+    """Every key and value as written (a variant's registered metrics are written in the registry's order)."""
+    model = read_summary_file(folder)
+    assert model.run is not None and model.results == model.run.results > 0
+    assert set(model.figures()) == {v.name for v in model.variants}
+    write_summary(tmp_path, model)
+    original = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    assert json.loads((tmp_path / "summary.json").read_text(encoding="utf-8")) == original
+    assert "metrics" not in original and model.to_json() == original  # a key it lacked is not added
+
+
+def test_a_comparison_from_before_holm_is_read_with_its_raw_p(tmp_path: Path) -> None:
+    data = summary()
+    old = {k: v for k, v in data["comparisons"][0].items() if k not in ("p_adjusted", "claim_accuracy_diff_p_adjusted")}
+    data["comparisons"] = [old]
+    (tmp_path / "summary.json").write_text(json.dumps(data))
+    (comparison,) = read_summary_file(tmp_path).comparisons
+    assert comparison.verdict_p == old["mcnemar_p"] and comparison.claim_p == old["claim_accuracy_diff_p"]
+    assert Comparison.model_validate({**old, "p_adjusted": 0.9}).verdict_p == 0.9
+
+
+def test_renamed_maps_every_variant_name_and_keeps_the_keys() -> None:
+    model = Summary.model_validate(summary())
+    model.conformance.failures.append(ConformanceFailure(case_id="c1", kind="quality", variant="cand"))
+    rename = {"cand": "run1/cand", "ctl": "run1/ctl", "v": "run1/v"}
+    renamed = model.renamed(rename)
+    assert [v.name for v in renamed.variants] == ["run1/v"]
+    assert (renamed.comparisons[0].a, renamed.comparisons[0].b) == ("run1/ctl", "run1/cand")
+    assert (renamed.decisions[0].candidate, renamed.decisions[0].control) == ("run1/cand", "run1/ctl")
+    assert [g.variant for g in renamed.gates] == [None, "run1/cand"]
+    assert renamed.conformance.failures[0].variant == "run1/cand"
+    assert model.variants[0].name == "v"  # a copy: the summary itself is unchanged
+    assert set(renamed.to_json()["decisions"][0]) == set(model.to_json()["decisions"][0])
+
+
+def test_figures_are_the_registered_metrics_of_each_variant() -> None:
+    data = summary()
+    data["variants"][0] |= {"verdict_accuracy": 0.75, "verdict_accuracy_ci": [0.5, 0.9]}
+    model = Summary.model_validate(data)
+    figures = model.figures()["v"]
+    assert figures["verdict_accuracy"] == 0.75 and figures["claim_accuracy"] is None
+    assert set(figures) == {m.key for m in metrics()}
+    assert model.variants[0].figure_ci("verdict_accuracy") == [0.5, 0.9]
+
+
+def test_each_gate_reads_as_its_kind_by_its_name(tmp_path: Path) -> None:
+    data = summary()
+    data["gates"] += [
+        {"gate": "verdict_accuracy>=0.9", "variant": "cand", "value": None, "threshold": 0.9, "passed": False},
+        {"gate": "reviewed_by_a_person", "value": "yes", "passed": True},  # a kind a later version may add
+    ]
+    (tmp_path / "summary.json").write_text(json.dumps(data))
+    gates = read_summary_file(tmp_path).gates
+    assert [type(g) for g in gates] == [PolicyGate, DecisionGate, ThresholdGate, GateResult]
+    assert gates[1].value == "ship" and gates[1].threshold == "ctl" and gates[2].status == "failed"
+    assert read_summary_file(tmp_path).to_json() == data  # no key added to any kind
+    data["gates"][1]["value"] = "maybe"  # a decision gate holds a decision
+    with pytest.raises(ValidationError, match=r"gates\.1\.ship_decision\.value"):
+        Summary.model_validate(data)
+    data["gates"][1]["value"], data["gates"][2]["threshold"] = "ship", "high"  # a threshold is a number
+    with pytest.raises(ValidationError, match=r"gates\.2\.threshold\.threshold"):
+        Summary.model_validate(data)
+
+
+def test_the_breakdowns_read_as_their_models_and_keep_their_order(tmp_path: Path) -> None:
+    data = summary()
+    data["variants"][0] |= {
+        "per_class": {"contradicted": {"precision": 0.5, "recall": 1.0, "f1": 0.6667, "support": 2}},
+        "per_tag": {"redis": {"cases": 3, "verdict_accuracy": 2 / 3, "claims": 7}},
+        "grounding_bacc_by_dataset": {"fever": {"grounding_bacc": None, "grounding_bacc_ci": None, "claims": 0}},
+    }
+    (tmp_path / "summary.json").write_text(json.dumps(data))
+    v = read_summary_file(tmp_path).variants[0]
+    assert isinstance(v.per_class["contradicted"], ClassFigures) and v.per_class["contradicted"].support == 2
+    assert isinstance(v.per_tag["redis"], GroupFigures) and v.per_tag["redis"].figure("verdict_accuracy") == 2 / 3
+    assert isinstance(v.grounding_bacc_by_dataset["fever"], DatasetGrounding)
+    assert list(v.row()["per_tag"]["redis"]) == ["cases", "verdict_accuracy", "claims"]  # as written
+    data["variants"][0]["per_tag"]["redis"]["cases"] = "three"
+    with pytest.raises(ValidationError, match=r"variants\.0\.per_tag\.redis\.cases"):
+        Summary.model_validate(data)

@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.score.meaning import json_unescape, mentions, same_number, same_unordered, text_views, token_in
+from harness.run.meaning import json_unescape, mentions, same_number, same_unordered, text_views, token_in
 from tests.kit.reencode import escape_string
 
 texts = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=60)

@@ -2,11 +2,16 @@
 
 Pure functions over a case and what the system persisted. Policy cases must
 agree 100%; the invariants hold for every case of either kind (CASE_FORMAT.md).
+
+The rule sits beside the run log, as the outcome rule does: the run's worker checks each record against the
+case it ran (`findings_of`) as it writes it, and the record keeps its findings (`ResultRecord.findings`), so
+scoring reads records only. A record from a folder written before records carried them is checked when it is
+read (`found`), against the case the folder holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -14,8 +19,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.corpus.schema import Case
-from harness.score.meaning import same_unordered
-from harness.score.outcome import Outcome, outcome
+from harness.run.log import ResultRecord, with_trace
+from harness.run.meaning import same_unordered
+from harness.run.outcome import CLEAN, Findings, Outcome, outcome
 from harness.system import policy
 from harness.system.models import (
     DERIVABILITY_CLASSES,
@@ -152,6 +158,60 @@ class CaseViews:
         if self._last is None or not self._last.fits(case, excerpt_chars):
             self._last = CaseView.of(case, excerpt_chars)
         return self._last
+
+
+def case_problems(
+    record: ResultRecord,
+    case: Case | None,
+    excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
+    views: CaseViews | None = None,
+) -> tuple[list[str], list[str]]:
+    """(expectation mismatches, invariant violations) of one record.
+
+    Policy records are checked whole; quality records on their deterministic
+    parts (parse status, gatekeeper). Every record is checked for invariants.
+    `views`: where a stream of records keeps its current case's `CaseView` (built once per case).
+    """
+    persisted = record.persisted
+    if persisted is None or not isinstance(persisted.get(EVALUATION_KEY), dict):
+        return ([f"no evaluation: {record.error}"] if record.kind == "policy" else []), []
+    if case is None:
+        return ["case content missing from the run log"], []
+    view = views.get(case, excerpt_chars) if views is not None else CaseView.of(case, excerpt_chars)
+    restored = record.trace_from_case
+    if restored:  # the elided trace is the case's spec trace, already read as reported
+        persisted = with_trace(persisted, list(view.reported_trace)) or persisted
+    read = read_evaluation(persisted[EVALUATION_KEY])
+    evaluation, unreadable = read
+    if evaluation is None:
+        return [str(unreadable)], invariant_violations(case, persisted, excerpt_chars, read, view, restored)
+    mismatches = (
+        policy_case_mismatches(case, evaluation)
+        if record.kind == "policy"
+        else deterministic_mismatches(case, evaluation)
+    )
+    return mismatches, invariant_violations(case, persisted, excerpt_chars, read, view, restored)
+
+
+def findings_of(
+    record: ResultRecord, case: Case | None, excerpt_chars: int, views: CaseViews | None = None
+) -> Findings:
+    """`case_problems` as the record keeps them (one shared `CLEAN` for a record that met its case)."""
+    mismatches, violations = case_problems(record, case, excerpt_chars, views)
+    if not mismatches and not violations:
+        return CLEAN
+    return Findings(mismatches=tuple(mismatches), invariant_violations=tuple(violations))
+
+
+def found(
+    record: ResultRecord, case_of: Callable[[str], Case | None], excerpt_chars: int, views: CaseViews | None = None
+) -> Findings:
+    """A record's findings: the ones stored with it, or, for a record written before records carried them (or
+    made where its case was not at hand), its case checked now (`case_of`: the folder's). Every reader of a
+    record's findings goes through here, as every reader of its outcome goes through `judged`."""
+    if record.findings is not None:
+        return record.findings
+    return findings_of(record, case_of(record.case_id), excerpt_chars, views)
 
 
 def invariant_violations(

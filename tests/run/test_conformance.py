@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.corpus.loader import load_cases
+from harness.run.conformance import CaseViews, invariant_violations, policy_case_mismatches
 from harness.run.execute import run_case, scripted_verifier_for
-from harness.score.conformance import CaseViews, invariant_violations, policy_case_mismatches
 from harness.system.models import Verdict
 from tests.run.corpus_builder import write_corpus
 
