@@ -104,6 +104,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--require-ship", action="store_true", help="an inconclusive decision exits 1 too (proof of non-inferiority)"
     )
     run.add_argument(
+        "--all-pairs",
+        action="store_true",
+        help="decide every pair of variants; by default past six variants each is decided against the control and "
+        "all are ranked (multiple comparisons with the best)",
+    )
+    run.add_argument(
         "--fail-under", action="append", default=[], metavar="METRIC=VALUE", help="gate, e.g. verdict_accuracy=0.8"
     )
     run.add_argument("--max-unsafe-pass", type=float, help="gate on the false-accept rate, e.g. 0.02")
@@ -189,6 +195,8 @@ def study_from_args(args: argparse.Namespace) -> Study:
         gates["margin"] = args.margin
     if args.require_ship:
         gates["require_ship"] = True
+    if args.all_pairs:
+        gates["all_pairs"] = True
     if args.decide_on:
         gates["decide_on"] = args.decide_on
     overrides: dict[str, Any] = {

@@ -27,6 +27,7 @@ from harness.run.plan import variant_name
 from harness.run.runlog import RunLog
 from harness.score.outcome import record_outcome
 from harness.score.summary_model import read_summary_file
+from harness.score.validity.family import family_bands_met, family_markdown, run_family_study
 from harness.score.validity.judge import model_name
 from harness.score.validity.report import markdown, meets_bands
 from harness.score.validity.simulate import decide_pair, simulate_run
@@ -80,6 +81,22 @@ def http_check(
     }  # fmt: skip
 
 
+def family_main(args: argparse.Namespace) -> int:
+    """The family study (`harness.score.validity.family`), written to reports/validity/family-<date>.{md,json}."""
+    started = time.monotonic()
+    tables = [case_table(c) for c in load_cases([args.cases])]
+    rows = [c.as_dict() for c in run_family_study(tables, args.replications, args.seed)]
+    command = f"python -m harness.cli.validity --family --replications {args.replications} --seed {args.seed}"
+    text = family_markdown(rows, command) + f"\nSeconds: {time.monotonic() - started:.0f}.\n"
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = args.out / ("family-" + datetime.now(UTC).strftime("%Y-%m-%d"))
+    stem.with_suffix(".json").write_text(json.dumps({"command": command, "rows": rows}, indent=2) + "\n")
+    stem.with_suffix(".md").write_text(text, encoding="utf-8")
+    print(text)
+    print(f"written {stem}.md and {stem}.json")
+    return 0 if family_bands_met(rows) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="The validity study of the ship decision and the per-variant CIs.")
     parser.add_argument("--cases", type=Path, default=Path("cases/quality"))
@@ -88,7 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=26)
     parser.add_argument("--look-size", type=int, default=StudySettings.look_size)
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP check (it is then reported as not run)")
+    parser.add_argument(
+        "--family", action="store_true", help="only the family study: Hsu's MCB ranking of many variants"
+    )
+    parser.add_argument("--replications", type=int, default=400, help="with --family: draws per condition")
     args = parser.parse_args(argv)
+    if args.family:
+        return family_main(args)
     started = time.monotonic()
     tables = [case_table(c) for c in load_cases([args.cases])]
     s = StudySettings(pairs=args.pairs, seed=args.seed, look_size=args.look_size)

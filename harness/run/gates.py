@@ -38,6 +38,10 @@ class Gates(BaseModel):
         description="non-inferiority margin of the ship decision, in percentage points (docs/manual/ship-decision.md)",
     )
     require_ship: bool = Field(default=False, description="an inconclusive decision fails the run too")
+    all_pairs: bool = Field(
+        default=False,
+        description="compare every pair of variants even past a handful of them (by default each with the control)",
+    )
     decide_on: list[str] = Field(
         default_factory=lambda: list(DEFAULT_DECIDE_ON),
         min_length=1,

@@ -8,13 +8,13 @@ summaries held (differences A − B, McNemar counts, Holm-adjusted p over the fa
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
 from harness.score.decide import DEFAULT_GATED, DEFAULT_MARGIN, Decision, MetricComparison, decide, decision_line
+from harness.score.family import family_pairs
 from harness.score.stats import holm
 from harness.score.summary_model import Comparison
 from harness.score.wording import format_p
@@ -102,14 +102,22 @@ def _neg_ci(ci: list[float] | None) -> list[float] | None:
 
 
 def compare_pairs(
-    outcomes: pd.DataFrame, names: Sequence[str], gold: Gold | None = None, **settings: Any
+    outcomes: pd.DataFrame,
+    names: Sequence[str],
+    gold: Gold | None = None,
+    *,
+    control: str | None = None,
+    all_pairs: bool = False,
+    **settings: Any,
 ) -> list[Comparison]:
-    """Every pair of the named variants (B against A, A the earlier name), Holm-adjusted as one family."""
-    by_name = {name: outcomes[outcomes["variant"] == name] for name in names}
+    """The family's pairs (`family.family_pairs`: every pair, B against the earlier A, up to a handful of variants
+    or when asked; past it each variant against the control), Holm-adjusted as one family."""
+    by_name = {name: frame for name, frame in outcomes.groupby("variant", sort=False)} if len(outcomes) else {}
+    empty = outcomes.iloc[0:0]
     return adjust_comparisons(
         [
-            compare_outcomes(by_name[a], by_name[b], gold, names=(a, b), **settings)
-            for a, b in itertools.combinations(names, 2)
+            compare_outcomes(by_name.get(a, empty), by_name.get(b, empty), gold, names=(a, b), **settings)
+            for a, b in family_pairs(names, control=control, all_pairs=all_pairs)
         ]
     )
 

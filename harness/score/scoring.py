@@ -145,7 +145,8 @@ def score_log(log: RunLog, settings: GateSettings, run_dir: Path | None = None) 
     outcomes = frames.outcomes
     summary = summarise(
         manifest, frames.quality, frames.claims, outcomes, frames.conformance, frames.headline, frames.gold,
-        perturbed_results=frames.logged - frames.headline, margin=gates.margin_fraction, alpha=gates.alpha, gated=tuple(gates.decide_on),
+        perturbed_results=frames.logged - frames.headline, margin=gates.margin_fraction, alpha=gates.alpha,
+        gated=tuple(gates.decide_on), control=settings.control, all_pairs=gates.all_pairs,
     )  # fmt: skip
     add_robustness(summary.variants, frames.robustness_units, perturbations)
     gate_rows = threshold_gates(summary, gates, manifest)

@@ -18,6 +18,7 @@ from harness.corpus.schema import Case
 from harness.run.conformance import CaseViews, case_problems
 from harness.run.log import Manifest, ResultRecord, error_reason
 from harness.score.compare import compare_pairs
+from harness.score.family import rank_variants
 from harness.score.metrics import (
     breakdown,
     claim_details,
@@ -173,7 +174,9 @@ def summarise(
         variants.append(variant_summary(meta, q, c))
     # each pair decided as a ship decision of the later variant against the earlier (`decision_settings`:
     # the run's margin, alpha and gated metrics)
-    comparisons = compare_pairs(outcomes, [v.name for v in manifest.variants], gold, **decision_settings)
+    names = [v.name for v in manifest.variants]
+    comparisons = compare_pairs(outcomes, names, gold, **decision_settings)
+    ranked = rank_variants(outcomes, names, alpha=decision_settings.get("alpha", 0.05)) if len(names) > 2 else None
     return Summary(
         schema_version=SUMMARY_SCHEMA,
         run=RunInfo(
@@ -190,5 +193,6 @@ def summarise(
         conformance=conformance_figures,
         variants=variants,
         comparisons=comparisons,
+        **({"ranking": ranked} if ranked is not None else {}),
         metrics=[m.describe() for m in metrics()],
     )

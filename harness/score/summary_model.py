@@ -36,6 +36,7 @@ from pydantic import (
 
 from harness.run.folder import SUMMARY_FILE, read_text, write_text
 from harness.run.settings import StopEarlySettings
+from harness.score.family import Ranking
 from harness.score.registry import metrics, summary_keys
 
 SUMMARY_SCHEMA: Literal["summary_v1"] = "summary_v1"
@@ -498,6 +499,8 @@ class Summary(SummaryPart):
     conformance: Conformance
     variants: list[VariantSummary] = Field(default_factory=list)
     comparisons: list[Comparison] = Field(default_factory=list)
+    ranking: Ranking | None = None
+    """Hsu's MCB ranking of a run's variants (three or more), on verdict accuracy."""
     baseline: BaselineRef | None = None
     anchor: AnchorRef | None = None
     """With an anchor: the fixed reference run folder every decision was also made against."""
