@@ -8,7 +8,7 @@ summaries held (differences A − B, McNemar counts, Holm-adjusted p over the fa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -108,15 +108,20 @@ def compare_pairs(
     *,
     control: str | None = None,
     all_pairs: bool = False,
+    decided: Mapping[tuple[str, str], Decision] | None = None,
     **settings: Any,
 ) -> list[Comparison]:
     """The family's pairs (`family.family_pairs`: every pair, B against the earlier A, up to a handful of variants
-    or when asked; past it each variant against the control), Holm-adjusted as one family."""
+    or when asked; past it each variant against the control), Holm-adjusted as one family. `decided`: decisions
+    already made by the same engine and settings, by (control, candidate): such a pair is not decided again."""
     by_name = {name: frame for name, frame in outcomes.groupby("variant", sort=False)} if len(outcomes) else {}
     empty = outcomes.iloc[0:0]
+    made = decided or {}
     return adjust_comparisons(
         [
-            compare_outcomes(by_name.get(a, empty), by_name.get(b, empty), gold, names=(a, b), **settings)
+            Comparison(a=a, b=b, **comparison_row(made[(a, b)]))
+            if (a, b) in made
+            else compare_outcomes(by_name.get(a, empty), by_name.get(b, empty), gold, names=(a, b), **settings)
             for a, b in family_pairs(names, control=control, all_pairs=all_pairs)
         ]
     )

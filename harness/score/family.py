@@ -19,16 +19,21 @@ alpha/(k-1) (Bonferroni) in place of Dunnett's one-sided quantile, which needs e
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 from scipy import stats
 
+if TYPE_CHECKING:  # summary_model holds the Ranking below
+    from harness.score.summary_model import Decision
+
 ALL_PAIRS_MAX = 6
 """Up to this many variants a study compares every pair (15 decisions); past it, each with the control."""
 MCB_METHOD = "hsu-mcb"
+REGRESSIONS_KEPT = 5
+"""Past `ALL_PAIRS_MAX` variants, the regressed units a decision details (all its regressed case ids are kept)."""
 
 Standing = Literal["best", "may be best", "not best"]
 
@@ -42,6 +47,21 @@ def family_pairs(names: Sequence[str], *, control: str | None = None, all_pairs:
         return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
     ctl = control if control in names else names[0]
     return [(ctl, b) for b in names if b != ctl]
+
+
+def large_family(names: Sequence[str], all_pairs: bool = False) -> bool:
+    """A study past `ALL_PAIRS_MAX` variants that did not ask for every pair: decided against the control, ranked,
+    and written compactly (`trimmed`, a summary.json without indent)."""
+    return not all_pairs and len(names) > ALL_PAIRS_MAX
+
+
+def trimmed(decision: Decision) -> Decision:
+    """A decision of a large family with its first `REGRESSIONS_KEPT` regressed units in detail, and their count."""
+    if len(decision.regressions) <= REGRESSIONS_KEPT:
+        return decision
+    return decision.model_copy(
+        update={"regressions": decision.regressions[:REGRESSIONS_KEPT], "regressions_total": len(decision.regressions)}
+    )
 
 
 class RankedVariant(BaseModel):

@@ -17,6 +17,7 @@ from harness.run.folder import JUNIT_FILE, write_text
 from harness.run.gates import GateSettings as GateSettings  # the one gate model, also imported from here
 from harness.run.log import ResultRecord
 from harness.run.runlog import RunLog
+from harness.score.family import large_family, trimmed
 from harness.score.frames import SharedLists, claim_rows, claims_table, quality_row, quality_table
 from harness.score.gates import decision_gates, threshold_gates
 from harness.score.headline import is_headline
@@ -31,8 +32,7 @@ from harness.score.summary_model import (
     BaselineRef,
     Conformance,
     Summary,
-    in_full,
-    without_anchor,
+    decision_written,
     write_summary,
 )
 
@@ -143,13 +143,6 @@ def score_log(log: RunLog, settings: GateSettings, run_dir: Path | None = None) 
     perturbations = manifest.settings.perturb or []
     frames = read_log_frames(log, keep_for_robustness=bool(perturbations))
     outcomes = frames.outcomes
-    summary = summarise(
-        manifest, frames.quality, frames.claims, outcomes, frames.conformance, frames.headline, frames.gold,
-        perturbed_results=frames.logged - frames.headline, margin=gates.margin_fraction, alpha=gates.alpha,
-        gated=tuple(gates.decide_on), control=settings.control, all_pairs=gates.all_pairs,
-    )  # fmt: skip
-    add_robustness(summary.variants, frames.robustness_units, perturbations)
-    gate_rows = threshold_gates(summary, gates, manifest)
     baseline = load_control_run(baseline_dir) if baseline_dir is not None else None
     decisions = make_decisions(
         manifest,
@@ -161,6 +154,16 @@ def score_log(log: RunLog, settings: GateSettings, run_dir: Path | None = None) 
         margin=gates.margin_fraction,
         alpha=gates.alpha,
     )
+    names = [v.name for v in manifest.variants]
+    large = large_family(names, gates.all_pairs)
+    summary = summarise(
+        manifest, frames.quality, frames.claims, outcomes, frames.conformance, frames.headline, frames.gold,
+        perturbed_results=frames.logged - frames.headline, margin=gates.margin_fraction, alpha=gates.alpha,
+        gated=tuple(gates.decide_on), control=settings.control, all_pairs=gates.all_pairs,
+        decided={(d.control, d.candidate): d for d in decisions if baseline is None},
+    )  # fmt: skip
+    add_robustness(summary.variants, frames.robustness_units, perturbations)
+    gate_rows = threshold_gates(summary, gates, manifest)
     if settings.anchor is not None:
         decisions = against_anchor(
             decisions, manifest, frames.gold, outcomes, load_control_run(settings.anchor),
@@ -170,14 +173,14 @@ def score_log(log: RunLog, settings: GateSettings, run_dir: Path | None = None) 
     if baseline_dir is not None:
         summary.baseline = BaselineRef(path=str(baseline_dir))
     # written whole; a decision without an anchor keeps the keys it always had
-    summary.decisions = [in_full(d) if d.anchor else without_anchor(d) for d in decisions]
+    summary.decisions = [decision_written(trimmed(d) if large else d) for d in decisions]
     stop = manifest.settings.stop_early
     if stop is not None and stop.ended:  # a --stop-early run: where and why it stopped sending cases
         summary.stop_early = stop
     gate_rows += decision_gates(decisions, gates.require_ship)
     summary.gates = gate_rows
     summary.passed = all(g.passed for g in gate_rows)
-    summary = write_summary(run_dir, summary)
+    summary = write_summary(run_dir, summary, indent=None if large else 2)
     write_outcomes(run_dir, outcomes)
     write_text(run_dir, JUNIT_FILE, junit_xml(summary, frames.policy_ids))
     return summary

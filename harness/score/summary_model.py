@@ -160,6 +160,8 @@ class Decision(SummaryPart):
     reasons: list[str] = Field(default_factory=list)
     regressed_cases: list[str] = Field(default_factory=list)
     regressions: list[Regression] = Field(default_factory=list)
+    regressions_total: int | None = None
+    """Set when `regressions` holds only the first of them (a study of many variants): how many there were."""
     changed: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Settings that differ between the two sides: {key: {"control": .., "candidate": ..}}."""
     tests: dict[str, str] = Field(default_factory=dict)
@@ -593,18 +595,25 @@ def in_full(part: Part) -> Part:
 ANCHOR_KEYS = frozenset({"anchor", "decided_by", "control_decision"})
 
 
-def without_anchor(decision: Decision) -> Decision:
-    """A decision made without an anchor, written whole but for the anchor's keys (it keeps the keys it always had)."""
-    return Decision.model_validate(decision.model_dump(exclude=set(ANCHOR_KEYS)))
+def decision_written(decision: Decision) -> Decision:
+    """A decision as summary.json holds it: whole, but for the keys of what it was not made with (an anchor, a
+    trimmed list of regressions), so a decision keeps the keys it always had."""
+    exclude = set() if decision.anchor else set(ANCHOR_KEYS)
+    if decision.regressions_total is None:
+        exclude.add("regressions_total")
+    return Decision.model_validate(decision.model_dump(exclude=exclude))
 
 
-def write_summary(run_dir: Path, data: Summary | Mapping[str, Any], *, sort_keys: bool = False) -> Summary:
+def write_summary(
+    run_dir: Path, data: Summary | Mapping[str, Any], *, sort_keys: bool = False, indent: int | None = 2
+) -> Summary:
     """Validate and write summary.json (2-space indent, ASCII, no NaN) whole; return the summary written.
 
     `sort_keys`: keys in sorted order rather than the model's, as `vbench certify` has always written its summary.
+    `indent`: None writes it on one line (a study of many variants, where the indent is a third of the file).
     """
     summary = data if isinstance(data, Summary) else Summary.model_validate(data)
-    text = json.dumps(summary.to_json(), indent=2, allow_nan=False, sort_keys=sort_keys)
+    text = json.dumps(summary.to_json(), indent=indent, allow_nan=False, sort_keys=sort_keys)
     write_text(run_dir, SUMMARY_FILE, text + "\n")
     return summary
 

@@ -111,3 +111,44 @@ def test_the_summary_carries_the_ranking_of_three_or_more_variants(k: int) -> No
     data = {"run": {"run_id": "r"}, "conformance": {}, "ranking": ranking.model_dump(mode="json")}
     read = Summary.model_validate(data)
     assert read.ranking is not None and len(read.ranking.variants) == k
+
+
+def test_a_pair_already_decided_is_not_decided_again_and_reads_the_same() -> None:
+    from harness.score.decide import decide
+
+    rng = np.random.default_rng(5)
+    names = [f"v{i}" for i in range(ALL_PAIRS_MAX + 2)]
+    frame = pd.concat([units(n, list(rng.random(25) < 0.7), epochs=2) for n in names], ignore_index=True)
+    made = {
+        ("v0", n): decide(frame[frame["variant"] == n], frame[frame["variant"] == "v0"], {}, candidate=n,
+                          control="v0", control_run="this run", changed={})
+        for n in names[1:]
+    }  # fmt: skip
+    fresh = compare_pairs(frame, names)
+    reused = compare_pairs(frame, names, decided=made)
+    assert [c.model_dump() for c in reused] == [c.model_dump() for c in fresh]
+
+
+def test_a_large_familys_decisions_keep_a_few_regressions_and_say_how_many() -> None:
+    from harness.score.decide import decide
+    from harness.score.family import REGRESSIONS_KEPT, large_family, trimmed
+    from harness.score.summary_model import decision_written
+
+    lost = decide(units("b", [False] * 12), units("a", [True] * 12), {}, candidate="b", control="a",
+                  control_run="this run", changed={})  # fmt: skip
+    cut = trimmed(lost)
+    assert len(lost.regressions) == 12 and len(cut.regressions) == REGRESSIONS_KEPT and cut.regressions_total == 12
+    assert cut.regressed_cases == lost.regressed_cases  # every regressed case id is still named
+    assert "regressions_total" in decision_written(cut).to_json()
+    assert "regressions_total" not in decision_written(lost).to_json()  # an untrimmed decision keeps its keys
+    assert large_family([f"v{i}" for i in range(ALL_PAIRS_MAX + 1)]) and not large_family(["a", "b"])
+    assert not large_family([f"v{i}" for i in range(ALL_PAIRS_MAX + 1)], all_pairs=True)
+
+
+def test_a_summary_can_be_written_on_one_line_and_reads_the_same(tmp_path) -> None:
+    from harness.score.summary_model import read_summary_file, write_summary
+
+    data = {"run": {"run_id": "r"}, "conformance": {}}
+    write_summary(tmp_path, data, indent=None)
+    text = (tmp_path / "summary.json").read_text()
+    assert text.count("\n") == 1 and read_summary_file(tmp_path).run.run_id == "r"
