@@ -23,8 +23,8 @@ from harness.devtools.local_server import LocalOpenAIServer
 from harness.devtools.responders import skill_judge_responder
 from harness.history.alert_study import CONTROL_SKILL, skill_for_unsafe_rise
 from harness.report.browser import screenshot
-from harness.score.validity.judge import model_name
-from harness.score.validity.truth import case_table
+from harness.validity.judge import model_name
+from harness.validity.truth import case_table
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = [ROOT / "cases" / "quality", ROOT / "cases" / "generated"]

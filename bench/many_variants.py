@@ -1,6 +1,6 @@
 """The many-variants figure: a study of 200 variants × 136 cases × 3 epochs through `vbench run`.
 
-Every variant is the validity study's judge of known skill (`harness.score.validity.judge`), served by the local
+Every variant is the validity study's judge of known skill (`harness.validity.judge`), served by the local
 OpenAI-compatible server over HTTP, so the run's requests, records, scoring and report are the real ones. The
 figures are what a user waits for after the work is done: the seconds from the server's last answer to the end of
 the `vbench run` process, and the size of the summary.json it wrote (targets: within 60 s, under 5 MB).
@@ -23,7 +23,7 @@ from typing import Any
 from harness.corpus.loader import load_cases
 from harness.devtools.local_server import LocalOpenAIServer
 from harness.devtools.responders import skill_judge_responder
-from harness.score.validity.judge import model_name
+from harness.validity.judge import model_name
 
 TARGET_AFTER_S = 60.0
 TARGET_SUMMARY_BYTES = 5 * 1024 * 1024

@@ -1,4 +1,4 @@
-"""The harness is layered one way: llm → system → baselines → corpus/run → score → history → report → devtools → kit → app
+"""The harness is layered one way: llm → system → baselines → corpus/run → score → validity → history → report → devtools → kit → app
 → cli.
 
 Baselines (the reference verifier) sit just above the system: they use its models and policy functions, and
@@ -24,12 +24,26 @@ ALLOWED = {
     "corpus": {"llm", "system", "baselines"},
     "run": {"llm", "system", "corpus", "baselines"},
     "score": {"llm", "system", "corpus", "run", "baselines"},
-    "history": {"llm", "system", "corpus", "run", "score", "baselines"},
-    "report": {"llm", "system", "corpus", "run", "score", "baselines", "history"},
-    "devtools": {"llm", "system", "corpus", "run", "score", "report", "baselines", "history"},
-    "kit": {"llm", "system", "corpus", "run", "score", "report", "baselines", "devtools", "history"},
-    "app": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines", "devtools", "history"},
-    "cli": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines", "devtools", "history", "app"},
+    "validity": {"llm", "system", "corpus", "run", "score", "baselines"},
+    "history": {"llm", "system", "corpus", "run", "score", "baselines", "validity"},
+    "report": {"llm", "system", "corpus", "run", "score", "baselines", "history", "validity"},
+    "devtools": {"llm", "system", "corpus", "run", "score", "report", "baselines", "history", "validity"},
+    "kit": {"llm", "system", "corpus", "run", "score", "report", "baselines", "devtools", "history", "validity"},
+    "app": {"llm", "system", "corpus", "run", "score", "report", "kit", "baselines", "devtools", "history", "validity"},
+    "cli": {
+        "llm",
+        "system",
+        "corpus",
+        "run",
+        "score",
+        "report",
+        "kit",
+        "baselines",
+        "devtools",
+        "history",
+        "app",
+        "validity",
+    },
 }
 
 

@@ -10,7 +10,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.score.validity.estimate import bands, markdown, study
+from harness.validity.estimate import bands, markdown, study
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """`python -m harness.cli.validity`: the validity study (`nox -s validity`), written to reports/validity/<date>.
 
-The decisions, early stopping and per-variant coverage are measured in process (`harness.score.validity`),
+The decisions, early stopping and per-variant coverage are measured in process (`harness.validity`),
 over draws of the same judge the local test server serves. A sample of conditions also goes through real
 `vbench run` subprocesses against that server over HTTP (the `openai:` model and client, the runner, the
 scorer and the decision of the run): every case's outcome and the run's decision must equal the in-process
@@ -27,12 +27,12 @@ from harness.run.plan import variant_name
 from harness.run.runlog import RunLog
 from harness.score.outcome import record_outcome
 from harness.score.summary_model import read_summary_file
-from harness.score.validity.family import family_bands_met, family_markdown, run_family_study
-from harness.score.validity.judge import model_name
-from harness.score.validity.report import markdown, meets_bands
-from harness.score.validity.simulate import decide_pair, simulate_run
-from harness.score.validity.study import StudySettings, run_condition, run_study, skill_for_loss, subset
-from harness.score.validity.truth import case_table
+from harness.validity.family import family_bands_met, family_markdown, run_family_study
+from harness.validity.judge import model_name
+from harness.validity.report import markdown, meets_bands
+from harness.validity.simulate import decide_pair, simulate_run
+from harness.validity.study import StudySettings, run_condition, run_study, skill_for_loss, subset
+from harness.validity.truth import case_table
 
 HTTP_CHECKS = ((20, 0.6, 11, 12), (20, 0.8, 13, 14), (136, 0.7, 15, 16))
 """(cases, candidate skill, control seed, candidate seed) of the conditions also run over HTTP."""
@@ -82,7 +82,7 @@ def http_check(
 
 
 def family_main(args: argparse.Namespace) -> int:
-    """The family study (`harness.score.validity.family`), written to reports/validity/family-<date>.{md,json}."""
+    """The family study (`harness.validity.family`), written to reports/validity/family-<date>.{md,json}."""
     started = time.monotonic()
     tables = [case_table(c) for c in load_cases([args.cases])]
     rows = [c.as_dict() for c in run_family_study(tables, args.replications, args.seed)]

@@ -79,14 +79,14 @@ def request_claims(text: str) -> list[dict[str, Any]]:
 def skill_judge_responder(
     cases: Iterable[Case], fallback: Callable[[dict[str, Any]], str] = verifier_responder
 ) -> Callable[[dict[str, Any]], str]:
-    """A judge of known skill for the validity study (`harness.score.validity.judge`).
+    """A judge of known skill for the validity study (`harness.validity.judge`).
 
     A request whose model is `skill-judge-p<skill>-s<seed>` gets, for each of its claims, the gold label with
     probability skill (else a dangerous wrong label) drawn from the seed, and the verdict the policy derives
     from them; any other model gets `fallback`'s reply.
     """
-    from harness.score.validity.judge import SkillJudge, parse_model_name
     from harness.system.models import Claim
+    from harness.validity.judge import SkillJudge, parse_model_name
 
     judge = SkillJudge(cases)
 

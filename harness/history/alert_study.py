@@ -1,6 +1,6 @@
 """The alert rule's false-alarm rate and detection delay, measured with the judge of known skill.
 
-Each simulated run on main is one draw of the skill judge per case (`score.validity.simulate.simulate_run`, the
+Each simulated run on main is one draw of the skill judge per case (`validity.simulate.simulate_run`, the
 draw the HTTP responder makes, scored through the pipeline's outcome table), on the 469 quality cases. A chain
 is `reference_runs` reference runs and then `horizon` looks:
 
@@ -28,8 +28,8 @@ import numpy as np
 
 from harness.corpus.loader import load_cases
 from harness.history.alert import AlertSettings, detect
-from harness.score.validity.simulate import clopper_pearson, eligible, simulate_run
-from harness.score.validity.truth import CaseTable, case_table, expected_metrics
+from harness.validity.simulate import clopper_pearson, eligible, simulate_run
+from harness.validity.truth import CaseTable, case_table, expected_metrics
 
 CONTROL_SKILL = 0.9
 CHANGES = (1, 10, 25, 40)
@@ -147,7 +147,7 @@ reference runs' unsafe-PASS rate; the bound is proven to keep false alarms at or
 {a["horizon"]} looks (Ville's inequality, a union over the look a change could start at, and alpha/2 for the
 reference's bound). Reference: the first {a["reference_runs"]} runs of the chain, pooled.
 
-Simulation: the judge of known skill (`harness/score/validity/`) on {data["cases"]} quality cases
+Simulation: the judge of known skill (`harness/validity/`) on {data["cases"]} quality cases
 ({data["unsafe_eligible"]} whose gold forbids PASS); control skill {data["control_skill"]} (exact unsafe-PASS rate
 {rates["control"]:.4f}); the regression runs at skill {data["regressed_skill"]} (exact rate {rates["worse"]:.4f},
 {(rates["worse"] - rates["control"]) * 100:+.1f} pp).

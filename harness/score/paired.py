@@ -31,7 +31,8 @@ from harness.score.intervals import (
 )
 from harness.score.wording import format_p, pp_text
 
-Outcome = Literal["ship", "block", "inconclusive"]
+DecisionKind = Literal["ship", "block", "inconclusive"]
+"""What a paired decision says: the one home of the three words (summary.json's `decision`, `outcome`)."""
 DEFAULT_MARGIN = 0.05
 INTERVAL = "tango_score"
 """Tango's score interval (one unit per case); with clusters, on Rao-Scott design-effect adjusted counts."""
@@ -54,7 +55,7 @@ class PairedDecision(BaseModel):
     """One metric's verdict on a candidate against its control, with every figure it was read from."""
 
     metric: str
-    outcome: Outcome
+    outcome: DecisionKind
     control: float
     candidate: float
     diff: float
@@ -114,7 +115,7 @@ def decide_counts(
     worse_bound = ci[1] if lower_is_better else -ci[0]
     significantly_worse = diff * worse_sign > 0 and p < alpha
     non_inferior = worse_bound <= margin + 1e-12
-    outcome: Outcome = "block" if significantly_worse else "ship" if non_inferior else "inconclusive"
+    outcome: DecisionKind = "block" if significantly_worse else "ship" if non_inferior else "inconclusive"
     needed = None
     if outcome == "inconclusive":
         discordance = float((b.sum() + o.sum()) / total)
@@ -184,10 +185,10 @@ def decide_paired(
 
 class HasOutcome(Protocol):
     @property
-    def outcome(self) -> Outcome: ...
+    def outcome(self) -> DecisionKind: ...
 
 
-def combine(decisions: Mapping[str, HasOutcome | None]) -> Outcome:
+def combine(decisions: Mapping[str, HasOutcome | None]) -> DecisionKind:
     """The outcome over the gated metrics: block if any blocks, ship if every one was measured and ships
     (a `PairedDecision` each, or anything carrying its outcome; None: not measured)."""
     outcomes = [d.outcome if d is not None else "inconclusive" for d in decisions.values()]

@@ -26,7 +26,7 @@ estimate. With λ = 0 this is exactly the Agresti–Coull interval ("add two suc
 Coull 1998, Am Stat 52:119-126; recommended for n ≥ 40 by Brown, Cai & DasGupta 2001, Stat Sci 16:101-133); with
 λ = 1 and binary Y and f it is the matched-pairs adjustment of Agresti & Min 2005 (Stat Med 24:729-740) with
 z²/4 in place of 1/2 per cell. Its use on PPI rectifiers is this project's construction: its coverage is
-measured by the validity study (`harness.score.validity.estimate`), not assumed.
+measured by the validity study (`harness.validity.estimate`), not assumed.
 
 All functions are pure over numpy arrays; the trailing axis holds the sessions, leading axes are batches (the
 validity study evaluates thousands of samples at once).

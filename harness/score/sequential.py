@@ -45,7 +45,7 @@ from scipy.stats import norm
 
 from harness.run.settings import StopEarlySettings
 from harness.score.intervals import ALPHA
-from harness.score.paired import Outcome, combine
+from harness.score.paired import DecisionKind, combine
 
 DEFAULT_LOOK_SIZE = 20
 FUTILITY = 0.10
@@ -64,7 +64,7 @@ class MetricFigures(Protocol):
     """What the rule reads of one metric's decision (`PairedDecision`, or a run decision's metric)."""
 
     @property
-    def outcome(self) -> Outcome: ...
+    def outcome(self) -> DecisionKind: ...
     @property
     def diff(self) -> float | None: ...
     @property
@@ -96,7 +96,7 @@ class Look(BaseModel):
     cases_planned: int
     level: float
     stop: bool
-    outcome: Outcome
+    outcome: DecisionKind
     reason: StopReason | None
     text: str
 
@@ -203,7 +203,7 @@ def at_look(
     level, last = plan.levels[look - 1], plan.levels[-1]
     seen, looks = plan.marks[look - 1], len(plan.marks)
 
-    def result(stop: bool, outcome: Outcome, why: StopReason | None, text: str) -> Look:
+    def result(stop: bool, outcome: DecisionKind, why: StopReason | None, text: str) -> Look:
         return Look(look=look, looks=looks, cases_run=seen, cases_planned=plan.cases, level=level, stop=stop,
                     outcome=outcome, reason=why, text=text)  # fmt: skip
 

@@ -37,6 +37,7 @@ from pydantic import (
 from harness.run.folder import SUMMARY_FILE, read_text, write_text
 from harness.run.settings import StopEarlySettings
 from harness.score.family import Ranking
+from harness.score.paired import DecisionKind
 from harness.score.registry import metrics, summary_keys
 
 SUMMARY_SCHEMA: Literal["summary_v1"] = "summary_v1"
@@ -91,9 +92,6 @@ class Conformance(SummaryPart):
     uncovered_scenarios: list[str] = Field(default_factory=list)
     failures: list[ConformanceFailure] = Field(default_factory=list)
     passed: bool = False
-
-
-DecisionKind = Literal["ship", "block", "inconclusive"]
 
 
 class MetricComparison(SummaryPart):

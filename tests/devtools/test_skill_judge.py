@@ -14,12 +14,12 @@ from harness.devtools.responders import skill_judge_responder
 from harness.run.execute import execute_case
 from harness.run.records import record_from_run
 from harness.score.outcome import record_outcome
-from harness.score.validity.judge import model_name
-from harness.score.validity.simulate import simulate_run
-from harness.score.validity.truth import case_table
 from harness.system.pipeline import PipelineRun
 from harness.system.verifiers.base import Verifier
 from harness.system.verifiers.factory import make_verifier
+from harness.validity.judge import model_name
+from harness.validity.simulate import simulate_run
+from harness.validity.truth import case_table
 
 CASES = load_cases(["cases/quality/cpu"])
 

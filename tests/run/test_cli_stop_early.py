@@ -2,7 +2,7 @@
 each claim right with the model name's probability, so how a pair of runs should go is known in process.
 
 The run's stop (look, reason) is checked against the same sequential rule run in process on the same draws
-(`score.validity`), and its saved requests against the requests the server saw.
+(`validity`), and its saved requests against the requests the server saw.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from harness.run.plan import variant_name
 from harness.run.study import DEFAULT_DECIDE_ON
 from harness.score.paired import DEFAULT_MARGIN
 from harness.score.sequential import design
-from harness.score.validity.judge import model_name
-from harness.score.validity.sequential import Stopped, look_order, sequential
-from harness.score.validity.simulate import decide_pair, eligible, metric_units, simulate_run
-from harness.score.validity.truth import CaseTable, case_table
+from harness.validity.judge import model_name
+from harness.validity.sequential import Stopped, look_order, sequential
+from harness.validity.simulate import decide_pair, eligible, metric_units, simulate_run
+from harness.validity.truth import CaseTable, case_table
 
 CASES_DIR = Path("cases/quality")
 CONTROL_SKILL = 0.8

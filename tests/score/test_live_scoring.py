@@ -16,7 +16,7 @@ from harness.devtools.responders import skill_judge_responder
 from harness.report.load import gate_settings
 from harness.run.folder import RESULTS_FILE, read_manifest
 from harness.score.scoring import GateSettings, score_run
-from harness.score.validity.judge import model_name
+from harness.validity.judge import model_name
 from tests.run.test_cli_stop_early import CASES_DIR, CONTROL_SKILL
 from tests.run.test_cli_stop_early import run as run_stopping
 

@@ -50,8 +50,8 @@ class Reading:
     settings: ReferenceSettings  # the thresholds
 
 
-Outcome = tuple[Derivability, str]
-Check = Callable[[Reading], Outcome | None]
+SignalAnswer = tuple[Derivability, str]
+Check = Callable[[Reading], SignalAnswer | None]
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ def coverage(r: Reading) -> tuple[float, list[str]]:
 
 
 @signal("external_topic", "external_unknown", "a topic no tool of this session observes", needs_evidence=False)
-def external_topic(r: Reading) -> Outcome | None:
+def external_topic(r: Reading) -> SignalAnswer | None:
     for topic, claim_words, tool_words in lexicon().external:
         said = phrases(claim_words).search(r.statement)
         if not said:
@@ -135,7 +135,7 @@ def external_topic(r: Reading) -> Outcome | None:
 
 
 @signal("identifier", "contradicted", "an identifier (code, pod, version, time) the session does not contain")
-def identifier(r: Reading) -> Outcome | None:
+def identifier(r: Reading) -> SignalAnswer | None:
     """Absent from the cited evidence and from the whole session (fabricated), or swapped for a sibling it shows."""
     for ident in identifiers(r.statement):
         if ident in r.evidence or stem(ident) in r.evidence_stems or ident in r.question_stems:
@@ -174,7 +174,7 @@ def _one_edit(a: str, b: str) -> bool:
 
 
 @signal("number", "contradicted", "a figure the cited evidence does not show, where it shows a near miss")
-def number(r: Reading) -> Outcome | None:
+def number(r: Reading) -> SignalAnswer | None:
     for value, decimals, written in numbers(normalise(r.statement)):
         small_count = decimals == 0 and value <= r.settings.count_max
         if small_count or written in r.question_stems or number_found(value, decimals, r.evidence_numbers):
@@ -188,7 +188,7 @@ def number(r: Reading) -> Outcome | None:
 
 
 @signal("scope", "overstated", "an absolute scope (all, every, never) the cited evidence does not state")
-def scope(r: Reading) -> Outcome | None:
+def scope(r: Reading) -> SignalAnswer | None:
     said = cue("absolute", r.statement)
     if said and not r.tentative and not cue("absolute", r.evidence):
         return D.OVERSTATED, f"'{said}' goes beyond the cited evidence, which does not show the full scope"
@@ -196,7 +196,7 @@ def scope(r: Reading) -> Outcome | None:
 
 
 @signal("causal", "overstated", "a cause stated as fact where the cited evidence states none")
-def causal(r: Reading) -> Outcome | None:
+def causal(r: Reading) -> SignalAnswer | None:
     said = cue("causal", r.statement)
     if said and cue("cause_follows", said):  # "X because <what the result prints>": the cause itself is shown
         clause = content_stems(r.statement[r.statement.lower().index(said.lower()) + len(said) :])
@@ -208,7 +208,7 @@ def causal(r: Reading) -> Outcome | None:
 
 
 @signal("certainty", "overstated", "certainty wording (definitely, will fix) beyond what evidence can show")
-def certainty(r: Reading) -> Outcome | None:
+def certainty(r: Reading) -> SignalAnswer | None:
     said = cue("certainty", r.statement)
     return (D.OVERSTATED, f"certainty ('{said}') beyond what the cited evidence shows") if said else None
 
@@ -217,7 +217,7 @@ NAME = re.compile(r"\b[A-Z][a-z]+(?:[- ][A-Z][a-z]+)*\b")
 
 
 @signal("name", "unsupported", "a capitalised name (a person, place, product) the cited evidence does not mention")
-def name(r: Reading) -> Outcome | None:
+def name(r: Reading) -> SignalAnswer | None:
     for m in NAME.finditer(r.statement):
         words = [w for w in tokens(m.group(0)) if w not in lexicon().stopwords and stem(w) not in cue_stems()]
         missing = [w for w in words if stem(w) not in r.evidence_stems and stem(w) not in r.question_stems]
@@ -227,7 +227,7 @@ def name(r: Reading) -> Outcome | None:
 
 
 @signal("hedge", "reasonable_inference", "a hedged claim or hypothesis that the evidence is consistent with")
-def hedge(r: Reading) -> Outcome | None:
+def hedge(r: Reading) -> SignalAnswer | None:
     if not r.tentative:
         return None
     share, missing = coverage(r)

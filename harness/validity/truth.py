@@ -18,9 +18,9 @@ import numpy as np
 from harness.corpus.schema import Case
 from harness.run.records import gold_of, outcome_fields
 from harness.score.outcome import outcome
-from harness.score.validity.judge import JudgedCase, judged_case, labels_for, reply
 from harness.system.models import VerifierCall
 from harness.system.pipeline import conclude, prepare
+from harness.validity.judge import JudgedCase, judged_case, labels_for, reply
 
 
 @dataclass(frozen=True)

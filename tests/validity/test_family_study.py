@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import cache
 
 from harness.corpus.loader import load_cases
-from harness.score.validity.family import family_bands_met, family_markdown, run_family_condition
-from harness.score.validity.truth import CaseTable, case_table
+from harness.validity.family import family_bands_met, family_markdown, run_family_condition
+from harness.validity.truth import CaseTable, case_table
 
 
 @cache

@@ -16,8 +16,8 @@ import numpy as np
 
 from harness.run.study import DEFAULT_DECIDE_ON
 from harness.score.paired import DEFAULT_MARGIN
-from harness.score.validity.sequential import DEFAULT_LOOK_SIZE, look_order, sequential
-from harness.score.validity.simulate import (
+from harness.validity.sequential import DEFAULT_LOOK_SIZE, look_order, sequential
+from harness.validity.simulate import (
     LOWER_IS_BETTER,
     Rate,
     coverage,
@@ -26,7 +26,7 @@ from harness.score.validity.simulate import (
     metric_units,
     simulate_run,
 )
-from harness.score.validity.truth import CaseTable, expected_metrics
+from harness.validity.truth import CaseTable, expected_metrics
 
 CONTROL_SKILL = 0.8
 CANDIDATE_SKILLS = (0.8, 0.78, 0.7, 0.6)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.score.validity import estimate as study
+from harness.validity import estimate as study
 
 
 def test_population_rates_and_judge_kappa() -> None:

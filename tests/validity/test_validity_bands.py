@@ -12,15 +12,15 @@ from statistics import median
 import pytest
 
 from harness.corpus.loader import load_cases
-from harness.score.validity.report import (
+from harness.validity.report import (
     COVERAGE_MIN,
     FALSE_BLOCK_MAX,
     FALSE_SHIP_MAX,
     FALSE_SHIP_UPPER_MAX,
     POWER_MIN,
 )
-from harness.score.validity.study import StudySettings, run_condition, skill_for_loss, subset
-from harness.score.validity.truth import CaseTable, case_table
+from harness.validity.study import StudySettings, run_condition, skill_for_loss, subset
+from harness.validity.truth import CaseTable, case_table
 
 SEED = 2026
 

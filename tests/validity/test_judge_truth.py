@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from harness.corpus.loader import load_cases
-from harness.score.validity.judge import draw_mask, judged_case, model_name, parse_model_name, wrong_label
-from harness.score.validity.simulate import clopper_pearson, simulate_run
-from harness.score.validity.truth import case_table, expected_metrics
 from harness.system.models import Derivability
 from harness.system.policy import NOT_DIRECT
+from harness.validity.judge import draw_mask, judged_case, model_name, parse_model_name, wrong_label
+from harness.validity.simulate import clopper_pearson, simulate_run
+from harness.validity.truth import case_table, expected_metrics
 
 CASES = load_cases(["cases/quality/sql", "cases/quality/cache"])
 

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from harness.score.family import mcb_intervals, standing
-from harness.score.validity.simulate import Rate, simulate_run
-from harness.score.validity.study import skill_for_loss, subset
-from harness.score.validity.truth import CaseTable, expected_metrics
+from harness.validity.simulate import Rate, simulate_run
+from harness.validity.study import skill_for_loss, subset
+from harness.validity.truth import CaseTable, expected_metrics
 
 CONDITIONS: tuple[tuple[int, int, str], ...] = (
     (5, 20, "ties"), (5, 20, "one best"), (5, 20, "one best by 15 pp"), (20, 20, "ties"), (20, 20, "one best"),
@@ -106,7 +106,7 @@ def family_markdown(rows: Sequence[dict[str, Any]], command: str, alpha: float =
         "",
         "Method: constrained multiple comparisons with the best (Hsu 1996, ch. 4), per-pair paired standard errors "
         "over per-case means, Student's t at 1 − alpha/(k − 1) (Bonferroni in place of Dunnett's quantile). "
-        "Variants are the validity study's judge of known skill (`harness.score.validity`); the worse ones are 5 "
+        "Variants are the validity study's judge of known skill (`harness.validity`); the worse ones are 5 "
         "(or 15) points of verdict accuracy below the best. A family of ties is always covered (a constrained "
         "interval holds 0), so its row measures only a wrong 'best'. Rates carry 95% Clopper–Pearson intervals.",
         "",

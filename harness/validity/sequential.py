@@ -12,16 +12,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.run.study import DEFAULT_DECIDE_ON
-from harness.score.paired import DEFAULT_MARGIN, Outcome, PairedDecision
+from harness.score.paired import DEFAULT_MARGIN, DecisionKind, PairedDecision
 from harness.score.sequential import DEFAULT_LOOK_SIZE, StopReason, at_look, design, look_order
-from harness.score.validity.simulate import LOWER_IS_BETTER, counts, decide_binary
+from harness.validity.simulate import LOWER_IS_BETTER, counts, decide_binary
 
 __all__ = ["DEFAULT_LOOK_SIZE", "Stopped", "look_order", "sequential"]
 
 
 @dataclass(frozen=True)
 class Stopped:
-    outcome: Outcome
+    outcome: DecisionKind
     cases_run: int
     cases_total: int
     looks: int

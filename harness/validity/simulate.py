@@ -19,10 +19,10 @@ import pandas as pd
 from scipy.stats import beta
 
 from harness.run.study import DEFAULT_DECIDE_ON
-from harness.score.paired import DEFAULT_MARGIN, Outcome, PairedDecision, combine, decide_counts
+from harness.score.paired import DEFAULT_MARGIN, DecisionKind, PairedDecision, combine, decide_counts
 from harness.score.registry import Frames, metric
-from harness.score.validity.judge import draw_mask
-from harness.score.validity.truth import METRICS, CaseTable
+from harness.validity.judge import draw_mask
+from harness.validity.truth import METRICS, CaseTable
 
 LOWER_IS_BETTER = {"verdict_accuracy": False, "unsafe_pass_rate": True, "claim_accuracy": False}
 
@@ -92,7 +92,7 @@ def decide_pair(
     gated: Sequence[str] = DEFAULT_DECIDE_ON,
     margin: float = DEFAULT_MARGIN,
     alpha: float = 0.05,
-) -> Outcome:
+) -> DecisionKind:
     """ship / block / inconclusive for the candidate against the control, by the engine's rule."""
     decisions = {
         name: decide_binary(
