@@ -29,6 +29,7 @@ from harness.report.select import DEFAULT_LIMIT, Selector, category
 from harness.report.signoff import ResultRow, result_row
 from harness.run.fingerprint import fingerprint_of
 from harness.run.folder import (
+    CASE_VIEWS_FILE,
     MANIFEST_FILE,
     RESULTS_FILE,
     RunFileError,
@@ -212,11 +213,10 @@ def case_view(raw: Mapping[str, Any], case: Case | None, excerpt_chars: int, wit
     )
 
 
-CASE_VIEWS_FILE = "case_views.jsonl"
-"""The drill-down's case views the run's report used, kept for `vbench report` to render the page again without
-reading and validating the cases again: a header line (format and `views_stamp`), then one view per line: its
-id, title, trace and the checksum of its page JSON, a tab, and that JSON as the page embeds it. Derived and
-disposable: a view it lacks, or a file of another format or code, is made again from cases.jsonl."""
+# case_views.jsonl (`run.folder.CASE_VIEWS_FILE`): the drill-down's case views the run's report used, kept for
+# `vbench report` to render the page again without reading and validating the cases again: a header line (format and `views_stamp`), then one view per line: its
+# id, title, trace and the checksum of its page JSON, a tab, and that JSON as the page embeds it. Derived and
+# disposable: a view it lacks, or a file of another format or code, is made again from cases.jsonl.
 _VIEWS_FORMAT = "case_views_v2"
 _VIEW_CODE = ("report/casedata.py", "report/load.py", "system", "corpus")
 """The code a view is made by (`case_view`: the case model, the executor-output parser, the trace summary)."""

@@ -30,7 +30,6 @@ from markupsafe import Markup
 from harness.report.analyses import in_sentence
 from harness.report.context import build_context
 from harness.report.load import (
-    CASE_VIEWS_FILE,
     LoadedRun,
     ReportError,
     load_runs,
@@ -39,7 +38,7 @@ from harness.report.load import (
 )
 from harness.report.prices import PriceTable, load_prices
 from harness.report.select import DEFAULT_LIMIT
-from harness.run.folder import CERTIFICATE_HTML, MARKDOWN_FILE, REPORT_FILE, write_lines, write_text
+from harness.run.folder import CASE_VIEWS_FILE, CERTIFICATE_HTML, MARKDOWN_FILE, REPORT_FILE, write_lines, write_text
 from harness.run.log import Manifest
 from harness.score.certificate import policy_tally
 from harness.score.registry import MetricSpec
@@ -232,7 +231,7 @@ def render_scored(
     `summary` is the scorer's, in memory: summary.json is not read back, nothing is
     scored again, and results.jsonl is read once for the per-result tables and the drill-down. `manifest`: the
     run's, when the caller holds it. The views of the drill-down's cases the page used are kept in the run folder
-    (`load.CASE_VIEWS_FILE`) for `vbench report` to use in turn. Errors as `render_run`."""
+    (`run.folder.CASE_VIEWS_FILE`) for `vbench report` to use in turn. Errors as `render_run`."""
     run = load_scored(Path(run_dir), summary, manifest, limit)
     try:
         write_case_views(Path(run_dir), run.cases)

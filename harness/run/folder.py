@@ -36,6 +36,8 @@ DROPPED_FILE = "results.dropped.jsonl"
 SUMMARY_FILE, OUTCOMES_FILE, JUNIT_FILE = "summary.json", "outcomes.jsonl", "junit.xml"
 CERTIFICATE_JSON, CERTIFICATE_HTML = "certificate.json", "certificate.html"
 REPORT_FILE, MARKDOWN_FILE, SCREENSHOT_FILE = "report.html", "summary.md", "report-overview.png"
+CASE_VIEWS_FILE = "case_views.jsonl"
+"""The drill-down's case views the report used (`report.load.write_case_views`), for the next `vbench report`."""
 SUT_LOG, LLAMA_LOG = "sut-log.jsonl", "llama-server.log"
 """Streamed logs (`open_log`): a conformance kit's requests and answers of the service it certified; the local
 llama.cpp server's output, which the local-model closing note reads."""

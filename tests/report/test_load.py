@@ -13,7 +13,7 @@ from jinja2.utils import htmlsafe_json_dumps
 
 from harness.cli import main
 from harness.report.casedata import html_json
-from harness.report.load import CASE_VIEWS_FILE
+from harness.run.folder import CASE_VIEWS_FILE
 from tests.report.conftest import embedded
 
 
