@@ -40,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     rep.add_argument(
         "--agreement", type=Path, help="an agreement.json (`vbench agreement`) to show in an Agreement section"
     )
+    rep.add_argument(
+        "--estimate", type=Path, help="an estimate.json (`vbench estimate`) to show in a Production estimate section"
+    )
     rep.add_argument("--label-url", default=None, help="where `vbench label serve` runs, for the section's links")
     rep.add_argument("--screenshot", action="store_true", help=f"also save {SCREENSHOT_FILE} (needs chromium)")
     rep.set_defaults(handler=cmd_report)
@@ -58,8 +61,19 @@ def cmd_report(args: argparse.Namespace) -> int:
         from harness.report.agreement_view import DEFAULT_LABEL_URL, agreement_section
 
         agreement = agreement_section(args.agreement, args.label_url or DEFAULT_LABEL_URL)
+    estimate = None
+    if args.estimate is not None:
+        from harness.report.estimate_view import estimate_section
+
+        estimate = estimate_section(args.estimate)
     report = render_run(
-        args.run_dirs, out, prices=prices, limit=args.max_embedded, rescore=args.rescore, agreement=agreement
+        args.run_dirs,
+        out,
+        prices=prices,
+        limit=args.max_embedded,
+        rescore=args.rescore,
+        agreement=agreement,
+        estimate=estimate,
     )
     print(f"report: {report}")
     print(f"summary: {report.parent / MARKDOWN_FILE}")

@@ -207,13 +207,15 @@ def render_run(
     limit: int = DEFAULT_LIMIT,
     rescore: bool = False,
     agreement: dict[str, Any] | None = None,
+    estimate: dict[str, Any] | None = None,
 ) -> Path:
     """Write report.html and summary.md for the given run folders into `out_dir`; return the report's path.
-    `agreement`: the agreement section's data (`agreement_view.agreement_section`), shown when given.
+    `agreement`: the agreement section's data (`agreement_view.agreement_section`), shown when given; `estimate`:
+    the estimate section's (`estimate_view.estimate_section`), likewise.
 
     A report that cannot be written is a `ReportError` naming the file, never a silent skip."""
     runs = load_runs([Path(d) for d in run_dirs], limit=limit, rescore=rescore)
-    return write_report(runs, out_dir, prices, agreement)
+    return write_report(runs, out_dir, prices, agreement, estimate)
 
 
 def render_scored(
@@ -241,11 +243,16 @@ def render_scored(
 
 
 def write_report(
-    runs: Sequence[LoadedRun], out_dir: Path, prices: PriceTable | None, agreement: dict[str, Any] | None
+    runs: Sequence[LoadedRun],
+    out_dir: Path,
+    prices: PriceTable | None,
+    agreement: dict[str, Any] | None,
+    estimate: dict[str, Any] | None = None,
 ) -> Path:
     """report.html and summary.md of the loaded runs in `out_dir`; a file that cannot be written is a `ReportError`."""
     context = build_context(runs, load_prices(None) if prices is None else prices)
     context["agreement"] = agreement
+    context["estimate"] = estimate
     out_dir = Path(out_dir)
     report = out_dir / REPORT_FILE
     target = out_dir

@@ -70,6 +70,9 @@ class Estimate(BaseModel):
     design: str
     rates: list[RateEstimate]
     notes: list[str] = Field(default_factory=list)
+    biased: bool = False
+    """The labels were not chosen at random nor with recorded probabilities (a disagreement order): the estimate
+    and its interval do not describe all sessions."""
 
     def lines(self) -> list[str]:
         out = [f"{self.labelled} of {self.sessions} sessions labelled; judge {self.judge}; design {self.design}"]
@@ -165,6 +168,7 @@ class Sample:
     probability: np.ndarray | None
     design: str
     notes: tuple[str, ...] = ()
+    biased: bool = False
 
 
 def sample_of(folder: Path, cases: Sequence[Imported], labelled: set[str]) -> Sample:
@@ -194,7 +198,8 @@ def sample_of(folder: Path, cases: Sequence[Imported], labelled: set[str]) -> Sa
     if any(d.order == "disagreement" and cid in labelled for per in drawn.values() for cid, d in per.items()):
         return Sample(plain, None, "by disagreement (biased)", (
             "sessions were labelled in disagreement order, not at random: the estimate is biased toward the "
-            "sessions the verifiers disagree on, and its interval does not describe all sessions",))  # fmt: skip
+            "sessions the verifiers disagree on, and its interval does not describe all sessions",),
+            biased=True)  # fmt: skip
     if everyone and all(d.order == "random" for d in everyone):
         return Sample(plain, None, "uniformly at random (recorded)")
     return Sample(plain, None, "uniformly at random (assumed)",
@@ -294,7 +299,8 @@ def estimate(
                      "(settle them in labels/adjudicated.jsonl); leaving them out can bias the estimate")  # fmt: skip
     rates = [_rate(r, f_all[k], y_all[k], sample, scales[k], group, half_width, alpha) for k, r in enumerate(RATES)]
     return Estimate(sessions=len(cases), labelled=len(sample.idx), judge=judge_name, alpha=alpha,
-                    half_width=half_width, design=sample.design, rates=rates, notes=notes)  # fmt: skip
+                    half_width=half_width, design=sample.design, rates=rates, notes=notes,
+                    biased=sample.biased)  # fmt: skip
 
 
 def judge_from_run(run_dir: Path, variant: str | None = None) -> dict[str, JudgeAnswer]:
@@ -341,6 +347,11 @@ def judge_reference(cases: Sequence[Imported]) -> dict[str, JudgeAnswer]:
             verdict=evaluation.verdict, claims={c.claim_id: c.verification.value for c in evaluation.claim_checks}
         )
     return out
+
+
+def read_estimate(path: Path) -> Estimate:
+    """`estimate.json` as `vbench estimate` wrote it; OSError or ValueError (pydantic's) when it is not one."""
+    return Estimate.model_validate_json(path.read_bytes())
 
 
 def write_estimate(report: Estimate, folder: Path) -> Path:

@@ -28,6 +28,7 @@ def test_estimate_json_and_section(tmp_path: Path, capsys: pytest.CaptureFixture
     data = json.loads((folder / "estimate.json").read_text())
     assert data["sessions"] == len(cases)
     assert data["labelled"] == len(cases[::2])
+    assert data["biased"] is False  # no order recorded: taken as random, not flagged
     rates = {r["name"]: r for r in data["rates"]}
     assert set(rates) == {"verdict_accuracy", "unsafe_pass_rate", "claim_accuracy"}
     claim = rates["claim_accuracy"]

@@ -84,6 +84,7 @@ def test_the_estimate_uses_the_draws_prefix_and_flags_disagreement(tmp_path: Pat
                                             annotator="ann", at="2026-12-07T00:00:00Z", drawn=chooser2.drawn_for(c.id)))  # fmt: skip
     report = estimate(folder2, judge_reference(cases2), "reference")
     assert report.design == "by disagreement (biased)"
+    assert report.biased  # the report's section flags it
     assert any("biased" in n for n in report.notes)
 
 
