@@ -19,23 +19,17 @@ alpha/(k-1) (Bonferroni) in place of Dunnett's one-sided quantile, which needs e
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel
 from scipy import stats
 
-if TYPE_CHECKING:  # summary_model holds the Ranking below
-    from harness.score.summary_model import Decision
+from harness.score.summary_model import Decision, RankedVariant, Ranking, Standing
 
 ALL_PAIRS_MAX = 6
 """Up to this many variants a study compares every pair (15 decisions); past it, each with the control."""
-MCB_METHOD = "hsu-mcb"
 REGRESSIONS_KEPT = 5
 """Past `ALL_PAIRS_MAX` variants, the regressed units a decision details (all its regressed case ids are kept)."""
-
-Standing = Literal["best", "may be best", "not best"]
 
 
 def family_pairs(names: Sequence[str], *, control: str | None = None, all_pairs: bool = False) -> list[tuple[str, str]]:
@@ -62,30 +56,6 @@ def trimmed(decision: Decision) -> Decision:
     return decision.model_copy(
         update={"regressions": decision.regressions[:REGRESSIONS_KEPT], "regressions_total": len(decision.regressions)}
     )
-
-
-class RankedVariant(BaseModel):
-    """One variant's place in the family: its rate, and its MCB interval of (this rate − the best other's)."""
-
-    name: str
-    rank: int
-    rate: float
-    mcb_lower: float
-    mcb_upper: float
-    standing: Standing
-
-
-class Ranking(BaseModel):
-    """Hsu's MCB over a family of variants on one metric: simultaneous intervals, at level 1 − alpha."""
-
-    metric: str
-    method: str = MCB_METHOD
-    alpha: float
-    cases: int
-    """Cases every ranked variant answered (the rest are left out of the ranking)."""
-    critical_value: float | None
-    variants: list[RankedVariant]
-    note: str
 
 
 def case_matrix(outcomes: pd.DataFrame, names: Sequence[str], column: str) -> tuple[np.ndarray, list[str]]:

@@ -17,7 +17,7 @@ Pure: numbers and numpy arrays in, a pydantic `PairedDecision` out; no I/O, no f
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, Protocol
+from typing import Protocol
 
 import numpy as np
 from pydantic import BaseModel
@@ -29,10 +29,9 @@ from harness.score.intervals import (
     paired_design_effect,
     sign_flip_p,
 )
+from harness.score.summary_model import DecisionKind
 from harness.score.wording import format_p, pp_text
 
-DecisionKind = Literal["ship", "block", "inconclusive"]
-"""What a paired decision says: the one home of the three words (summary.json's `decision`, `outcome`)."""
 DEFAULT_MARGIN = 0.05
 INTERVAL = "tango_score"
 """Tango's score interval (one unit per case); with clusters, on Rao-Scott design-effect adjusted counts."""

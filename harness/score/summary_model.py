@@ -36,8 +36,6 @@ from pydantic import (
 
 from harness.run.folder import SUMMARY_FILE, read_text, write_text
 from harness.run.settings import StopEarlySettings
-from harness.score.family import Ranking
-from harness.score.paired import DecisionKind
 from harness.score.registry import metrics, summary_keys
 
 SUMMARY_SCHEMA: Literal["summary_v1"] = "summary_v1"
@@ -92,6 +90,10 @@ class Conformance(SummaryPart):
     uncovered_scenarios: list[str] = Field(default_factory=list)
     failures: list[ConformanceFailure] = Field(default_factory=list)
     passed: bool = False
+
+
+DecisionKind = Literal["ship", "block", "inconclusive"]
+"""What a paired decision says (`score.paired`): summary.json's `decision` and a metric's `outcome`."""
 
 
 class MetricComparison(SummaryPart):
@@ -483,6 +485,34 @@ class AnchorRef(SummaryPart):
     """The fixed reference run folder every decision was also made against (`--anchor`)."""
 
     path: str
+
+
+MCB_METHOD = "hsu-mcb"
+Standing = Literal["best", "may be best", "not best"]
+
+
+class RankedVariant(SummaryPart):
+    """One variant's place in the family: its rate, and its MCB interval of (this rate − the best other's)."""
+
+    name: str
+    rank: int
+    rate: float
+    mcb_lower: float
+    mcb_upper: float
+    standing: Standing
+
+
+class Ranking(SummaryPart):
+    """Hsu's MCB over a family of variants on one metric: simultaneous intervals, at level 1 − alpha."""
+
+    metric: str
+    method: str = MCB_METHOD
+    alpha: float
+    cases: int
+    """Cases every ranked variant answered (the rest are left out of the ranking)."""
+    critical_value: float | None
+    variants: list[RankedVariant]
+    note: str
 
 
 class Summary(SummaryPart):
