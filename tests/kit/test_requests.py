@@ -119,7 +119,8 @@ def xml(case=CASE, status: str | None = None) -> str:
     issues = "".join(f'<issue rule="{i["rule"]}"/>' for i in gk["warnings"])
     claims = "".join(f'<claim claim_id="{c.claim_id}">{html.escape(c.statement)}</claim>' for c in case.executor_claims)
     trace = "".join(
-        f'<tool_result trace_ref="{e.trace_ref}">{html.escape(e.result_excerpt)}</tool_result>' for e in case.trace(2000)
+        f'<tool_result trace_ref="{e.trace_ref}">{html.escape(e.result_excerpt)}</tool_result>'
+        for e in case.trace(2000)
     )
     return (
         f"<input><gatekeeper_result><status>{gk['status']}</status><failed_rules>{rules}</failed_rules>"
