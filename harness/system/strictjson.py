@@ -22,7 +22,7 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise StrictJSONError(f"repeated key {key!r}")
+            raise StrictJSONError(f"repeated key {json.dumps(key)}")
         out[key] = value
     return out
 
