@@ -66,7 +66,8 @@ def case_problems(
     read = read_evaluation(persisted[EVALUATION_KEY])
     evaluation, unreadable = read
     if evaluation is None:
-        return [str(unreadable)], invariant_violations(case, persisted, excerpt_chars, read, view, restored)
+        violations = invariant_violations(case, persisted, excerpt_chars, read, view, restored)
+        return [str(unreadable)], [v for v in violations if v != unreadable]  # said once, as the mismatch
     mismatches = (
         policy_case_mismatches(case, evaluation)
         if record.kind == "policy"
