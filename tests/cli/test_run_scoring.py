@@ -240,7 +240,7 @@ def test_a_run_that_cannot_fork_its_child_finishes_here(tmp_path: Path, monkeypa
     def no_fork() -> int:
         raise BlockingIOError(11, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(os, "fork", no_fork)  # 137 policy cases: read here, without a pool of readers
+    monkeypatch.setattr(os, "fork", no_fork)  # 158 policy cases: read here, without a pool of readers
     assert main(["run", "--cases", str(ROOT / "cases" / "policy"), "--out", str(tmp_path / "run"), "--no-report"]) == 0
     assert here == [True]
-    assert json.loads((tmp_path / "run" / "summary.json").read_text())["conformance"]["policy_passed"] == 137
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["conformance"]["policy_passed"] == 158
