@@ -153,7 +153,8 @@ async def run_cases(
             if problems:
                 extra[case.id] = problems
             writer.write(record)
-            log.write(json.dumps(_log_line(case, reply, model_requests, problems, body)) + "\n")
+            served = scripted_reply(case) if case.kind == "policy" else None
+            log.write(json.dumps(_log_line(case, reply, model_requests, problems, body, served)) + "\n")
             log.flush()
 
         await asyncio.gather(*(one(c) for c in cases))
@@ -167,13 +168,20 @@ async def reachable(settings: CertifySettings) -> None:
 
 
 def _log_line(
-    case: Case, reply: SutReply, model_requests: list[dict[str, Any]], problems: list[str], body: dict[str, Any]
+    case: Case,
+    reply: SutReply,
+    model_requests: list[dict[str, Any]],
+    problems: list[str],
+    body: dict[str, Any],
+    model_reply: str | None = None,
 ) -> dict[str, Any]:
     """What an auditor needs to inspect one case, and `vbench certify --replay` to send it again: the request
-    the kit sent, the SUT's answer as sent, and what it asked the model."""
+    the kit sent, the reply its model endpoint served (a parsing red is read from the log alone), the SUT's
+    answer as sent, and what it asked the model."""
     return {
         "case_id": case.id,
         "sut_request": body,
+        "model_reply": model_reply,
         "http_status": reply.status,
         "error": reply.error,
         "elapsed_ms": reply.elapsed_ms,

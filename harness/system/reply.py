@@ -43,7 +43,12 @@ def prose_json_objects(text: str) -> Iterator[dict[str, Any]]:
 
 
 def prose_json_values(text: str) -> Iterator[Any]:
-    """The top-level JSON objects and arrays in prose (or XML, or any text), in order, in one pass.
+    """The top-level JSON objects and arrays in prose (or XML, or any text), in order, in one pass."""
+    return (value for _start, _end, value in prose_json_spans(text))
+
+
+def prose_json_spans(text: str) -> Iterator[tuple[int, int, Any]]:
+    """Each top-level JSON object or array in `text` with where it starts and ends, in order, in one pass.
 
     A decode is tried at each place a value can start that is not inside a value already decoded; a
     value that decodes is skipped over whole (its nested objects are not top-level, and scanning them
@@ -60,7 +65,7 @@ def prose_json_values(text: str) -> Iterator[Any]:
         except ValueError:
             index = start + 1
             continue
-        yield value
+        yield start, end, value
         index = end
 
 
