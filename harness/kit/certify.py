@@ -19,7 +19,7 @@ from typing import Any
 import aiohttp
 
 from harness import __version__
-from harness.corpus.catalogue import DEFAULT_SPEC_DIR
+from harness.corpus.catalogue import DEFAULT_SPEC_DIR, load_catalogue
 from harness.corpus.schema import Case
 from harness.devtools.local_server import LocalOpenAIServer
 from harness.kit.certificate import write_certificate
@@ -206,7 +206,8 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         )
     by_id = {c.id: c for c in [*cases, *ran_quality]}
     records.sort(key=lambda r: r.case_id)
-    conf = conformance(records, by_id, extra, settings.excerpt_chars)
+    catalogue = load_catalogue(settings.spec_dir, fresh=True) if settings.spec_dir != DEFAULT_SPEC_DIR else None
+    conf = conformance(records, by_id, extra, settings.excerpt_chars, catalogue)
     errors = sum(1 for r in records if r.error)
     hash_ = corpus_hash(refs)
     skipped = {
