@@ -50,7 +50,8 @@ def read_evaluation(stored: Any) -> tuple[ReportedEvaluation | None, str | None]
             if nullable
             else ""
         )
-        return None, "verifier_evaluation has no " + ", ".join(f'"{f}"' for f in missing) + " key" + hint
+        keys = ", ".join(f'"{f}"' for f in missing)
+        return None, f"verifier_evaluation has no {keys} key{'s' if len(missing) > 1 else ''}{hint}"
     try:
         return ReportedEvaluation.model_validate(stored), None
     except ValidationError as exc:
