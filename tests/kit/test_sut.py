@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import aiohttp
 import pytest
@@ -95,3 +96,16 @@ def test_a_numeric_info_version_is_a_protocol_problem_not_a_crash() -> None:
         info, problems = asyncio.run(go(url))
     assert info.name == "jsut" and info.version == "1.2"
     assert problems == ['GET /info: "version" is 1.2, not a non-empty string (write it as a JSON string: "1.2")']
+
+
+@pytest.mark.slow
+def test_a_deadline_over_five_seconds_is_not_rounded_up_to_a_whole_second() -> None:
+    """HTTP clients round a timeout of 5 s or more up to the next whole second of their clock; the protocol's deadline
+    is exact. Started just after a whole second of the monotonic clock, the rounded deadline would fall almost a
+    second late, so an answer a twentieth of the deadline late would have passed."""
+    timeout_s = 5.0  # the kit waits answer_deadline(5.0) == 6.0 s
+    late = answer_deadline(timeout_s) * 1.05
+    while time.monotonic() % 1.0 > 0.05:  # start right after a whole second: rounding would add ~0.95 s
+        time.sleep(0.01)
+    reply = verify_against(ScriptedSut(delay_s=late), timeout_s)
+    assert reply.error is not None and reply.error.startswith("timeout"), reply
