@@ -109,3 +109,11 @@ def test_a_deadline_over_five_seconds_is_not_rounded_up_to_a_whole_second() -> N
         time.sleep(0.01)
     reply = verify_against(ScriptedSut(delay_s=late), timeout_s)
     assert reply.error is not None and reply.error.startswith("timeout"), reply
+
+
+def test_numbers_in_the_answer_are_read_by_value_exactly() -> None:
+    """`9007199254740993e0` is 2^53 + 1 written with an exponent: read by value it is that integer, not the
+    nearest double (a sibling sent as 9007199254740993 is then unchanged, however the SUT spells it)."""
+    reply = verify_against(ScriptedSut(body='{"self_evaluation": {"big": 9007199254740993e0, "one": 1.0, "r": 0.1}}'))
+    assert reply.self_evaluation == {"big": 9007199254740993, "one": 1, "r": 0.1}
+    assert isinstance(reply.self_evaluation["big"], int)
