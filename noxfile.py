@@ -148,6 +148,12 @@ def certify_java(session: nox.Session) -> None:
     """
     session.install("-e", ".")
     session.run("python", "-m", "harness.devtools.java_sut", "certify", "--install", "--out", "reports/certify-java")
+    # The Jackson variant beside it (sut-java/jackson/), in a team's usual configuration: FAIL_ON_TRAILING_TOKENS and
+    # STRICT_DUPLICATE_DETECTION on, INDENT_OUTPUT on (answers and the prompt's JSON pretty-printed).
+    session.run(
+        *("python", "-m", "harness.devtools.java_sut", "certify", "--install", "--jackson", "defaults,indent"),
+        *("--out", "reports/certify-java-jackson"),
+    )
 
 
 @nox.session(python=PYTHON)

@@ -12,7 +12,6 @@ from rich.console import Console
 from rich.table import Table
 
 from harness import UsageError
-from harness.corpus.catalogue import load_catalogue
 from harness.corpus.generator import DEFAULT_COUNT, DEFAULT_PER_SEED, DEFAULT_RANDOM_SEED, generate, write_cases
 from harness.corpus.loader import load_cases, load_cases_with_files
 from harness.corpus.schema import case_json_schema
@@ -45,7 +44,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         choices=ORIGINS,
         help="count cases of this origin in the tables and targets (repeatable; default: hand-written)",
     )
-    stats.add_argument("--require-targets", action="store_true", help="exit 1 when a target is missed")
+    stats.add_argument(
+        "--require-targets",
+        action="store_true",
+        help="exit 1 when a target is missed (with --spec: also a new scenario without a case, a changed or removed "
+        "scenario, a stale requirement quote)",
+    )
+    stats.add_argument(
+        "--spec",
+        type=Path,
+        metavar="DIR",
+        help="read the scenarios from this OpenSpec tree (a repository holding openspec/, or openspec/ itself: its "
+        "changes and archive) instead of the package's copy; report what moved",
+    )
     stats.set_defaults(handler=cmd_stats)
     gen = cases_sub.add_parser("generate", help="mechanically labelled mutants of the seed quality cases")
     gen.add_argument(
@@ -154,13 +165,28 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """Counts and targets; exit 1 on a missed target only with --require-targets."""
+    from harness.kit.spec_drift import SpecDirError, catalogue_for, drift_lines, resolve_spec_dir, spec_drift
+
     cases = _load(args.dirs)
-    stats = corpus_stats(cases, load_catalogue(), counted=tuple(args.origin or ["hand-written"]))
+    try:
+        catalogue = catalogue_for(args.spec)
+        drift = spec_drift(resolve_spec_dir(args.spec), cases) if args.spec is not None else None
+    except SpecDirError as exc:
+        raise UsageError(str(exc)) from None
+    stats = corpus_stats(cases, catalogue, counted=tuple(args.origin or ["hand-written"]))
     if args.json:
-        sys.stdout.write(stats.model_dump_json(indent=2) + "\n")
+        data = stats.model_dump(mode="json")
+        if drift is not None:
+            data["spec_drift"] = drift.model_dump(mode="json")
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
         render_stats(stats, Console())
-    return 1 if args.require_targets and not stats.targets_met else 0
+        if drift is not None:
+            lines = drift_lines(drift) or [f"{drift.spec_dir}: the scenarios and quoted requirements are the package's"]
+            for line in lines:
+                Console().print(line, highlight=False, markup=False, soft_wrap=True)
+    missed = not stats.targets_met or (drift is not None and not drift.clean)
+    return 1 if args.require_targets and missed else 0
 
 
 def render_stats(stats: CorpusStats, console: Console) -> None:

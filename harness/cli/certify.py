@@ -53,6 +53,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default="default",
         help="certification: refuse --filter and any skipped case, so only a whole-corpus certificate can result",
     )
+    cert.add_argument(
+        "--spec",
+        type=Path,
+        metavar="DIR",
+        help="count scenario coverage against this OpenSpec tree (a repository holding openspec/, or openspec/ "
+        "itself) instead of the package's copy; new scenarios without a case make the certificate partial",
+    )
     cert.add_argument("--force", action="store_true", help="replace an earlier certify run in --out")
     cert.add_argument(
         "--replay", metavar="CASE", help="send CASE's recorded exchange from the run in --out to the SUT again"
@@ -168,6 +175,13 @@ def certify_command(args: argparse.Namespace) -> int:
         )
     if problem := out_problem(args.out, args.force):
         raise UsageError(problem)
+    from harness.corpus.catalogue import DEFAULT_SPEC_DIR
+    from harness.kit.spec_drift import SpecDirError, drift_lines, resolve_spec_dir, spec_drift
+
+    try:
+        spec_dir = resolve_spec_dir(args.spec) if args.spec is not None else DEFAULT_SPEC_DIR
+    except SpecDirError as exc:
+        raise UsageError(str(exc)) from None
     settings = CertifySettings(
         sut_url=args.sut,
         out=args.out,
@@ -179,6 +193,7 @@ def certify_command(args: argparse.Namespace) -> int:
         model=args.model,
         corpus_policy_cases=sum(1 for c in corpus if c.kind == "policy"),
         mode=args.mode,
+        spec_dir=spec_dir,
     )
     try:
         result = certify(policy, quality, settings)
@@ -199,6 +214,9 @@ def certify_command(args: argparse.Namespace) -> int:
             f"verdict accuracy {variant.figure('verdict_accuracy')}, claim accuracy {variant.figure('claim_accuracy')}"
         )
     print(f"kit {cert.kit.version} at {cert.kit.git_sha}, source sha256 {cert.kit.source_sha256}")
+    if args.spec is not None:
+        for line in drift_lines(spec_drift(spec_dir, corpus)) or [f"{spec_dir}: scenarios and quotes as the package's"]:
+            print(f"  SPEC {line}")
     for problem in cert.protocol_problems:
         print(f"  PROTOCOL {problem}")
     for failure in conf.failures[:20]:

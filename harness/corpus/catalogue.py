@@ -86,18 +86,63 @@ def parse_spec_text(text: str, capability: str, change: str, source: str) -> lis
     return scenarios
 
 
-def load_catalogue(spec_dir: Path = DEFAULT_SPEC_DIR) -> dict[str, Scenario]:
-    """All scenarios under `spec_dir`, keyed by id. The same id from two changes is kept once."""
-    return dict(_load(spec_dir.resolve()))
+def load_catalogue(spec_dir: Path = DEFAULT_SPEC_DIR, fresh: bool = False) -> dict[str, Scenario]:
+    """All scenarios under `spec_dir`, keyed by id. The same id from two changes is kept once. `fresh`: read the
+    files again (a team's tree may have moved since; the package's own copy is read once per process)."""
+    return dict(_load.__wrapped__(spec_dir.resolve()) if fresh else _load(spec_dir.resolve()))
 
 
 @lru_cache(maxsize=8)
 def _load(spec_dir: Path) -> tuple[tuple[str, Scenario], ...]:
     found: dict[str, Scenario] = {}
-    for path in sorted(spec_dir.rglob("spec.md")):
-        capability = path.parent.name
-        change = path.parent.parent.parent.name
-        rel = str(path.relative_to(spec_dir))
+    for path, capability, change, rel in spec_files_under(spec_dir):
         for scenario in parse_spec_text(path.read_text(encoding="utf-8"), capability, change, rel):
             found.setdefault(scenario.id, scenario)
     return tuple(found.items())
+
+
+class RequirementBlock(BaseModel):
+    """One `Requirement:` block of a spec file as written: its title, its whole text (steps included, whitespace
+    runs as one space), the change it belongs to and the file it is in (relative to the spec folder)."""
+
+    model_config = ConfigDict(frozen=True)
+    title: str
+    text: str
+    change: str
+    source: str
+
+    @property
+    def archived(self) -> bool:
+        return "/archive/" in f"/{self.source}"
+
+
+def requirement_blocks(text: str, change: str, source: str) -> list[RequirementBlock]:
+    """Every requirement block of one spec file, in order (a section header ends a block)."""
+    blocks: list[RequirementBlock] = []
+    title, lines = "", []  # type: ignore[var-annotated]
+
+    def close() -> None:
+        if title:
+            blocks.append(
+                RequirementBlock(title=title, text=" ".join(" ".join(lines).split()), change=change, source=source)
+            )
+
+    for line in text.splitlines():
+        if _SECTION.match(line):
+            close()
+            title, lines = "", []
+        elif m := _REQ.match(line):
+            close()
+            title, lines = m["title"], []
+        elif title:
+            lines.append(line.strip())
+    close()
+    return blocks
+
+
+def spec_files_under(spec_dir: Path) -> list[tuple[Path, str, str, str]]:
+    """Each `spec.md` under a spec folder: (path, capability, change, path relative to the folder), sorted."""
+    return [
+        (path, path.parent.name, path.parent.parent.parent.name, str(path.relative_to(spec_dir)))
+        for path in sorted(spec_dir.rglob("spec.md"))
+    ]

@@ -5,6 +5,7 @@ it would to a team's own service. Built with the JDK alone (`sut-java/build.sh`:
 Gson and sqlite-jdbc jars. Usage:
 
     python -m harness.devtools.java_sut certify [--out reports/certify-java] [--install]
+    python -m harness.devtools.java_sut certify --jackson defaults,indent     # the Jackson variant (sut-java/jackson/)
     python -m harness.devtools.java_sut build
 """
 
@@ -26,8 +27,10 @@ from typing import Any
 SUT_DIR = Path(__file__).resolve().parents[2] / "sut-java"
 JAVA_LIB = Path(os.environ.get("VBENCH_JAVA_LIB", "/usr/share/java"))
 JARS = ("gson.jar", "sqlite-jdbc.jar")
+JACKSON_JARS = ("jackson-core.jar", "jackson-databind.jar", "jackson-annotations.jar")
 TOOLS = ("javac", "jar", "java")
 APT_PACKAGES = ("default-jdk-headless", "libgoogle-gson-java", "libxerial-sqlite-jdbc-java")
+JACKSON_APT = "libjackson2-databind-java"
 DEFAULT_OUT = Path("reports/certify-java")
 POLICY_CASES = Path("cases/policy")
 START_TIMEOUT_S = 60.0
@@ -37,30 +40,31 @@ class JavaSutError(RuntimeError):
     """The Java SUT could not be built or started; the message says why and what to install."""
 
 
-def missing_prerequisites() -> list[str]:
+def missing_prerequisites(jackson: bool = False) -> list[str]:
     """The JDK tools and Debian jars the build needs that this machine lacks (empty: it can build)."""
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
-    missing += [str(JAVA_LIB / jar) for jar in JARS if not (JAVA_LIB / jar).is_file()]
+    jars = (*JARS, *JACKSON_JARS) if jackson else JARS
+    missing += [str(JAVA_LIB / jar) for jar in jars if not (JAVA_LIB / jar).is_file()]
     return missing
 
 
-def install_prerequisites() -> None:
-    """Install the JDK and both jars with apt-get, as `.ci/run` does, when any is missing (root only)."""
-    missing = missing_prerequisites()
+def install_prerequisites(jackson: bool = False) -> None:
+    """Install the JDK and the jars with apt-get, as `.ci/run` does, when any is missing (root only)."""
+    missing = missing_prerequisites(jackson)
+    packages = (*APT_PACKAGES, JACKSON_APT) if jackson else APT_PACKAGES
     if not missing:
         return
     if shutil.which("apt-get") is None or os.geteuid() != 0:
-        raise JavaSutError(
-            f"missing {', '.join(missing)}; install them with: apt-get install -y {' '.join(APT_PACKAGES)}"
-        )
+        raise JavaSutError(f"missing {', '.join(missing)}; install them with: apt-get install -y {' '.join(packages)}")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-    subprocess.run(["apt-get", "install", "-y", "-qq", *APT_PACKAGES], check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(["apt-get", "install", "-y", "-qq", *packages], check=True, env=env, stdout=subprocess.DEVNULL)
 
 
-def build(sut_dir: Path = SUT_DIR) -> Path:
-    """Compile and package the Java SUT; the jar's path. A failed build raises with the compiler's output."""
-    script = sut_dir / "build.sh"
+def build(sut_dir: Path = SUT_DIR, jackson: bool = False) -> Path:
+    """Compile and package the Java SUT (`jackson`: its Jackson variant); the jar's path. A failed build raises
+    with the compiler's output."""
+    script = sut_dir / ("build-jackson.sh" if jackson else "build.sh")
     if not script.is_file():
         raise JavaSutError(f"{script} not found: the Java SUT lives in the repository's sut-java/ folder")
     proc = subprocess.run(
@@ -68,11 +72,11 @@ def build(sut_dir: Path = SUT_DIR) -> Path:
     )
     if proc.returncode != 0:
         raise JavaSutError(f"building the Java SUT failed (exit {proc.returncode}):\n{proc.stdout}{proc.stderr}")
-    return sut_dir / "build" / "vbench-sut.jar"
+    return sut_dir / "build" / ("vbench-sut-jackson.jar" if jackson else "vbench-sut.jar")
 
 
 @contextlib.contextmanager
-def serving(jar: Path, log: Path | None = None) -> Iterator[str]:
+def serving(jar: Path, log: Path | None = None, extra: tuple[str, ...] = ()) -> Iterator[str]:
     """Run the built SUT on a free 127.0.0.1 port; its base URL. The process is always stopped on leaving."""
     with tempfile.TemporaryDirectory(prefix="vbench-java-sut-") as tmp:
         port_file = Path(tmp) / "port"
@@ -80,7 +84,7 @@ def serving(jar: Path, log: Path | None = None) -> Iterator[str]:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("w", encoding="utf-8") as out:
             cmd = ["java", "-jar", str(jar), "--host", "127.0.0.1", "--port", "0", "--port-file", str(port_file)]
-            cmd += ["--store", str(Path(tmp) / "store.sqlite")]
+            cmd += ["--store", str(Path(tmp) / "store.sqlite"), *extra]
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
             try:
                 yield f"http://127.0.0.1:{_wait_for_port(proc, port_file, log_path)}"
@@ -129,16 +133,22 @@ def certificate_status(out: Path) -> tuple[str, str]:
     return str(cert.get("status")), str(cert.get("headline"))
 
 
-def certify_java(out: Path = DEFAULT_OUT, install: bool = False, cases: Path = POLICY_CASES) -> int:
-    """Build, serve and certify the Java SUT into `out`; 0 only when certificate.json says `certified`."""
+def certify_java(
+    out: Path = DEFAULT_OUT, install: bool = False, cases: Path = POLICY_CASES, jackson: str | None = None
+) -> int:
+    """Build, serve and certify the Java SUT into `out`; 0 only when certificate.json says `certified`.
+    `jackson`: the Jackson variant in that configuration (`defaults`, `indent`, `non-null`, `keep-last-duplicates`,
+    comma-separated)."""
     if install:
-        install_prerequisites()
-    missing = missing_prerequisites()
+        install_prerequisites(jackson is not None)
+    missing = missing_prerequisites(jackson is not None)
     if missing:
-        raise JavaSutError(f"missing {', '.join(missing)}; install: apt-get install -y {' '.join(APT_PACKAGES)}")
-    jar = build()
+        packages = [*APT_PACKAGES, *([JACKSON_APT] if jackson is not None else [])]
+        raise JavaSutError(f"missing {', '.join(missing)}; install: apt-get install -y {' '.join(packages)}")
+    jar = build(jackson=jackson is not None)
     out.mkdir(parents=True, exist_ok=True)
-    with serving(jar, log=out.parent / f"{out.name}-sut.log") as url:
+    extra = ("--jackson", jackson) if jackson is not None else ()
+    with serving(jar, log=out.parent / f"{out.name}-sut.log", extra=extra) as url:
         start = time.perf_counter()
         proc = subprocess.run(certify_command(url, out, cases), check=False)
         wall = time.perf_counter() - start
@@ -156,12 +166,18 @@ def main(argv: list[str] | None = None) -> int:
     cert.add_argument("--out", type=Path, default=DEFAULT_OUT)
     cert.add_argument("--cases", type=Path, default=POLICY_CASES, help="the policy corpus (default cases/policy)")
     cert.add_argument("--install", action="store_true", help="apt-get install the JDK and the jars when missing")
+    cert.add_argument(
+        "--jackson",
+        metavar="CONFIG",
+        help="certify the Jackson variant in this configuration: defaults, indent, non-null, keep-last-duplicates "
+        "(comma-separated)",
+    )
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
             print(f"built {build()}")
             return 0
-        return certify_java(args.out, args.install, args.cases)
+        return certify_java(args.out, args.install, args.cases, args.jackson)
     except JavaSutError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -19,7 +19,7 @@ from typing import Any
 import aiohttp
 
 from harness import __version__
-from harness.corpus.catalogue import DEFAULT_SPEC_DIR
+from harness.corpus.catalogue import DEFAULT_SPEC_DIR, load_catalogue
 from harness.corpus.schema import Case
 from harness.devtools.local_server import LocalOpenAIServer
 from harness.kit.certificate import write_certificate
@@ -153,7 +153,8 @@ async def run_cases(
             if problems:
                 extra[case.id] = problems
             writer.write(record)
-            log.write(json.dumps(_log_line(case, reply, model_requests, problems, body)) + "\n")
+            served = scripted_reply(case) if case.kind == "policy" else None
+            log.write(json.dumps(_log_line(case, reply, model_requests, problems, body, served)) + "\n")
             log.flush()
 
         await asyncio.gather(*(one(c) for c in cases))
@@ -167,13 +168,20 @@ async def reachable(settings: CertifySettings) -> None:
 
 
 def _log_line(
-    case: Case, reply: SutReply, model_requests: list[dict[str, Any]], problems: list[str], body: dict[str, Any]
+    case: Case,
+    reply: SutReply,
+    model_requests: list[dict[str, Any]],
+    problems: list[str],
+    body: dict[str, Any],
+    model_reply: str | None = None,
 ) -> dict[str, Any]:
     """What an auditor needs to inspect one case, and `vbench certify --replay` to send it again: the request
-    the kit sent, the SUT's answer as sent, and what it asked the model."""
+    the kit sent, the reply its model endpoint served (a parsing red is read from the log alone), the SUT's
+    answer as sent, and what it asked the model."""
     return {
         "case_id": case.id,
         "sut_request": body,
+        "model_reply": model_reply,
         "http_status": reply.status,
         "error": reply.error,
         "elapsed_ms": reply.elapsed_ms,
@@ -198,7 +206,8 @@ def certify(cases: Sequence[Case], quality: Sequence[Case], settings: CertifySet
         )
     by_id = {c.id: c for c in [*cases, *ran_quality]}
     records.sort(key=lambda r: r.case_id)
-    conf = conformance(records, by_id, extra, settings.excerpt_chars)
+    catalogue = load_catalogue(settings.spec_dir, fresh=True) if settings.spec_dir != DEFAULT_SPEC_DIR else None
+    conf = conformance(records, by_id, extra, settings.excerpt_chars, catalogue)
     errors = sum(1 for r in records if r.error)
     hash_ = corpus_hash(refs)
     skipped = {

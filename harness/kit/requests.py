@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from html.parser import HTMLParser
 from typing import Any
 
 from harness.corpus.schema import Case
-from harness.run.meaning import mentions, text_views, token_in
+from harness.run.meaning import MAX_NESTING, mentions, normal_space, text_views, token_in
 from harness.system.protocol import (
     ExecutorInput,
     OtherSessionRows,
@@ -23,6 +25,7 @@ from harness.system.protocol import (
     VerifyRequest,
     VerifySettings,
 )
+from harness.system.reply import prose_json_values
 from harness.system.trace import DEFAULT_EXCERPT_CHARS
 
 SCRIPTED_MODEL = "kit-scripted-verifier"
@@ -91,35 +94,159 @@ def request_text(body: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+@dataclass(frozen=True)
+class PromptData:
+    """What a model request says, read as data: the text views, every JSON object in it at any depth, and
+    every key/value pair (JSON members, XML attributes and elements, `key: value` lines).
+
+    The kit reads the request the way the model would read structure, never by its spacing: a value is in a
+    JSON object whether the SUT wrote it compact, pretty-printed (`"status" : "pass"`), inside XML, in prose, or
+    as a JSON string holding JSON."""
+
+    views: tuple[str, ...]
+    objects: tuple[dict[str, Any], ...]
+    pairs: tuple[tuple[str, Any], ...]
+
+    @property
+    def keys(self) -> frozenset[str]:
+        return frozenset(k for k, _v in self.pairs)
+
+
+def prompt_data(text: str) -> PromptData:
+    """`text` read as data (`PromptData`): JSON values found in every view of it (`text_views`: as written and
+    with each layer of escaping undone), JSON inside JSON strings, XML tags and `key: value` lines."""
+    views = text_views(text)
+    objects: list[dict[str, Any]] = []
+    pairs: list[tuple[str, Any]] = []
+    for view in views:
+        for value in prose_json_values(view):
+            _walk(value, objects, pairs, MAX_NESTING)
+        tags = _Tags()
+        tags.feed(view)
+        tags.close()
+        pairs += tags.pairs
+        pairs += [(m.group(1), m.group(2)) for m in _KEY_VALUE.finditer(view)]
+    for _key, value in list(pairs):
+        if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+            _walk_text(value, objects, pairs, MAX_NESTING)
+    return PromptData(views, tuple(objects), tuple(pairs))
+
+
+_KEY_VALUE = re.compile(r"(?<![\w.-])([A-Za-z_][\w.-]*)[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9_.-]+)")
+"""A `key: value` or `key = value` pair of a YAML line, an attribute or prose, whatever the spacing and quotes."""
+
+
+def _walk(value: Any, objects: list[dict[str, Any]], pairs: list[tuple[str, Any]], depth: int) -> None:
+    """Every object and member of a decoded JSON value; a string holding JSON is read too (JSON inside JSON)."""
+    if isinstance(value, dict):
+        objects.append(value)
+        for key, item in value.items():
+            pairs.append((key, item))
+            _walk(item, objects, pairs, depth)
+    elif isinstance(value, list):
+        for item in value:
+            _walk(item, objects, pairs, depth)
+    elif isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+        _walk_text(value, objects, pairs, depth)
+
+
+def _walk_text(text: str, objects: list[dict[str, Any]], pairs: list[tuple[str, Any]], depth: int) -> None:
+    if depth <= 0:
+        return
+    for value in prose_json_values(text):
+        _walk(value, objects, pairs, depth - 1)
+
+
+class _Tags(HTMLParser):
+    """XML/HTML attributes and leaf elements as key/value pairs (`<status>pass</status>`, `status="pass"`);
+    tolerant of text that is not well-formed, as a prompt mixing prose and tags is not."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.pairs: list[tuple[str, Any]] = []
+        self._open: list[tuple[str, list[str]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.pairs += [(name, value) for name, value in attrs if value is not None]
+        self._open.append((tag, []))
+
+    def handle_data(self, data: str) -> None:
+        if self._open:
+            self._open[-1][1].append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._open:
+            name, text = self._open.pop()
+            if name == tag:
+                self.pairs.append((tag, "".join(text).strip()))
+                return
+
+
+def _same_text(value: Any, want: str) -> bool:
+    return isinstance(value, str) and normal_space(value) == normal_space(want)
+
+
+def _strings(value: Any) -> set[str]:
+    """Every string in a JSON value, at any depth (rule ids in a list of strings or of issue objects)."""
+    if isinstance(value, str):
+        return {normal_space(value)}
+    if isinstance(value, dict):
+        return {s for v in value.values() for s in _strings(v)}
+    if isinstance(value, list):
+        return {s for v in value for s in _strings(v)}
+    return set()
+
+
 def input_problems(
     case: Case, model_requests: Sequence[dict[str, Any]], excerpt_chars: int = DEFAULT_EXCERPT_CHARS
 ) -> list[str]:
     """What the spec requires the verifier to be given and the SUT's model request lacked.
 
-    Values are looked for by meaning: in the message text as written and with each layer of JSON and
-    HTML/XML escaping undone (`harness.run.meaning.text_views`), so any valid encoding the SUT chose counts."""
+    The request is read as data (`prompt_data`): JSON wherever it sits (compact or pretty-printed, in prose,
+    in XML, inside a JSON string), XML tags and `key: value` lines, with each layer of JSON and HTML/XML
+    escaping undone, so any valid encoding and layout the SUT chose counts."""
     if not model_requests:
         return ["input: the SUT never called the model endpoint (the verifier is called for every case, §5 step 1)"]
-    views = text_views(request_text(model_requests[-1]))
+    data = prompt_data(request_text(model_requests[-1]))
     return [
-        *gatekeeper_input_problems(case, views),
-        *claim_input_problems(case, views),
-        *trace_input_problems(case, views, excerpt_chars),
+        *gatekeeper_input_problems(case, data),
+        *claim_input_problems(case, data.views),
+        *trace_input_problems(case, data.views, excerpt_chars),
     ]
 
 
-def gatekeeper_input_problems(case: Case, views: Sequence[str]) -> list[str]:
-    """The gatekeeper result's four fields, its status value and every failed and warning rule id."""
+def gatekeeper_input_problems(case: Case, data: PromptData) -> list[str]:
+    """The gatekeeper result's four fields, its status value and every failed and warning rule id.
+
+    Read from a gatekeeper object (a JSON object with `status` and `failed_rules`) when the request holds one;
+    else from the `status` pairs (XML, `key: value`) and the rule ids as whole tokens anywhere."""
     gk = case.expected.gatekeeper
     out = [
-        f"input: gatekeeper_result field {f!r} is not in the model request"
+        f'input: the gatekeeper_result key "{f}" is not in the model request'
         for f in GATEKEEPER_FIELDS
-        if not any(f in view for view in views)
+        if f not in data.keys
     ]
-    if not any(re.search(rf"status\W{{0,4}}{gk.status}\b", view) for view in views):
-        out.append(f"input: the gatekeeper status {gk.status!r} is not in the model request")
-    out += [f"input: failed rule {r} is not in the model request" for r in gk.failed_rules if not token_in(views, r)]
-    out += [f"input: warning rule {r} is not in the model request" for r in gk.warnings or [] if not token_in(views, r)]
+    objects = [o for o in data.objects if "status" in o and "failed_rules" in o]
+    chosen = [o for o in objects if _same_text(o["status"], gk.status)]
+    if objects and not chosen:
+        found = ", ".join(sorted({json.dumps(o["status"]) for o in objects}))
+        out.append(
+            f'input: the gatekeeper_result in the model request has "status": {found}; the spec\'s gatekeeper gives '
+            f"{json.dumps(gk.status)}"
+        )
+    elif not objects and not any(k == "status" and _same_text(v, gk.status) for k, v in data.pairs):
+        out.append(f"input: the gatekeeper status {json.dumps(gk.status)} is not in the model request")
+    for what, key, rules in (
+        ("failed rule", "failed_rules", gk.failed_rules),
+        ("warning rule", "warnings", gk.warnings or []),
+    ):
+        given = set().union(*(_strings(o.get(key)) for o in chosen)) if chosen else None
+        out += [
+            f"input: {what} {r} is not in the model request"
+            + (f" (its gatekeeper_result {json.dumps(key)} lacks it)" if given is not None else "")
+            for r in rules
+            if (r not in given if given is not None else not token_in(data.views, r))
+        ]
     return out
 
 

@@ -11,6 +11,7 @@ read (`found`), against the case the folder holds.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -20,7 +21,7 @@ from pydantic import ValidationError
 
 from harness.corpus.schema import Case
 from harness.run.log import ResultRecord, with_trace
-from harness.run.meaning import same_unordered
+from harness.run.meaning import json_text, same_json, same_unordered
 from harness.run.outcome import CLEAN, Findings, Outcome, outcome
 from harness.system import policy
 from harness.system.models import (
@@ -42,17 +43,38 @@ Evaluation = VerifierEvaluation | ReportedEvaluation
 
 
 def read_evaluation(stored: Any) -> tuple[ReportedEvaluation | None, str | None]:
-    """A persisted `verifier_evaluation` read by its §7 names, judging outcomes, not bytes; or why it cannot be."""
+    """A persisted `verifier_evaluation` read by its §7 names, judging outcomes, not bytes; or why it cannot be,
+    in JSON terms (the key path, what was found, and the fix when it is plain)."""
     if not isinstance(stored, Mapping):
         return None, "no verifier_evaluation persisted"
     missing = [f for f in PERSISTED_FIELDS if f not in stored]
     if missing:
-        return None, f"persisted verifier_evaluation lacks {missing}"
+        nullable = [f for f in missing if f in NULLABLE_FIELDS]
+        hint = (
+            " (" + ", ".join(f'write "{f}": null' for f in nullable) + " when it has no value: §7 keys are never left "
+            "out, and a serialiser that omits nulls, Gson without serializeNulls() or Jackson NON_NULL, drops them)"
+            if nullable
+            else ""
+        )
+        keys = ", ".join(f'"{f}"' for f in missing)
+        return None, f"verifier_evaluation has no {keys} key{'s' if len(missing) > 1 else ''}{hint}"
     try:
         return ReportedEvaluation.model_validate(stored), None
     except ValidationError as exc:
-        errors = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
-        return None, f"persisted verifier_evaluation does not follow INTERPRETATION §7: {errors}"
+        errors = "; ".join(_validation_line(e) for e in exc.errors()[:5])
+        return None, f"verifier_evaluation does not follow INTERPRETATION §7: {errors}"
+
+
+NULLABLE_FIELDS = frozenset({"model_verdict", "groundedness_score"})
+"""The §7 keys whose value may be null: written as null when they have none, never left out (§8)."""
+
+
+def _validation_line(error: Any) -> str:
+    """One pydantic error as a JSON key path, the JSON value found and what was wanted."""
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"]).lstrip(".")
+    found = error.get("input")
+    shown = "absent" if error["type"] == "missing" else json_text(found)
+    return f"{path} is {shown}: {error['msg'][0].lower()}{error['msg'][1:]}"
 
 
 def deterministic_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
@@ -66,10 +88,12 @@ def deterministic_mismatches(case: Case, evaluation: Evaluation) -> list[str]:
         out.append(f"gatekeeper.status: expected {exp.gatekeeper.status}, got {got_gk.status}")
     if sorted(set(exp.gatekeeper.failed_rules)) != got_gk.failed_rules:
         out.append(
-            f"gatekeeper.failed_rules: expected {sorted(set(exp.gatekeeper.failed_rules))}, got {got_gk.failed_rules}"
+            f"gatekeeper.failed_rules: expected {json_text(sorted(set(exp.gatekeeper.failed_rules)))}, got {json_text(got_gk.failed_rules)}"
         )
     if exp.gatekeeper.warnings is not None and set(exp.gatekeeper.warnings) != set(got_gk.warning_rules):
-        out.append(f"gatekeeper.warnings: expected {sorted(set(exp.gatekeeper.warnings))}, got {got_gk.warning_rules}")
+        out.append(
+            f"gatekeeper.warnings: expected {json_text(sorted(set(exp.gatekeeper.warnings)))}, got {json_text(got_gk.warning_rules)}"
+        )
     if any(line.startswith("gatekeeper.") for line in out):
         out += [
             f"  the gatekeeper says: {issue.rule}: {issue.message}" + (f" (at {issue.path})" if issue.path else "")
@@ -184,7 +208,8 @@ def case_problems(
     read = read_evaluation(persisted[EVALUATION_KEY])
     evaluation, unreadable = read
     if evaluation is None:
-        return [str(unreadable)], invariant_violations(case, persisted, excerpt_chars, read, view, restored)
+        violations = invariant_violations(case, persisted, excerpt_chars, read, view, restored)
+        return [str(unreadable)], [v for v in violations if v != unreadable]  # said once, as the mismatch
     mismatches = (
         policy_case_mismatches(case, evaluation)
         if record.kind == "policy"
@@ -231,15 +256,7 @@ def invariant_violations(
     `trace_from_case`: the evaluation's trace summary was elided from the record because it was the spec's and
     is restored from the case (`CaseView.reported_trace`): it is the spec's trace by construction, not compared.
     """
-    # CASE_FORMAT "Two kinds of case": "sibling keys of self_evaluation survive"; INTERPRETATION §7:
-    # "Writing it merges into self_evaluation: sibling keys written by others are kept" (kept, so unchanged).
-    out = [
-        f"sibling key {key!r} of self_evaluation was lost"
-        if key not in self_evaluation
-        else f"sibling key {key!r} of self_evaluation was changed"
-        for key, value in case.session.self_evaluation.items()
-        if key != EVALUATION_KEY and (key not in self_evaluation or self_evaluation[key] != value)
-    ]
+    out = sibling_violations(case.session.self_evaluation, self_evaluation)
     evaluation, unreadable = read or read_evaluation(self_evaluation.get(EVALUATION_KEY))
     if evaluation is None:
         return [*out, str(unreadable)]
@@ -251,6 +268,7 @@ def invariant_violations(
     if any(c.verification not in _CLASSES for c in evaluation.claim_checks):
         out.append("a claim check outside the fixed derivability set")
     out.extend(_fact_violations(evaluation, view.statements))
+    out.extend(one_per_claim_violations(view, evaluation))
     if evaluation.critical_fact_count != view.critical:
         out.append(
             f"critical_fact_count is {evaluation.critical_fact_count}; the executor marked {view.critical} claims "
@@ -267,6 +285,39 @@ def invariant_violations(
     out.extend(_gatekeeper_violations(evaluation))
     out.extend(_score_and_adjustment_violations(evaluation))
     return out
+
+
+def sibling_violations(sent: Mapping[str, Any], persisted: Mapping[str, Any]) -> list[str]:
+    """§7: "Writing it merges into self_evaluation: sibling keys written by others are kept" (kept, so unchanged,
+    JSON by value: `null`s kept, `1` and `1.0` alike, `true` not `1`, no integer rounded); and isolation (§8): no
+    key the session did not have, which would be another session's data or a key the verifier does not own."""
+    out: list[str] = []
+    for key, value in sent.items():
+        if key == EVALUATION_KEY:
+            continue
+        if key not in persisted:
+            hint = " (a serialiser that omits nulls drops it: write nulls)" if _holds_null(value) else ""
+            out.append(f'sibling key "{key}" of self_evaluation was lost: it was {json_text(value)}{hint}')
+        elif not same_json(persisted[key], value):
+            out.append(
+                f'sibling key "{key}" of self_evaluation was changed: sent {json_text(value)}, answered '
+                f"{json_text(persisted[key])}"
+            )
+    out += [
+        f'self_evaluation holds "{key}", which this session did not have: another session\'s data or a key the '
+        "verifier does not own (only verifier_evaluation is written)"
+        for key in persisted
+        if key != EVALUATION_KEY and key not in sent
+    ]
+    return out
+
+
+def _holds_null(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, Mapping):
+        return any(_holds_null(v) for v in value.values())
+    return isinstance(value, list) and any(_holds_null(v) for v in value)
 
 
 _CLASSES = frozenset(DERIVABILITY_CLASSES)
@@ -300,12 +351,42 @@ def _fact_violations(evaluation: ReportedEvaluation, statements: Mapping[str, st
     expected_facts = [(c.claim_id, _legacy(c.verification)) for c in evaluation.claim_checks]
     got_facts = [(f.claim_id, f.verification) for f in evaluation.facts_checked]
     if not same_unordered(got_facts, expected_facts, key=lambda fact: fact):
-        out.append("facts_checked is not the fixed mapping of the claim checks")
+        classes = {c.claim_id: c.verification for c in evaluation.claim_checks}
+        named = [
+            f"facts_checked for claim {f.claim_id} is {json_text(f.verification)}; its claim check is "
+            f"{json_text(classes[f.claim_id])}, which §6 maps to {json_text(_legacy(classes[f.claim_id]))}"
+            for f in evaluation.facts_checked
+            if f.claim_id in classes and f.verification != _legacy(classes[f.claim_id])
+        ]
+        out += named or [
+            f"facts_checked is not the fixed mapping of the claim checks: it holds {json_text(sorted(map(list, got_facts), key=str))}, "
+            f"the checks map to {json_text(sorted(map(list, expected_facts), key=str))}"
+        ]
     out.extend(
-        f"facts_checked.{f.claim_id}: fact is {f.fact!r}, not the claim's statement"
+        f"facts_checked.{f.claim_id}: fact is {json_text(f.fact)}, not the claim's statement"
         for f in evaluation.facts_checked
         if f.claim_id in statements and f.fact != statements[f.claim_id]
     )
+    return out
+
+
+def one_per_claim_violations(view: CaseView, evaluation: ReportedEvaluation) -> list[str]:
+    """§5 step 3 and §6: exactly one claim check and one legacy fact per structured claim, whatever the reply held
+    (two checks of one claim keep the most severe; a claim with no check is persisted as unsupported)."""
+    out: list[str] = []
+    for name, items in (("claim_checks", evaluation.claim_checks), ("facts_checked", evaluation.facts_checked)):
+        counts = Counter(item.claim_id for item in items)
+        for cid in sorted(view.claimed):
+            if counts[cid] == 0:
+                out.append(
+                    f"{name} has no item for claim {cid}: one per structured claim (a claim with no check is "
+                    "persisted as unsupported)"
+                )
+            elif counts[cid] > 1:
+                out.append(
+                    f"{name} has {counts[cid]} items for claim {cid}: one per structured claim (of two checks the "
+                    "most severe class is kept)"
+                )
     return out
 
 
@@ -316,8 +397,25 @@ def _trace_violations(want: list[dict[str, Any]], evaluation: ReportedEvaluation
     got = [e.model_dump(mode="json", include=set(TRACE_FIELDS)) for e in evaluation.tool_trace_summary]
     if want == got:
         return []
-    refs = [e["trace_ref"] for e in got]
-    return [f"tool_trace_summary is not the session's trace ({len(got)} entries {refs}, the spec gives {len(want)})"]
+    if len(got) != len(want):
+        return [
+            f"tool_trace_summary has {len(got)} entries {json_text([e['trace_ref'] for e in got])}; the session's "
+            f"trace has {len(want)} {json_text([e['trace_ref'] for e in want])}, one per invocation in order"
+        ]
+    out: list[str] = []
+    for index, (g, w) in enumerate(zip(got, want, strict=True)):
+        for field_name in TRACE_FIELDS:
+            if g.get(field_name) != w.get(field_name):
+                detail = (
+                    f" ({len(g[field_name])} characters; the spec's {len(w[field_name])}, cut at the excerpt limit)"
+                    if field_name == "result_excerpt" and isinstance(g.get(field_name), str)
+                    else ""
+                )
+                out.append(
+                    f"tool_trace_summary[{index}] ({w['trace_ref']}) {field_name} is {json_text(g.get(field_name), 80)}; "
+                    f"the session's trace gives {json_text(w.get(field_name), 80)}{detail}"
+                )
+    return out
 
 
 def _ref_violations(view: CaseView, evaluation: ReportedEvaluation) -> list[str]:
@@ -334,7 +432,7 @@ def _ref_violations(view: CaseView, evaluation: ReportedEvaluation) -> list[str]
             known = ref.trace_ref in by_ref or any(i in by_id for i in ref.source_invocation_ids)
             if known and not (ref.trace_ref and ref.tool_name and ref.source_invocation_ids):
                 out.append(
-                    f"claims.{check.claim_id}: evidence ref {ref.model_dump(exclude_none=True)} lost a field the trace summary has"
+                    f"claims.{check.claim_id}: evidence ref {json_text(ref.model_dump(exclude_none=True))} lost a field the trace summary has"
                 )
     return out
 
@@ -346,7 +444,9 @@ def _gatekeeper_violations(evaluation: ReportedEvaluation) -> list[str]:
     gk = evaluation.gatekeeper_result
     out: list[str] = []
     if {e.rule for e in gk.errors} != set(gk.failed_rules):
-        out.append(f"gatekeeper errors name {sorted({e.rule for e in gk.errors})}, failed_rules {gk.failed_rules}")
+        out.append(
+            f"gatekeeper errors name {json_text(sorted({e.rule for e in gk.errors}))}, failed_rules {json_text(gk.failed_rules)}"
+        )
     status = "fail" if gk.failed_rules else "warn" if gk.warnings else "pass"
     if gk.status != status:
         out.append(f"gatekeeper status is {gk.status}; its failed_rules and warnings make it {status}")

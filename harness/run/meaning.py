@@ -9,6 +9,7 @@ functions are the one place the kit decides that two spellings mean the same.
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -91,3 +92,27 @@ def same_unordered(got: Iterable[T], want: Iterable[T], key: Callable[[T], Hasha
 
 def _sortable(value: Hashable) -> tuple[str, Hashable]:
     return (repr(value), value)
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Two decoded JSON values equal by meaning: numbers by exact value (`1` and `1.0` alike, `2^53 + 1` not
+    `2^53`), `true` not `1`, `null` only `null`, objects by key in any order, arrays in order."""
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return type(a) is type(b) and a == b
+    if is_number(a) or is_number(b):
+        return is_number(a) and is_number(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def json_text(value: Any, limit: int = 120) -> str:
+    """A value as JSON text (`null`, `["LOW_CONFID"]`, `"x"`), cut to `limit` characters: how a message shows a
+    value to a reader in any language, never in Python's spelling (`None`, `['LOW_CONFID']`)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -13,6 +13,7 @@ categories a reader sorts results by.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -61,7 +62,11 @@ class Outcome:
         if not self.scored:
             return []
         got, gold = self.claims or {}, self.gold_claims or {}
-        return [f"claims.{cid}: expected {sorted(gold[cid])}, got {got.get(cid)}" for cid in self.claims_wrong]
+        return [
+            f"claims.{cid}: expected {json.dumps(sorted(gold[cid]))}, got {_text(got.get(cid))}"
+            + (" (no claim check)" if got.get(cid) is None else "")
+            for cid in self.claims_wrong
+        ]
 
     @property
     def mismatches(self) -> list[str]:
@@ -69,12 +74,13 @@ class Outcome:
         return self.verdict_mismatches + self.claim_mismatches
 
 
-def _texts(verdicts: Sequence[str]) -> list[str]:
-    return sorted(str(v) for v in verdicts)
+def _texts(verdicts: Sequence[str]) -> str:
+    """The gold values as a JSON array (`["LOW_CONFID"]`): messages speak JSON, not Python."""
+    return json.dumps(sorted(str(v) for v in verdicts))
 
 
-def _text(verdict: str | None) -> str | None:
-    return None if verdict is None else str(verdict)
+def _text(verdict: str | None) -> str:
+    return "null" if verdict is None else str(verdict)
 
 
 def verdict_right(verdict: str | None, gold_verdicts: Sequence[str]) -> bool:

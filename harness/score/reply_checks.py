@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.run.meaning import is_number, same_number
+from harness.run.meaning import is_number, json_text, same_number
 from harness.system.models import Claim, EvidenceRef, TraceEntry, VerifierCall, VerifierReply
 from harness.system.reply import parse_verifier_reply
 
@@ -41,6 +41,7 @@ def reply_problems(
         *adjustment_problems(stored, reply, claims, parse_valid),
         *model_ref_problems(stored, reply, claims, parse_valid),
         *filled_ref_problems(stored, reply, claims, trace, parse_valid),
+        *binding_cover_problems(stored, reply, claims, parse_valid),
         *verifier_block_problems(stored),
     ]
 
@@ -49,9 +50,9 @@ def groundedness_problems(stored: Mapping[str, Any], reply: VerifierReply | None
     """§7: the persisted `groundedness_score` is a number or null, and the model's score when its reply is valid."""
     score = stored.get("groundedness_score")
     if score is not None and not is_number(score):
-        return [f"groundedness_score is {score!r}, not a number"]
+        return [f"groundedness_score is {json_text(score)}, not a number"]
     if reply is not None and not same_number(score, reply.groundedness_score):
-        return [f"groundedness_score is {score!r}; the model replied {reply.groundedness_score}"]
+        return [f"groundedness_score is {json_text(score)}; the model replied {json_text(reply.groundedness_score)}"]
     return []
 
 
@@ -109,7 +110,7 @@ def model_ref_problems(
                 _keeps(kept, ref.trace_ref, ref.source_invocation_ids) for kept in persisted[check.claim_id]
             ):
                 out.append(
-                    f"claims.{check.claim_id}: the model's evidence ref {ref.model_dump(exclude_none=True)} was not kept"
+                    f"claims.{check.claim_id}: the model's evidence ref {json_text(ref.model_dump(exclude_none=True))} was not kept"
                 )
     return out
 
@@ -156,16 +157,51 @@ def filled_ref_problems(
             names = {r.tool_name for r in found if r.tool_name}
             if ref.get("tool_name") not in names:
                 out.append(
-                    f"claims.{cid}: evidence ref {entry.trace_ref} has tool_name {ref.get('tool_name')!r}; the trace "
-                    f"summary, the model and the bindings give {sorted(names)}"
+                    f"claims.{cid}: evidence ref {entry.trace_ref} has tool_name {json_text(ref.get('tool_name'))}; the trace "
+                    f"summary, the model and the bindings give {json_text(sorted(names))}"
                 )
             available = {i for r in found for i in r.source_invocation_ids}
             if not set(ids) <= available:
                 out.append(
-                    f"claims.{cid}: evidence ref {entry.trace_ref} has source_invocation_ids {ids}; the trace summary, "
-                    f"the model and the bindings give {sorted(available)}"
+                    f"claims.{cid}: evidence ref {entry.trace_ref} has source_invocation_ids {json_text(ids)}; the trace summary, "
+                    f"the model and the bindings give {json_text(sorted(available))}"
                 )
     return out
+
+
+def binding_cover_problems(
+    stored: Mapping[str, Any], reply: VerifierReply | None, claims: Sequence[Claim], parse_valid: bool
+) -> list[str]:
+    """§5 step 3: a check whose model gave no refs (or no check) is completed from *every* binding of its claim,
+    not only the first: each binding has a persisted ref with its `trace_ref`, or sharing one of its ids, or
+    (a binding with neither) its tool name."""
+    if not parse_valid:
+        return []
+    given = {c.claim_id for c in reply.claim_checks if c.evidence_refs} if reply is not None else set()
+    persisted = {c.get("claim_id"): _objects(c.get("evidence_refs")) for c in _objects(stored.get("claim_checks"))}
+    out: list[str] = []
+    for claim in claims:
+        if claim.claim_id in given or claim.claim_id not in persisted:
+            continue
+        refs = persisted[claim.claim_id]
+        for index, binding in enumerate(claim.evidence_bindings):
+            if not any(_covers(ref, binding) for ref in refs):
+                shown = json_text(binding.model_dump(exclude_none=True))
+                out.append(
+                    f"claims.{claim.claim_id}: evidence binding {index} {shown} has no evidence ref; refs completed "
+                    f"from the bindings cover every binding ({len(claim.evidence_bindings)}), not only the first"
+                )
+    return out
+
+
+def _covers(ref: Mapping[str, Any], binding: EvidenceRef) -> bool:
+    ids = ref.get("source_invocation_ids")
+    ids = set(ids) if isinstance(ids, list) and all(isinstance(i, str) for i in ids) else set()
+    if binding.trace_ref and ref.get("trace_ref") == binding.trace_ref:
+        return True
+    if ids & set(binding.source_invocation_ids):
+        return True
+    return not binding.trace_ref and not binding.source_invocation_ids and ref.get("tool_name") == binding.tool_name
 
 
 def verifier_block_problems(stored: Mapping[str, Any]) -> list[str]:
@@ -175,14 +211,16 @@ def verifier_block_problems(stored: Mapping[str, Any]) -> list[str]:
     if not isinstance(block, Mapping):
         return ["verifier is not an object"]
     out = [
-        f"verifier.{k} is {block.get(k)!r}, not a non-empty string" for k in VERIFIER_STRINGS if not _text(block.get(k))
+        f"verifier.{k} is {json_text(block.get(k))}, not a non-empty string"
+        for k in VERIFIER_STRINGS
+        if not _text(block.get(k))
     ]
     latency = block.get("latency_ms")
     if not is_number(latency) or latency < 0:
-        out.append(f"verifier.latency_ms is {latency!r}, not a non-negative number")
+        out.append(f"verifier.latency_ms is {json_text(latency)}, not a non-negative number")
     usage = block.get("usage")
     if not isinstance(usage, Mapping) or not all(_count(v) for v in usage.values()):
-        out.append(f"verifier.usage is {usage!r}, not an object of token counts")
+        out.append(f"verifier.usage is {json_text(usage)}, not an object of token counts")
     return out
 
 

@@ -44,8 +44,10 @@ from harness.system.trace import DEFAULT_EXCERPT_CHARS
 class ConformanceTally:
     """Conformance counted one record at a time (scoring streams the log: no record is kept)."""
 
-    def __init__(self) -> None:
-        self.scenarios: dict[str, ScenarioTally] = {sid: ScenarioTally(cases=0, passed=0) for sid in load_catalogue()}
+    def __init__(self, catalogue: Iterable[str] | None = None) -> None:
+        """`catalogue`: the scenario ids to count against (a team's own OpenSpec tree); default the package's."""
+        ids = load_catalogue() if catalogue is None else catalogue
+        self.scenarios: dict[str, ScenarioTally] = {sid: ScenarioTally(cases=0, passed=0) for sid in ids}
         self.failures: list[ConformanceFailure] = []
         self.policy_cases = self.policy_passed = self.invariants = self.quality_mismatches = 0
 
@@ -96,6 +98,7 @@ def conformance(
     cases: CaseSource,
     extra: Mapping[str, Sequence[str]] | None = None,
     excerpt_chars: int = DEFAULT_EXCERPT_CHARS,
+    catalogue: Iterable[str] | None = None,
 ) -> Conformance:
     """Policy cases must agree 100%; invariants must hold for every case of either kind.
 
@@ -103,7 +106,7 @@ def conformance(
     outside the persisted outcome (a conformance kit's checks of the request a SUT sent to its model).
     `excerpt_chars`: the run's excerpt limit, which defines the trace summary every evaluation must have persisted.
     """
-    tally = ConformanceTally()
+    tally = ConformanceTally(catalogue)
     views = CaseViews()
     for record in records:
         mismatches, violations = case_problems(record, cases.get(record.case_id), excerpt_chars, views)

@@ -38,7 +38,17 @@ def json_objects(text: str) -> Iterator[dict[str, Any]]:
 
 
 def prose_json_objects(text: str) -> Iterator[dict[str, Any]]:
-    """The top-level JSON objects in prose, in one pass, with no limit on what comes before them.
+    """The top-level JSON objects in prose, in one pass, with no limit on what comes before them."""
+    return (value for value in prose_json_values(text) if isinstance(value, dict))
+
+
+def prose_json_values(text: str) -> Iterator[Any]:
+    """The top-level JSON objects and arrays in prose (or XML, or any text), in order, in one pass."""
+    return (value for _start, _end, value in prose_json_spans(text))
+
+
+def prose_json_spans(text: str) -> Iterator[tuple[int, int, Any]]:
+    """Each top-level JSON object or array in `text` with where it starts and ends, in order, in one pass.
 
     A decode is tried at each place a value can start that is not inside a value already decoded; a
     value that decodes is skipped over whole (its nested objects are not top-level, and scanning them
@@ -55,8 +65,7 @@ def prose_json_objects(text: str) -> Iterator[dict[str, Any]]:
         except ValueError:
             index = start + 1
             continue
-        if isinstance(value, dict):
-            yield value
+        yield start, end, value
         index = end
 
 

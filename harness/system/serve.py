@@ -22,6 +22,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from harness import __version__
+from harness.system import strictjson
 from harness.system.models import ExecutorEmission, TraceEntry, VerifierCall, VerifierInput
 from harness.system.pipeline import run_pipeline
 from harness.system.policy import PolicySettings
@@ -183,7 +184,7 @@ class SutServer:
 
     async def _verify(self, request: web.Request) -> web.Response:
         try:
-            body = await request.json()
+            body = strictjson.loads_by_value(await request.text())  # numbers by value: a sibling's 2^53 + 1 stays exact
         except ValueError:
             return _bad_request("the body is not JSON")
         try:

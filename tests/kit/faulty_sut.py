@@ -356,11 +356,13 @@ ORIGINAL: list[Seed] = [
 
 def all_seeds() -> dict[str, Seed]:
     """Every seeded fault and every correct variant that patches the SUT, by name."""
+    from tests.kit.java_faults import FAULTS as JAVA
+    from tests.kit.java_faults import VARIANTS as JAVA_VARIANTS
     from tests.kit.more_faults import FAULTS as MORE
     from tests.kit.rule_faults import FAULTS as RULES
     from tests.kit.variants import VARIANTS
 
-    return {s.name: s for s in [*ORIGINAL, *MORE, *RULES, *VARIANTS] if s.apply is not None}
+    return {s.name: s for s in [*ORIGINAL, *MORE, *RULES, *JAVA, *VARIANTS, *JAVA_VARIANTS] if s.apply is not None}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -23,13 +23,16 @@ from typing import Any, Literal
 from harness.cli import main as vbench
 from tests.kit.faulty_sut import ORIGINAL
 from tests.kit.helpers import ROOT, serve_args, sut_process
+from tests.kit.java_faults import FAULTS as JAVA
+from tests.kit.java_faults import VARIANTS as JAVA_VARIANTS
 from tests.kit.more_faults import FAULTS as MORE
 from tests.kit.reencode import ReencodingProxy
 from tests.kit.rule_faults import FAULTS as RULES
 from tests.kit.seeds import Seed
-from tests.kit.variants import VARIANTS
+from tests.kit.variants import VARIANTS as PLAIN_VARIANTS
 
-FAULTS: list[Seed] = [*ORIGINAL, *MORE, *RULES]
+FAULTS: list[Seed] = [*ORIGINAL, *MORE, *RULES, *JAVA]
+VARIANTS: list[Seed] = [*PLAIN_VARIANTS, *JAVA_VARIANTS]
 POLICY = ROOT / "cases" / "policy"
 Kind = Literal["fault", "variant"]
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import aiohttp
 from aiohttp import web
 
+from harness.system.reply import prose_json_spans
 from tests.kit.helpers import ThreadedApp
 
 Escape = Literal["python", "ascii", "gson", "php"]
@@ -26,6 +28,8 @@ Numbers = Literal["as-is", "float", "exp"]
 
 FREE_ORDER = frozenset({"facts_checked", "claim_checks", "adjustments", "errors", "warnings"})
 """Lists of the answer the spec and protocol give no order (failed_rules is sorted; the trace is in order)."""
+_TOOL_OUTPUT = re.compile(r"(<tool_result\b.*?</tool_result>)", re.DOTALL)
+"""A tool's output block in the bundled prompt (kept whole when the prompt's own JSON is re-laid)."""
 _GSON = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "=": "\\u003d", "'": "\\u0027"}
 
 
@@ -37,6 +41,10 @@ class Encoding:
     numbers: Numbers = "as-is"
     shuffle_seed: int | None = None
     """Shuffle the free-order lists of an answer with this seed (None: keep their order)."""
+    jackson: bool = False
+    """Jackson's DefaultPrettyPrinter layout (with `indent`): `"key" : value`, arrays on one line `[ 1, 2 ]`."""
+    prompt_indent: bool = False
+    """Re-lay every JSON value embedded in the prompt text in this encoding (a SUT that pretty-prints its input)."""
 
     def dumps(self, value: Any, answer: bool = False) -> str:
         """`value` as JSON in this encoding (`answer`: free-order lists may be shuffled)."""
@@ -49,16 +57,17 @@ class Encoding:
                 items.reverse()
             elif self.key_order == "sorted":
                 items.sort()
-            parts = [
-                f"{self._string(str(k))}:{' ' if self.indent else ''}{self._value(v, depth + 1, answer, k)}"
-                for k, v in items
-            ]
+            sep = " : " if self.jackson else ":" + (" " if self.indent else "")
+            parts = [f"{self._string(str(k))}{sep}{self._value(v, depth + 1, answer, k)}" for k, v in items]
             return self._join("{", parts, "}", depth)
         if isinstance(value, list):
             items = list(value)
             if answer and key in FREE_ORDER and self.shuffle_seed is not None:
                 random.Random(f"{self.shuffle_seed}:{key}:{len(items)}").shuffle(items)
-            return self._join("[", [self._value(v, depth + 1, answer, None) for v in items], "]", depth)
+            parts = [self._value(v, depth + 1, answer, None) for v in items]
+            if self.jackson:
+                return "[ " + ", ".join(parts) + " ]" if parts else "[ ]"
+            return self._join("[", parts, "]", depth)
         if isinstance(value, str):
             return self._string(value)
         if isinstance(value, bool) or value is None:
@@ -72,7 +81,7 @@ class Encoding:
 
     def _join(self, open_: str, parts: list[str], close: str, depth: int) -> str:
         if not parts:
-            return open_ + close
+            return f"{open_} {close}" if self.jackson else open_ + close
         if self.indent is None:
             return open_ + ",".join(parts) + close
         pad, inner = " " * self.indent * depth, " " * self.indent * (depth + 1)
@@ -82,8 +91,23 @@ class Encoding:
         return escape_string(text, self.escape)
 
     def prompt(self, text: str) -> str:
-        """Prompt text as a SUT embedding JSON in this escaping would write it (escaped characters only)."""
+        """Prompt text as a SUT embedding JSON in this encoding would write it: its JSON values re-laid when
+        `prompt_indent`, then its characters escaped."""
+        if self.prompt_indent:
+            text = self._relaid(text)
         return escape_string(text, self.escape)[1:-1] if self.escape != "python" else text
+
+    def _relaid(self, text: str) -> str:
+        """The SUT's own JSON (gatekeeper result, claims) re-laid; tool output, which is data, left as it is."""
+        parts = _TOOL_OUTPUT.split(text)
+        return "".join(part if index % 2 else self._relaid_part(part) for index, part in enumerate(parts))
+
+    def _relaid_part(self, text: str) -> str:
+        out, last = [], 0
+        for start, end, value in prose_json_spans(text):
+            out += [text[last:start], self.dumps(value)]
+            last = end
+        return "".join([*out, text[last:]])
 
 
 def escape_string(text: str, escape: Escape) -> str:

@@ -12,6 +12,8 @@ import pytest
 from aiohttp import web
 
 from harness.cli import main
+from harness.corpus.loader import load_cases
+from harness.kit.requests import scripted_reply
 from harness.kit.sut import answer_deadline
 from tests.kit.helpers import ROOT, ThreadedApp, serve_args, sut_process
 from tests.kit.reencode import Encoding, ReencodingProxy
@@ -86,7 +88,7 @@ def test_replay_resends_one_recorded_case(sut_url: str, capsys: pytest.CaptureFi
         capsys.readouterr()
         assert main(["certify", "--replay", ONE[3:], "--out", str(out)]) == 1  # to the SUT the certificate names
         said = capsys.readouterr().out
-        assert "groundedness_score is None" in said and said.rstrip().endswith("fails")
+        assert "groundedness_score is null" in said and said.rstrip().endswith("fails")
     assert main(["certify", "--replay", ONE[3:], "--out", str(out), "--sut", sut_url]) == 0  # the fixed SUT
     assert capsys.readouterr().out.rstrip().endswith("passes")
     assert main(["certify", "--replay", "no-such-case", "--out", str(out)]) == 2
@@ -138,6 +140,8 @@ def test_the_kit_gives_the_sut_its_timeout_and_waits_that_long_and_no_longer(tmp
     entry = json.loads((out / "sut-log.jsonl").read_text())
     waited_s = entry["elapsed_ms"] / 1000
     assert entry["error"].startswith("timeout") and 0.95 * answer_deadline(timeout_s) <= waited_s
+    case = next(c for c in load_cases([Path(POLICY_DIR)]) if c.id == ONE.removeprefix("id:"))
+    assert entry["model_reply"] == scripted_reply(case)  # the reply the kit served, for a reader of the log alone
     assert waited_s <= answer_deadline(timeout_s) * 1.5  # proportional slack over the configured deadline
 
 

@@ -92,6 +92,63 @@ def test_certify_java_exits_1_when_the_certificate_is_not_certified(tmp_path: Pa
     assert certify_java(tmp_path / "out", cases=corpus) == 1
 
 
+# --- the Jackson variant (sut-java/jackson/), in the configurations a team runs it with --------------------------
+
+BOUNDARIES = ROOT / "cases" / "policy" / "boundaries"
+
+
+def require_jackson() -> None:
+    require_java()
+    missing = missing_prerequisites(jackson=True)
+    if missing:
+        message = f"the Jackson SUT cannot be built here: missing {', '.join(missing)}"
+        if os.environ.get("VBENCH_REQUIRE_JAVA") == "1":
+            pytest.fail(message + " (VBENCH_REQUIRE_JAVA=1)")
+        pytest.skip(message)
+
+
+def jackson_failures(tmp_path: Path, config: str) -> tuple[str, dict[str, str], str]:
+    """Certify the Jackson SUT in `config` on the boundary cases: (status, first problem per failed case, /info name)."""
+    out = tmp_path / config.replace(",", "-")
+    certify_java(out, cases=BOUNDARIES, jackson=config)
+    cert = json.loads((out / "certificate.json").read_text(encoding="utf-8"))
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    failed = {
+        f["case_id"]: "; ".join(f["mismatches"] + f["invariant_violations"]) for f in summary["conformance"]["failures"]
+    }
+    return cert["status"], failed, cert["sut"]["name"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", ["defaults", "defaults,indent"])
+def test_the_jackson_sut_certifies_in_its_common_configurations(tmp_path: Path, config: str) -> None:
+    """Trailing-token and duplicate checks on, with and without INDENT_OUTPUT (a pretty-printed prompt included)."""
+    require_jackson()
+    status, failed, name = jackson_failures(tmp_path, config)
+    assert failed == {} and status == "partial"  # every boundary case agreed; partial: the folder is a subset
+    assert name.endswith(f"(Jackson: {config.replace(',', ', ')})")
+
+
+@pytest.mark.slow
+def test_the_jackson_sut_with_non_null_everywhere_is_refused_naming_the_fix(tmp_path: Path) -> None:
+    require_jackson()
+    status, failed, _name = jackson_failures(tmp_path, "defaults,non-null")
+    assert status == "failed"
+    assert 'write "model_verdict": null' in failed["req-reply.contract-null-detail"]
+    assert "a serialiser that omits nulls drops it" in failed["req-persist.siblings-null-and-integer-beyond-2-53"]
+
+
+@pytest.mark.slow
+def test_the_jackson_sut_keeping_the_last_repeated_key_is_refused(tmp_path: Path) -> None:
+    require_jackson()
+    status, failed, _name = jackson_failures(tmp_path, "keep-last-duplicates")
+    assert status == "failed"
+    assert set(failed) == {
+        "req-json.repeated-keys-verdict-twice-in-reply",
+        "req-json.repeated-keys-schema-version-twice-in-output",
+    }
+
+
 # --- the two implementations side by side --------------------------------------------------------------------
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 from typing import Any
+
+import pytest
 
 from harness.corpus.loader import load_cases
 from harness.devtools.local_server import LocalOpenAIServer
@@ -52,7 +55,7 @@ def test_a_missing_gatekeeper_rule_claim_or_trace_ref_is_named() -> None:
     assert any(
         "warning rule evidence.trace_ref" in p for p in input_problems(CASE, [edit(body, "evidence.trace_ref", "x")])
     )
-    assert any("'failed_rules'" in p for p in input_problems(CASE, [edit(body, "failed_rules", "fr")]))
+    assert any('"failed_rules"' in p for p in input_problems(CASE, [edit(body, "failed_rules", "fr")]))
     assert any(
         "trace ref T2" in p for p in input_problems(CASE, [edit(body, 'trace_ref=\\"T2\\"', 'trace_ref=\\"Tx\\"')])
     )
@@ -77,3 +80,96 @@ def test_a_missing_result_excerpt_is_named() -> None:
     head = CASE.session.tool_invocations[0].result.strip().splitlines()[0][:40]
     stripped = edit(body, json.dumps(head)[1:-1], "elided")
     assert any("result excerpt of trace ref T1" in p for p in input_problems(CASE, [stripped]))
+
+
+# --- the request read as data, in every layout a SUT may choose --------------------------------------------
+
+
+def gatekeeper_of(case=CASE, status: str | None = None) -> dict[str, Any]:
+    gk = case.expected.gatekeeper
+    return {
+        "status": status or gk.status,
+        "failed_rules": sorted(gk.failed_rules),
+        "errors": [{"rule": r, "message": "fails"} for r in gk.failed_rules],
+        "warnings": [{"rule": r, "message": "warns"} for r in gk.warnings or []],
+    }
+
+
+def payload_of(case=CASE, status: str | None = None) -> dict[str, Any]:
+    return {
+        "gatekeeper_result": gatekeeper_of(case, status),
+        "claims": [{"claim_id": c.claim_id, "statement": c.statement} for c in case.executor_claims],
+        "tool_trace_summary": [e.model_dump(mode="json") for e in case.trace(2000)],
+    }
+
+
+def pretty(case=CASE, status: str | None = None) -> str:
+    """As Jackson's INDENT_OUTPUT writes it: `"key" : value`, two-space indent."""
+    return json.dumps(payload_of(case, status), indent=2, separators=(",", " : "), ensure_ascii=False)
+
+
+def compact(case=CASE, status: str | None = None) -> str:
+    return json.dumps(payload_of(case, status), separators=(",", ":"))
+
+
+def xml(case=CASE, status: str | None = None) -> str:
+    """Every part as XML elements and attributes, no JSON at all."""
+    gk = gatekeeper_of(case, status)
+    rules = "".join(f"<rule>{r}</rule>" for r in gk["failed_rules"])
+    issues = "".join(f'<issue rule="{i["rule"]}"/>' for i in gk["warnings"])
+    claims = "".join(f'<claim claim_id="{c.claim_id}">{html.escape(c.statement)}</claim>' for c in case.executor_claims)
+    trace = "".join(
+        f'<tool_result trace_ref="{e.trace_ref}">{html.escape(e.result_excerpt)}</tool_result>'
+        for e in case.trace(2000)
+    )
+    return (
+        f"<input><gatekeeper_result><status>{gk['status']}</status><failed_rules>{rules}</failed_rules>"
+        f"<errors>{rules}</errors><warnings>{issues}</warnings></gatekeeper_result>{claims}{trace}</input>"
+    )
+
+
+def prose(case=CASE, status: str | None = None) -> str:
+    """JSON embedded in sentences, each part on its own."""
+    parts = payload_of(case, status)
+    return (
+        f"The gatekeeper ran first and said {json.dumps(parts['gatekeeper_result'])}, so weigh that.\n"
+        f"Check these claims: {json.dumps(parts['claims'])} against the trace "
+        f"{json.dumps(parts['tool_trace_summary'])}. Answer in JSON."
+    )
+
+
+LAYOUTS = {"pretty": pretty, "compact": compact, "xml": xml, "prose": prose}
+
+
+def chat(text: str) -> dict[str, Any]:
+    return {"model": "m", "messages": [{"role": "system", "content": "Verify."}, {"role": "user", "content": text}]}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize(
+    "case_id", [CASE.id, "pol-gkinput-status-pass-empty-lists", "pol-gkinput-warn-failed-invocation"]
+)
+def test_every_layout_carries_the_inputs(layout: str, case_id: str) -> None:
+    case = next(c for c in load_cases([ROOT / "cases" / "policy"]) if c.id == case_id)
+    assert input_problems(case, [chat(LAYOUTS[layout](case))]) == []
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_a_wrong_gatekeeper_status_is_named_in_every_layout(layout: str) -> None:
+    problems = input_problems(CASE, [chat(LAYOUTS[layout](CASE, status="pass"))])
+    assert any('"fail"' in p and "status" in p for p in problems), problems
+
+
+def test_a_pretty_printed_prompt_inside_a_json_string_is_read() -> None:
+    """JSON inside JSON: the SUT sends the pretty-printed payload as one JSON string value of its prompt."""
+    text = json.dumps({"instructions": "verify", "input": pretty()})
+    assert input_problems(CASE, [chat(text)]) == []
+    assert input_problems(CASE, [chat(json.dumps({"input": pretty(status="warn")}))]) != []
+
+
+def test_a_rule_missing_from_the_gatekeeper_object_is_named_though_elsewhere_in_the_text() -> None:
+    """Read as data: a failed rule id quoted in prose does not stand in for the gatekeeper's `failed_rules`."""
+    payload = payload_of()
+    rule = payload["gatekeeper_result"]["failed_rules"].pop()
+    text = f"Rules you may see: {rule}.\n" + json.dumps(payload, indent=2)
+    assert any(f"failed rule {rule}" in p for p in input_problems(CASE, [chat(text)]))

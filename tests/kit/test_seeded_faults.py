@@ -15,9 +15,8 @@ import pytest
 
 from harness.kit.requirements import BY_ID, REQUIREMENTS
 from tests.kit.faulty_sut import ORIGINAL
-from tests.kit.mutation import FAULTS, POLICY, Outcome, certify_seed, report, scores
+from tests.kit.mutation import FAULTS, POLICY, VARIANTS, Outcome, certify_seed, report, scores
 from tests.kit.seeds import Seed
-from tests.kit.variants import VARIANTS
 
 BOUNDARIES = POLICY / "requirements"
 """The cases named by requirement: a fast corpus for the seeds whose mistake only a boundary case shows."""

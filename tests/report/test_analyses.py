@@ -97,9 +97,9 @@ def test_quality_mismatches_say_what_differed() -> None:
         record(verdict="PASS", gold_verdict=["REJECT"], claims_got={"C1": "direct_observation"}, gold_claims={"C1": ["contradicted"], "C2": ["unsupported"]})
     )  # fmt: skip
     assert analyses.quality_mismatches(rec) == [
-        "verdict: expected ['REJECT'], got PASS",
-        "claims.C1: expected ['contradicted'], got direct_observation",
-        "claims.C2: expected ['unsupported'], got None",
+        'verdict: expected ["REJECT"], got PASS',
+        'claims.C1: expected ["contradicted"], got direct_observation',
+        'claims.C2: expected ["unsupported"], got null (no claim check)',
     ]
     assert analyses.quality_mismatches(as_dict(record(error="transport: timed out"))) == ["error: transport: timed out"]
     assert analyses.quality_mismatches(as_dict(record())) == []

@@ -123,8 +123,8 @@ def test_record_payload_explains_a_failure_and_clips_long_text() -> None:
     assert payload["ok"] is False and payload["cat"] == "verdict wrong"
     assert payload["why"] == [
         "conformance: gatekeeper.status: expected fail, got pass",
-        "verdict: expected ['REJECT'], got PASS",
-        "claims.C1: expected ['contradicted'], got direct_observation",
+        'verdict: expected ["REJECT"], got PASS',
+        'claims.C1: expected ["contradicted"], got direct_observation',
     ]
     assert payload["claims"][0] | {"refs": []} == {
         "id": "C1", "gold": ["contradicted"], "pred": "direct_observation", "ok": False, "critical": True, "detail": None, "refs": [],

@@ -196,7 +196,7 @@ def test_exit_1_when_a_policy_case_does_not_conform(tmp_path: Path, capsys: pyte
     assert main(["run", "--cases", str(corpus), "--out", str(tmp_path / "r"), "--no-report"]) == 1
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert summary["conformance"]["policy_passed"] == 0
-    assert summary["conformance"]["failures"][0]["mismatches"] == ["verdict: expected ['PASS'], got REJECT"]
+    assert summary["conformance"]["failures"][0]["mismatches"] == ['verdict: expected ["PASS"], got REJECT']
     printed = capsys.readouterr().out
     assert f"failing policy cases (1): {policy['id']}" in printed
     assert "gate failed policy_conformance [all]: 0/1 policy cases" in printed

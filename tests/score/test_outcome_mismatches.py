@@ -5,6 +5,7 @@ it says is wrong, in the one wording both show."""
 from __future__ import annotations
 
 import asyncio
+import json
 from itertools import combinations, product
 from pathlib import Path
 
@@ -33,8 +34,11 @@ def test_a_verdict_line_appears_exactly_when_the_outcome_says_the_verdict_is_wro
             gold_model_verdicts=None if gold_model is None else sorted(v.value for v in gold_model),
         )
         lines = result.verdict_mismatches
-        wanted = sorted(v.value for v in gold)
-        assert (f"verdict: expected {wanted}, got {verdict}" in lines) == (verdict not in gold), (verdict, gold)
+        wanted = json.dumps(sorted(v.value for v in gold))
+        assert (f"verdict: expected {wanted}, got {verdict or 'null'}" in lines) == (verdict not in gold), (
+            verdict,
+            gold,
+        )
         assert any(line.startswith("verdict:") for line in lines) == (not result.verdict_correct)
         assert any(line.startswith("model_verdict:") for line in lines) == (
             gold_model is not None and model not in gold_model
@@ -49,7 +53,8 @@ def test_a_claim_line_appears_exactly_for_each_claim_the_outcome_says_is_wrong()
         result = outcome(error=None, verdict=None, model_verdict=None, claims=got, gold_verdicts=[], gold_claims=gold)
         lines = result.claim_mismatches
         assert lines == [
-            f"claims.{cid}: expected {sorted(gold[cid])}, got {got.get(cid)}" for cid in result.claims_wrong
+            f"claims.{cid}: expected {json.dumps(sorted(gold[cid]))}, got {got.get(cid) or 'null (no claim check)'}"
+            for cid in result.claims_wrong
         ]
         assert result.claims_wrong == tuple(cid for cid in gold if got.get(cid) not in gold[cid])
         assert [line.split(":")[0] for line in lines] == [f"claims.{cid}" for cid in result.claims_wrong]

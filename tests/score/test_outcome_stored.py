@@ -71,4 +71,4 @@ def test_scoring_and_the_report_read_the_stored_judgement_and_never_judge_again(
     assert record_outcome(read).verdict_correct is False
     assert quality_frame([read])["verdict_correct"].tolist() == [False]
     assert RecordSummary.model_validate(line).outcome.verdict_correct is False
-    assert quality_mismatches(line) == ["verdict: expected ['REJECT'], got REJECT"]
+    assert quality_mismatches(line) == ['verdict: expected ["REJECT"], got REJECT']

@@ -1,6 +1,5 @@
 package vbench.sut;
 
-import com.google.gson.Gson;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -30,16 +29,16 @@ final class ModelClient {
                 String error, String refusal, int attempts) {}
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-    private final Gson gson;
+    private final Json gson;
 
-    ModelClient(Gson gson) {
+    ModelClient(Json gson) {
         this.gson = gson;
     }
 
     Call call(String baseUrl, String model, List<Map<String, Object>> messages, double timeoutS) {
         Map<String, Object> body = Values.obj("model", model, "messages", messages, "temperature", 0,
                 "response_format", Values.obj("type", "json_object"));
-        byte[] payload = gson.toJson(body).getBytes(StandardCharsets.UTF_8);
+        byte[] payload = gson.write(body).getBytes(StandardCharsets.UTF_8);
         String url = baseUrl.replaceAll("/+$", "") + "/chat/completions";
         String key = System.getenv(KEY_ENV);
         long start = System.nanoTime();

@@ -1,6 +1,5 @@
 package vbench.sut;
 
-import com.google.gson.Gson;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -25,12 +24,12 @@ final class Pipeline {
 
     private final Store store;
     private final ModelClient client;
-    private final Gson gson;
+    private final Json gson;
     private final String systemPrompt;
     private final String promptName;
     private final String promptVersion;
 
-    Pipeline(Store store, ModelClient client, Gson gson) throws IOException {
+    Pipeline(Store store, ModelClient client, Json gson) throws IOException {
         this.store = store;
         this.client = client;
         this.gson = gson;
@@ -90,7 +89,7 @@ final class Pipeline {
                 "claims", structured == null ? List.of() : structured.get("claims"),
                 "tool_trace_summary", traceJson,
                 "gatekeeper_result", gk.json());
-        String user = "Verification inputs (JSON):\n" + gson.toJson(inputs);
+        String user = "Verification inputs (JSON):\n" + gson.write(inputs);
         return List.of(Values.obj("role", "system", "content", systemPrompt), Values.obj("role", "user", "content", user));
     }
 

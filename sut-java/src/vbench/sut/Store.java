@@ -1,6 +1,5 @@
 package vbench.sut;
 
-import com.google.gson.Gson;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -19,9 +18,9 @@ import java.util.Map;
  */
 final class Store implements AutoCloseable {
     private final Connection db;
-    private final Gson gson;
+    private final Json gson;
 
-    Store(String url, Gson gson) throws SQLException {
+    Store(String url, Json gson) throws SQLException {
         this.db = DriverManager.getConnection(url);
         this.gson = gson;
         try (Statement s = db.createStatement()) {
@@ -42,7 +41,7 @@ final class Store implements AutoCloseable {
                 s.setString(2, question);
                 s.setString(3, finalAnswer);
                 s.setString(4, raw);
-                s.setString(5, gson.toJson(selfEvaluation));
+                s.setString(5, gson.write(selfEvaluation));
                 s.executeUpdate();
             }
             try (PreparedStatement s = db.prepareStatement("INSERT INTO tool_invocation VALUES (?, ?, ?, ?, ?, ?, ?)")) {
@@ -52,7 +51,7 @@ final class Store implements AutoCloseable {
                     s.setInt(2, seq++);
                     s.setString(3, inv.id());
                     s.setString(4, inv.toolName());
-                    s.setString(5, gson.toJson(inv.arguments()));
+                    s.setString(5, gson.write(inv.arguments()));
                     s.setString(6, inv.status());
                     s.setString(7, inv.result());
                     s.addBatch();
@@ -102,7 +101,7 @@ final class Store implements AutoCloseable {
             Map<String, Object> current = read(sessionId);
             current.put("verifier_evaluation", evaluation);
             try (PreparedStatement s = db.prepareStatement("UPDATE diagnosis_session SET self_evaluation = ? WHERE id = ?")) {
-                s.setString(1, gson.toJson(current));
+                s.setString(1, gson.write(current));
                 s.setString(2, sessionId);
                 s.executeUpdate();
             }

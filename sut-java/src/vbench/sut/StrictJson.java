@@ -41,6 +41,20 @@ public final class StrictJson {
     /** One decoded value and where it ended. */
     public record Decoded(Object value, int end) {}
 
+    /** Another library reading JSON for the SUT (sut-java/jackson/), with the same results and errors. */
+    public interface Reader {
+        Object parse(String text) throws JsonError;
+
+        Decoded decodeAt(String text, int start) throws JsonError;
+    }
+
+    private static volatile Reader other;
+
+    /** Read every JSON text with {@code reader} from now on (null: this strict reader). */
+    public static void use(Reader reader) {
+        other = reader;
+    }
+
     private final String text;
     private int pos;
 
@@ -51,6 +65,9 @@ public final class StrictJson {
 
     /** The whole text as one JSON value (whitespace around it allowed); anything after it is an error. */
     public static Object parse(String text) throws JsonError {
+        if (other != null) {
+            return other.parse(text);
+        }
         StrictJson reader = new StrictJson(text, 0);
         reader.skipWs();
         Object value = reader.value(0);
@@ -63,6 +80,9 @@ public final class StrictJson {
 
     /** One JSON value starting exactly at {@code start}; text after it is left alone. */
     public static Decoded decodeAt(String text, int start) throws JsonError {
+        if (other != null) {
+            return other.decodeAt(text, start);
+        }
         StrictJson reader = new StrictJson(text, start);
         Object value = reader.value(0);
         return new Decoded(value, reader.pos);

@@ -36,12 +36,23 @@ public final class SutServer {
     static final Gson GSON = new GsonBuilder().serializeNulls().create();
 
     private final Pipeline pipeline;
+    private final Json json;
 
-    SutServer(Pipeline pipeline) {
+    SutServer(Pipeline pipeline, Json json) {
         this.pipeline = pipeline;
+        this.json = json;
     }
 
+    /** The name /info gives (a variant names its JSON library and configuration). */
+    static String name = NAME;
+
     public static void main(String[] args) throws Exception {
+        run(args, GSON::toJson, NAME);
+    }
+
+    /** Serve with {@code json} writing every JSON text, named {@code serverName} in /info. */
+    static void run(String[] args, Json json, String serverName) throws Exception {
+        name = serverName;
         String host = "127.0.0.1";
         int port = 0;
         Path portFile = null;
@@ -66,8 +77,8 @@ public final class SutServer {
             new File(tmp.getPath() + "-shm").deleteOnExit();
             storePath = tmp.getPath();
         }
-        Store store = new Store("jdbc:sqlite:" + storePath, GSON);
-        SutServer sut = new SutServer(new Pipeline(store, new ModelClient(GSON), GSON));
+        Store store = new Store("jdbc:sqlite:" + storePath, json);
+        SutServer sut = new SutServer(new Pipeline(store, new ModelClient(json), json), json);
         HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 64);
         ExecutorService workers = Executors.newFixedThreadPool(16);
         server.setExecutor(workers);
@@ -99,7 +110,7 @@ public final class SutServer {
                 send(ex, 404, Values.obj("error", "not found"));
                 return;
             }
-            send(ex, 200, Values.obj("name", NAME, "version", VERSION, "protocol", PROTOCOL));
+            send(ex, 200, Values.obj("name", name, "version", VERSION, "protocol", PROTOCOL));
         }
     }
 
@@ -130,8 +141,8 @@ public final class SutServer {
         }
     }
 
-    private static void send(HttpExchange ex, int status, Map<String, Object> body) throws IOException {
-        byte[] bytes = GSON.toJson(body).getBytes(StandardCharsets.UTF_8);
+    private void send(HttpExchange ex, int status, Map<String, Object> body) throws IOException {
+        byte[] bytes = json.write(body).getBytes(StandardCharsets.UTF_8);
         ex.getResponseHeaders().set("Content-Type", "application/json; charset=utf-8");
         ex.sendResponseHeaders(status, bytes.length);
         try (OutputStream out = ex.getResponseBody()) {
