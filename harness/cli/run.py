@@ -19,30 +19,24 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
+from harness import UsageError
 from harness.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE
 from harness.cli.client_flags import add_client_flags, apply_client_flags
 from harness.cli.console import print_summary
 from harness.corpus.forks import Forked, may_fork
-from harness.corpus.loader import CorpusError
 from harness.corpus.perturb import PERTURBATIONS
 from harness.run.caseref import CaseRef
-from harness.run.endpoints import EndpointDown, check_endpoints
+from harness.run.endpoints import check_endpoints
 from harness.run.folder import DROPPED_FILE, RESULTS_FILE, ResultsFollower, RunFileError, parse_record
 from harness.run.gates import Gates, GateSettings
 from harness.run.log import Manifest, ResultRecord
 from harness.run.looks import EarlyStop
-from harness.run.plan import ResumeError
 from harness.run.providers import grammar, import_ahead, study_factory, warm_imports
-from harness.run.ray_executor import RayUnavailable
 from harness.run.runner import run_study
-from harness.run.select import FilterError, load_case_refs
-from harness.run.study import DEFAULT_MARGIN_PP, Study, StudyError, build_study, load_study_file
-from harness.score.gates import GateError, check_gate_names, parse_gate
-from harness.score.pairing import PairingError
+from harness.run.select import load_case_refs
+from harness.run.study import DEFAULT_MARGIN_PP, Study, build_study, load_study_file
+from harness.score.gates import check_gate_names, parse_gate
 from harness.score.registry import decidable
-from harness.system.prompts import PromptError
-from harness.system.store import StoreURLError
-from harness.system.verifiers.factory import ModelSpecError
 
 if TYPE_CHECKING:
     from harness.corpus.schema import Case
@@ -245,29 +239,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         Console(width=None if Console().is_terminal else 160, emoji=False),
         Console(stderr=True, soft_wrap=True, emoji=False),
     )
+    # every bad input raises a UsageError, and a fault that stops the run `RunStopped`: `main` maps them
     try:
         study = study_from_args(args)
         # one case in memory at a time: the run keeps each as a compact ref (memory stays flat in the run's size)
         # while worker processes read the cases, this process imports the verifiers' client libraries
         cases, corpus_policy = load_case_refs(study.cases, study.filters, partial(warm_imports, study.models))
-    except (StudyError, GateError, FilterError) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
-        return EXIT_USAGE
-    except CorpusError as exc:
-        err.print(str(exc), markup=False, highlight=False)
-        return EXIT_USAGE
     except FileNotFoundError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
-        return EXIT_USAGE
+        raise UsageError(str(exc)) from None
     if not cases:
-        err.print("[red]error:[/red] no case matches the given folders and filters")
-        return EXIT_USAGE
-    try:
-        _preflight(study, cases)
-        check_endpoints(study)  # a missing key or an endpoint that does not answer stops here, before any case
-    except (PairingError, StudyError, PromptError, ModelSpecError) as exc:  # EndpointError is one
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        return EXIT_USAGE
+        raise UsageError("no case matches the given folders and filters")
+    _preflight(study, cases)
+    check_endpoints(study)  # a missing key or an endpoint that does not answer stops here, before any case
     run_dir = study.out or Path("reports") / datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     from harness.cli.progress import RichProgress
 
@@ -300,25 +283,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                     scoring.finish() if scoring is not None else None, views.views if views is not None else None,
                 )  # fmt: skip
         summary, headline = finished
-    except (ResumeError, StudyError, ModelSpecError, PromptError, StoreURLError, RayUnavailable) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        return EXIT_USAGE
-    except EndpointDown as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        err.print(
-            f"  the results so far are in {run_dir}: once the endpoint answers, run the same command with "
-            f"--out {run_dir} --resume to continue",
-            highlight=False,
-            markup=False,
-        )
-        return EXIT_USAGE
     except RunFileError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         if exc.path.name == RESULTS_FILE and exc.line:
-            err.print(
-                "  pass --resume --drop-corrupt to take the corrupt lines out and redo their cases", highlight=False
-            )
-        return EXIT_USAGE
+            hint = "pass --resume --drop-corrupt to take the corrupt lines out and redo their cases"
+            raise UsageError(f"{exc}\n  {hint}") from None
+        raise
     if result.dropped:
         lines = ", ".join(map(str, result.dropped))
         err.print(

@@ -58,14 +58,19 @@ class Forked(Generic[R]):
                 os.kill(self._pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            os.close(self._read)
-            os.waitpid(self._pid, 0)
+            if self._read >= 0:  # else `result` owned and closed it (it was reading when the stop came)
+                os.close(self._read)
+            try:
+                os.waitpid(self._pid, 0)
+            except ChildProcessError:  # `result` reaped it already
+                pass
             self._done = (False, "cancelled")
 
     def result(self) -> R:
         """The child's return value (waiting for it); `ForkFailed` when it has none."""
         if self._done is None:
-            with os.fdopen(self._read, "rb") as inp:
+            fd, self._read = self._read, -1  # the file object closes it: `cancel` must not close it again
+            with os.fdopen(fd, "rb") as inp:
                 data = inp.read()
             os.waitpid(self._pid, 0)
             try:

@@ -189,6 +189,11 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
     }
     gates = [{**g, "run": run.label} for run in runs for g in analyses.gate_rows(run.summary)]
     passed = all(bool(run.summary.get("passed")) for run in runs)  # what the run's exit code said: gates
+    unfinished = [
+        f"{run.label}: {u['results']:,} of {u['planned']:,} results"
+        for run in runs
+        if (u := (run.summary.get("run") or {}).get("unfinished"))
+    ]
     return {
         "title": " + ".join(run.label for run in runs),
         "generated": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -217,6 +222,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         "decisions": decision_rows(runs),
         "stop_lines": stop_lines(runs),
         "passed": passed,
+        "unfinished": unfinished,
         "selection": {**selection, "complete": selection["embedded"] == selection["results"]},
         "data": data,
         "embedded_records": embedded["records"],

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from harness import RunStopped
 from harness.llm.modes import public_url
 from harness.llm.reach import unreachable
 from harness.run.log import ResultRecord, VariantInfo, error_reason
@@ -25,7 +26,7 @@ class EndpointError(ModelSpecError):
     """A model's endpoint cannot be used: no key, or no answer (exit 2, before the first case)."""
 
 
-class EndpointDown(Exception):
+class EndpointDown(RunStopped):
     """The breaker tripped: an endpoint failed too many requests in a row with connection errors (exit 2)."""
 
     def __init__(self, url: str, failures: int, last: str) -> None:

@@ -308,6 +308,8 @@ class ManifestSettings(BaseModel):
     executor: dict[str, Any] | None = None
     """The executor's name, and a cluster's version and address once it joined."""
     shard: dict[str, Any] | None = None
+    planned_units: int | None = None
+    """The units this folder's run planned (a shard's own): fewer results is an unfinished run (`missing_units`)."""
 
     @model_serializer(mode="wrap")
     def _only_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from harness.run.folder import (
 from harness.run.log import Manifest, ManifestSettings, ResultRecord
 from harness.run.shard import Shard, UnitKey, plan_digest
 
-PER_SHARD_SETTINGS = ("shard", "cache", "replay", "executor", "store")
+PER_SHARD_SETTINGS = ("shard", "cache", "replay", "executor", "store", "planned_units")
 """Settings a shard may have of its own: they change where and how fast units ran, never a figure."""
 
 
@@ -170,6 +170,7 @@ def merged_manifest(shards: Sequence[ShardRun], run_id: str) -> Manifest:
     """The first shard's manifest, a run of the whole plan: no shard, and the shards it came from."""
     first = sorted(shards, key=lambda s: s.shard.index)[0].manifest
     settings = {k: v for k, v in first.settings.items() if k != "shard"}
+    settings["planned_units"] = sum(s.manifest.settings["shard"]["units"] for s in shards)
     settings["merged_from"] = [
         {
             "path": str(s.path),

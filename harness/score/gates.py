@@ -87,6 +87,7 @@ def threshold_gates(summary: dict[str, Any], gates: Gates, manifest: Manifest | 
     selection tells a policy gate the user left out from one that found nothing."""
     fail_under, max_unsafe_pass, max_error_rate = gates.fail_under, gates.max_unsafe_pass, gates.max_error_rate
     rows = [policy_gate(summary["conformance"], manifest)]
+    planned = _planned_quality_cases(manifest, summary)
     for variant in summary["variants"]:
         for name, threshold in fail_under.items():
             value = variant.get(name)
@@ -114,8 +115,10 @@ def threshold_gates(summary: dict[str, Any], gates: Gates, manifest: Manifest | 
                     "detail": f"unsafe_pass_rate = {_fmt(value)}",
                 }
             )
-        if variant["quality_cases"]:
-            rate = variant["errors"] / variant["quality_cases"]
+        cases = max(variant["quality_cases"], planned)
+        if cases:
+            missing = cases - variant["quality_cases"]  # cases an unfinished run never sent: no reply either
+            rate = (variant["errors"] + missing) / cases
             rows.append(
                 {
                     "gate": f"error_rate<={max_error_rate}",
@@ -123,11 +126,39 @@ def threshold_gates(summary: dict[str, Any], gates: Gates, manifest: Manifest | 
                     "value": rate,
                     "threshold": max_error_rate,
                     "passed": rate <= max_error_rate,
-                    "detail": f"{variant['errors']} of {variant['quality_cases']} quality cases got no model reply"
-                    + (" (an incomplete measurement)" if variant["errors"] else ""),
+                    "detail": f"{variant['errors'] + missing} of {cases} quality cases got no model reply"
+                    + (f" ({missing} never run)" if missing else "")
+                    + (" (an incomplete measurement)" if variant["errors"] or missing else ""),
                 }
             )
     return rows
+
+
+def _planned_quality_cases(manifest: Manifest | None, summary: dict[str, Any]) -> int:
+    """The quality cases each variant of an unfinished run should have had (0 when the run is finished or its
+    plan is not known; a shard holds only some of each variant's cases, so it is judged by its unit count)."""
+    unfinished = (summary.get("run") or {}).get("unfinished")
+    if manifest is None or not unfinished or manifest.settings.get("shard"):
+        return 0
+    return manifest.quality_cases
+
+
+def completeness_gate(unfinished: dict[str, int] | None) -> list[dict[str, Any]]:
+    """An unfinished run (fewer results than it planned: `missing_units`) fails, whatever its figures say."""
+    if not unfinished:
+        return []
+    results, planned = unfinished["results"], unfinished["planned"]
+    return [
+        {
+            "gate": "run_finished",
+            "variant": None,
+            "value": results,
+            "threshold": planned,
+            "passed": False,
+            "detail": f"unfinished: {results:,} of {planned:,} results; finish it with `vbench run` and the same "
+            "settings, --out this folder and --resume",
+        }
+    ]
 
 
 def _fmt(value: Any) -> str:

@@ -18,10 +18,11 @@ from harness.corpus.schema import Case
 from harness.run.folder import JUNIT_FILE, UnitKey, write_text
 from harness.run.gates import GateSettings as GateSettings  # the one gate model, also imported from here
 from harness.run.log import ResultRecord
+from harness.run.plan import missing_units
 from harness.run.runlog import RunLog
 from harness.score.conformance import CaseViews
 from harness.score.frames import SharedLists, claim_rows, claims_table, quality_row, quality_table
-from harness.score.gates import threshold_gates
+from harness.score.gates import completeness_gate, threshold_gates
 from harness.score.headline import is_headline
 from harness.score.junit import junit_xml
 from harness.score.outcome import record_outcome
@@ -227,7 +228,10 @@ def score_log(
     )  # fmt: skip
     add_robustness(summary, frames.robustness_units, perturbations)
     summary["run"]["perturbed_results"] = frames.logged - frames.headline
-    gate_rows = threshold_gates(summary, gates, manifest)
+    missing = missing_units(manifest, frames.logged)
+    if missing:
+        summary["run"]["unfinished"] = {"results": frames.logged, "planned": frames.logged + missing}
+    gate_rows = completeness_gate(summary["run"].get("unfinished")) + threshold_gates(summary, gates, manifest)
     baseline = load_control_run(baseline_dir) if baseline_dir is not None else None
     decisions = make_decisions(
         manifest,
