@@ -239,6 +239,10 @@ def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+STORE_UNAVAILABLE = "store_unavailable"
+"""The error reason of a case the store failed (`harness.system.store.StoreUnavailable`); `--resume` redoes it."""
+
+
 def error_reason(error: str) -> str:
     """The reason word of a record's `error` (`timeout: no reply within 5 s` -> `timeout`): what the run's
     errors are counted by. Errors are written `<reason>: <detail>` (a client `ErrorReason`, `case_timeout`,
