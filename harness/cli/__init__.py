@@ -155,7 +155,7 @@ def _next_step(args: argparse.Namespace, argv: Sequence[str], folders: Sequence[
 
 @contextlib.contextmanager
 def _terminate_as_interrupt() -> Iterator[list[str]]:
-    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does, for the length of a command: the run's clean-up (the
+    """SIGTERM interrupts as Ctrl-C does (SIGINT is raised), for the length of a command: the run's clean-up (the
     results file closed, the kept replies flushed, the finishing child stopped) runs for either, and `main`
     reports both in one line. Yields the names of the signals received. Only the main thread can set handlers."""
     received: list[str] = []
@@ -165,7 +165,9 @@ def _terminate_as_interrupt() -> Iterator[list[str]]:
 
     def on_term(signum: int, _frame: object) -> None:
         received.append("SIGTERM")
-        raise KeyboardInterrupt
+        if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):  # Ctrl-C ignored (a job in
+            raise KeyboardInterrupt  # the background): stop here
+        signal.raise_signal(signal.SIGINT)  # Ctrl-C's path: asyncio's run cancels its task, then interrupts
 
     old = signal.signal(signal.SIGTERM, on_term)
     try:

@@ -8,6 +8,7 @@ folder. Taking the lock removes the temporary files a dead writer left (`folder.
 A command holds its folders until it ends (`command_session`, which `harness.cli.main` opens); outside a session
 (a library caller), `holding` releases the lock at the end of its block. A forked child shares its parent's lock;
 it writes nothing once that parent has died (`orphaned`): no report is written on behalf of a run that is gone.
+This module is imported when a command starts (`harness.cli.main`), before anything forks.
 """
 
 from __future__ import annotations
@@ -108,7 +109,18 @@ def command_session() -> Iterator[list[Path]]:
             _session.folders = []
 
 
+_forked_from: int | None = None
+"""In a forked child, the pid of the process that forked it (None in a process that was not forked)."""
+
+
+def _note_parent() -> None:
+    global _forked_from
+    _forked_from = os.getppid()  # still alive at this moment: it is the one forking
+
+
+os.register_at_fork(after_in_child=_note_parent)
+
+
 def orphaned() -> bool:
-    """True in a forked child whose parent, which holds a run folder's lock, has died."""
-    pid = os.getpid()
-    return any(h.owner != pid and os.getppid() != h.owner for h in _held.values())
+    """True in a forked child whose parent has died: what it would write was the dead parent's work."""
+    return _forked_from is not None and os.getppid() != _forked_from
