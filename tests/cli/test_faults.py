@@ -95,6 +95,7 @@ def assert_whole(out: Path) -> None:
 # --- one writer ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_second_writer_is_refused_before_it_sends_anything(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "cases")
     out = tmp_path / "run"
@@ -110,6 +111,7 @@ def test_a_second_writer_is_refused_before_it_sends_anything(tmp_path: Path) -> 
     assert_whole(out)
 
 
+@pytest.mark.slow
 def test_a_dead_writer_holds_no_lock_and_its_temp_files_are_removed(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "cases")
     out = tmp_path / "run"
@@ -150,6 +152,7 @@ def test_the_lock_refuses_another_process_and_is_free_once_it_dies(tmp_path: Pat
 # --- a report of an unfinished run ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_report_of_a_killed_run_says_unfinished_and_exits_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -315,6 +318,7 @@ def test_a_full_disk_ends_with_one_line_exit_2_and_resume_finishes_the_run(
 # --- a store that goes down --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_store_that_goes_down_stops_the_run_with_the_resume_command(tmp_path: Path) -> None:
     """A PostgreSQL store stopped mid-run: the run stops after a few cases with one line naming the store and the
     resume command (not every remaining case a harness error); once the store is back the resumed run finishes,
