@@ -120,8 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return int(args.handler(args))
         except UsageError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            return usage_error(exc)
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (`_terminate_as_interrupt`)
             name = signals[-1] if signals else "SIGINT"
             print(f"{name.lower()}: stopped; {_next_step(args, args_list, folders)}", file=sys.stderr)
@@ -136,6 +135,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         except RunStopped as exc:  # the breaker: an endpoint or the store down
             print(f"error: {exc}; {_next_step(args, args_list, folders)}", file=sys.stderr)
             return EXIT_USAGE
+
+
+def usage_error(exc: UsageError) -> Exit:
+    """The one mapping of bad usage or input: one `error: <message>` line, exit code USAGE (`main`, and the
+    `python -m harness.cli.<script>` entries that have a `main` of their own)."""
+    print(f"error: {exc}", file=sys.stderr)
+    return Exit.USAGE
 
 
 def _next_step(args: argparse.Namespace, argv: Sequence[str], folders: Sequence[Path]) -> str:
