@@ -94,12 +94,12 @@ def run_study(
     With `early_stop` (a `stop_early` study), the units go in its looks and the run stops sending when its
     rule says so after a look; the stop is recorded in the manifest's settings (`stop_early`).
 
-    The folder is locked first (`harness.run.lock`): a second writer is refused before anything is sent.
+    The folder is locked as it is made (`harness.run.lock`): a second writer is refused before anything is sent.
     """
     if study.stop_early != (early_stop is not None):
         raise StudyError("stop_early needs the sequential rule (early_stop), and the rule needs stop_early")
-    with holding(run_dir):
-        return _run_locked(study, cases, run_dir, factory, progress, run_id, early_stop, on_record, on_start)
+    with contextlib.ExitStack() as lock:
+        return _run_locked(study, cases, run_dir, factory, progress, run_id, early_stop, on_record, on_start, lock)
 
 
 def _run_locked(
@@ -112,6 +112,7 @@ def _run_locked(
     early_stop: EarlyStop | None,
     on_record: Watch | None,
     on_start: Callable[[], None] | None,
+    lock: contextlib.ExitStack,
 ) -> RunResult:
     if study.store:
         check_store(study.store)
@@ -120,7 +121,7 @@ def _run_locked(
     pool = [r.load() for r in refs if r.kind == "quality"] if study.perturb else []  # as objects only to perturb
     perturbed = perturb_cases(pool, study.perturb, study.perturb_seed, study.excerpt_chars)
     del pool
-    run_dir.mkdir(parents=True, exist_ok=True)
+    lock.enter_context(holding(run_dir))  # makes the folder
     variants = build_variants(study)
     verifiers: dict[tuple[str, int], Verifier] = {}
     for variant in variants:  # build epoch-1 verifiers first: they fill in prompt hashes
