@@ -231,7 +231,7 @@ def score_log(
     missing = missing_units(manifest, frames.logged)
     if missing:
         summary["run"]["unfinished"] = {"results": frames.logged, "planned": frames.logged + missing}
-    gate_rows = completeness_gate(summary["run"].get("unfinished")) + threshold_gates(summary, gates, manifest)
+    gate_rows = threshold_gates(summary, gates, manifest) + completeness_gate(summary["run"].get("unfinished"))
     baseline = load_control_run(baseline_dir) if baseline_dir is not None else None
     decisions = make_decisions(
         manifest,
