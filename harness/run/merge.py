@@ -26,6 +26,7 @@ from harness.run.folder import (
     write_lines,
     write_manifest,
 )
+from harness.run.lock import holding
 from harness.run.log import Manifest, ManifestSettings, ResultRecord
 from harness.run.shard import Shard, UnitKey, plan_digest
 
@@ -157,12 +158,15 @@ def merge_shards(paths: Sequence[Path], out: Path) -> Manifest:
         raise MergeError(f"--out {out} is one of the shards: choose another folder")
     shards = [read_shard(p) for p in paths]
     check_shards(shards)
-    out.mkdir(parents=True, exist_ok=True)
-    manifest = merged_manifest(shards, out.name)
-    shutil.copyfile(shards[0].path / CASES_FILE, out / CASES_FILE)
-    ordered = sorted(shards, key=lambda s: s.shard.index)
-    write_lines(out, RESULTS_FILE, (record.model_dump_json() + "\n" for shard in ordered for record in shard.records))
-    write_manifest(out, manifest)  # last: a folder with a manifest is a whole run
+    with holding(out):  # makes the folder; one writer (`harness.run.lock`)
+        if (out / MANIFEST_FILE).exists():  # another merge wrote it while this one read the shards
+            raise MergeError(f"{out} already holds a run: choose another --out")
+        manifest = merged_manifest(shards, out.name)
+        shutil.copyfile(shards[0].path / CASES_FILE, out / CASES_FILE)
+        ordered = sorted(shards, key=lambda s: s.shard.index)
+        records = (record.model_dump_json() + "\n" for shard in ordered for record in shard.records)
+        write_lines(out, RESULTS_FILE, records)
+        write_manifest(out, manifest)  # last: a folder with a manifest is a whole run
     return manifest
 
 

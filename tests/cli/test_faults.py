@@ -133,20 +133,50 @@ def test_a_dead_writer_holds_no_lock_and_its_temp_files_are_removed(tmp_path: Pa
     assert_whole(out)
 
 
-def test_the_lock_refuses_another_process_and_is_free_once_it_dies(tmp_path: Path) -> None:
-    out = tmp_path / "run"
+def hold(folder: Path) -> subprocess.Popen[str]:
+    """Another process that holds `folder`'s lock until it is killed."""
     holder = subprocess.Popen(
         [sys.executable, "-c", f"from harness.run.lock import acquire; from pathlib import Path; "
-         f"acquire(Path({str(out)!r})); print('held', flush=True); import time; time.sleep(60)"],
+         f"acquire(Path({str(folder)!r})); print('held', flush=True); import time; time.sleep(60)"],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_the_lock_refuses_another_process_and_is_free_once_it_dies(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    holder = hold(out)
     corpus = write_corpus(tmp_path / "cases")
     assert main(["run", "--cases", str(corpus), "--out", str(out), "--no-report"]) == Exit.USAGE
     assert not (out / MANIFEST_FILE).exists()  # refused before anything was written
     holder.kill()
     holder.wait(timeout=10)
     assert main(["run", "--cases", str(corpus), "--out", str(out), "--no-report"]) == Exit.OK
+
+
+@pytest.mark.slow
+def test_report_and_merge_respect_the_lock(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = write_corpus(tmp_path / "cases")
+    run, merged = tmp_path / "run", tmp_path / "merged"
+    shards = [tmp_path / "s1", tmp_path / "s2"]
+    for i, shard in enumerate(shards, 1):
+        assert main(["run", "--cases", str(corpus), "--out", str(shard), "--shard", f"{i}/2", "--no-report"]) in (0, 1)
+    assert main(["run", "--cases", str(corpus), "--out", str(run), "--no-report"]) == Exit.OK
+    capsys.readouterr()
+    holders = [hold(run), hold(merged)]
+    try:
+        assert main(["report", str(run), "--rescore"]) == Exit.USAGE
+        assert main(["merge", *map(str, shards), "--out", str(merged)]) == Exit.USAGE
+        errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error: ")]
+        assert len(errors) == 2 and all("is being written by another vbench process" in e for e in errors), errors
+        assert not (run / REPORT_FILE).exists() and not (merged / MANIFEST_FILE).exists()
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.wait(timeout=10)
+    assert main(["report", str(run), "--rescore"]) == Exit.OK
+    assert main(["merge", *map(str, shards), "--out", str(merged), "--no-report"]) == Exit.OK
 
 
 # --- a report of an unfinished run ----------------------------------------------------------------
