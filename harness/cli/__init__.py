@@ -106,6 +106,15 @@ default (mimalloc) kept what scoring had freed: the peak memory of a 5,000-case 
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault(ARROW_POOL_ENV, "system")  # read when pyarrow first allocates, after this
     args_list = list(sys.argv[1:] if argv is None else argv)
+    with _terminate_as_interrupt() as signals:
+        try:
+            return _command(args_list, signals)
+        except KeyboardInterrupt:  # while the command's modules loaded, before it started: nothing was written
+            return _stopped(signals, f"nothing was written; run the same command again: {_shown(args_list)}")
+
+
+def _command(args_list: list[str], signals: list[str]) -> int:
+    """`main` once SIGTERM is an interrupt: parse, run the command's handler, map what stopped it."""
     parser = build_parser(args_list)
     try:
         args = parser.parse_args(args_list)
@@ -116,15 +125,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     from harness.run.lock import command_session
 
-    with command_session() as folders, _terminate_as_interrupt() as signals:
+    with command_session() as folders:
         try:
             return int(args.handler(args))
         except UsageError as exc:
             return usage_error(exc)
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (`_terminate_as_interrupt`)
-            name = signals[-1] if signals else "SIGINT"
-            print(f"{name.lower()}: stopped; {_next_step(args, args_list, folders)}", file=sys.stderr)
-            return Exit.TERMINATED if name == "SIGTERM" else Exit.INTERRUPTED
+            return _stopped(signals, _next_step(args, args_list, folders))
         except OSError as exc:
             if exc.errno != errno.ENOSPC:
                 raise
@@ -144,19 +151,30 @@ def usage_error(exc: UsageError) -> Exit:
     return Exit.USAGE
 
 
+def _stopped(signals: Sequence[str], next_step: str) -> Exit:
+    """The one line of a command a signal stopped, and its exit code (INTERRUPTED, or TERMINATED for SIGTERM)."""
+    name = signals[-1] if signals else "SIGINT"
+    print(f"{name.lower()}: stopped; {next_step}", file=sys.stderr)
+    return Exit.TERMINATED if name == "SIGTERM" else Exit.INTERRUPTED
+
+
+def _shown(argv: Sequence[str]) -> str:
+    return shlex.join(["vbench", *argv])
+
+
 def _next_step(args: argparse.Namespace, argv: Sequence[str], folders: Sequence[Path]) -> str:
     """What finishes a command that stopped: for a run, the same command on its folder with --resume (the results
     written are kept, nothing finished is sent again); for any other, the same command again."""
     if args.command != "run" or not folders:
         again = "nothing was written" if args.command == "run" else "its output may be partial"
-        return f"{again}; run the same command again: {shlex.join(['vbench', *argv])}"
+        return f"{again}; run the same command again: {_shown(argv)}"
     run_dir = folders[0]
-    words = ["vbench", *argv]
+    words = list(argv)
     if not any(w == "--out" or w.startswith("--out=") for w in argv):
         words += ["--out", str(run_dir)]
     if "--resume" not in argv:
         words.append("--resume")
-    return f"the results so far are in {run_dir}; to finish the run: {shlex.join(words)}"
+    return f"the results so far are in {run_dir}; to finish the run: {_shown(words)}"
 
 
 @contextlib.contextmanager
