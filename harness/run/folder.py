@@ -24,6 +24,7 @@ from pydantic_core import from_json
 from harness import UsageError
 from harness.corpus.schema import Case
 from harness.run.caseref import CaseRef
+from harness.run.lock import orphaned  # imported with the folder's writers: it notes every fork from here on
 from harness.run.log import Manifest, ResultRecord, upgrade_v1
 
 # Every file of a run folder is named here and read or written through this module: the run log as typed
@@ -142,8 +143,6 @@ def write_lines(run_dir: Path, name: str, lines: Iterable[str]) -> Path:
     """`write_text` for text made piece by piece (outcomes, the report page): streamed to the temp file.
 
     A forked child whose parent died writes nothing (`OrphanedWriter`): the run it would finish is gone."""
-    from harness.run.lock import orphaned  # lock imports this module
-
     if orphaned():
         raise OrphanedWriter(f"not writing {run_dir / name}: the run that started this process has ended")
     path = run_dir / name

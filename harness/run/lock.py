@@ -8,7 +8,7 @@ folder. Taking the lock removes the temporary files a dead writer left (`folder.
 A command holds its folders until it ends (`command_session`, which `harness.cli.main` opens); outside a session
 (a library caller), `holding` releases the lock at the end of its block. A forked child shares its parent's lock;
 it writes nothing once that parent has died (`orphaned`): no report is written on behalf of a run that is gone.
-This module is imported when a command starts (`harness.cli.main`), before anything forks.
+This module is imported with `harness.run.folder` (and by `harness.cli.main`), before anything forks.
 """
 
 from __future__ import annotations
