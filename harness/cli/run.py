@@ -17,10 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
 
 from harness import UsageError
-from harness.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE
+from harness.cli import EXIT_GATE, EXIT_OK
 from harness.cli.client_flags import add_client_flags, apply_client_flags
 from harness.cli.console import print_summary
 from harness.corpus.forks import Forked, may_fork
@@ -641,23 +640,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     console = Console(width=None if Console().is_terminal else 160)
     for path in (args.run_a, args.run_b):
         if not path.exists():
-            err.print(f"[red]error:[/red] no such run folder: {path}", highlight=False)
-            return EXIT_USAGE
+            raise UsageError(f"no such run folder: {path}")
     try:
         gates = Gates(margin=args.margin, alpha=args.alpha)
         rows = compare_runs(
             load_outcomes(args.run_a), load_outcomes(args.run_b), margin=gates.margin_fraction, alpha=gates.alpha
         )
-    except (FileNotFoundError, RunFileError, ValidationError) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        return EXIT_USAGE
+    except (FileNotFoundError, ValidationError) as exc:  # a folder without its outcomes, a bad margin
+        raise UsageError(str(exc)) from None
     if not rows:
-        err.print(
-            f"[red]error:[/red] no variant of {args.run_a} could be paired with one of {args.run_b} "
-            "(pairs need the same variant name, or one variant in each run)",
-            highlight=False,
+        raise UsageError(
+            f"no variant of {args.run_a} could be paired with one of {args.run_b} "
+            "(pairs need the same variant name, or one variant in each run)"
         )
-        return EXIT_USAGE
     manifests = [read_manifest(p) if (p / MANIFEST_FILE).exists() else None for p in (args.run_a, args.run_b)]
     worse = print_comparisons(console, rows, args.run_a, args.run_b, manifests[0], manifests[1])
     if args.json:
