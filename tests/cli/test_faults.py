@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -248,6 +249,30 @@ def test_a_signal_ends_the_run_with_one_line_its_code_and_the_resume_command(
         assert main(resume_args(message[0])) == Exit.OK
         assert server.request_count == QUALITY_UNITS - done  # nothing finished is sent again
     assert_whole(out)
+
+
+@pytest.mark.parametrize("name", sorted(SIGNALS))
+def test_a_signal_before_the_run_started_says_nothing_was_written(tmp_path: Path, name: str) -> None:
+    """Stopped while it checks its endpoint (one that accepts and never answers): no folder, the command again."""
+    sig, code = SIGNALS[name]
+    corpus = write_corpus(tmp_path / "cases")
+    out = tmp_path / "run"
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        base_url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        proc = start(["run", "--cases", str(corpus), "--model", "openai:local-model", "--base-url", base_url,
+                      "--out", str(out)])  # fmt: skip
+        silent.settimeout(60)
+        conn, _ = silent.accept()  # the reachability probe: the run has not started
+        with conn:
+            proc.send_signal(sig)
+            assert proc.wait(timeout=60) == code
+    message = said(proc.stderr.read())  # type: ignore[union-attr]
+    assert len(message) == 1 and message[0].startswith(f"{name.lower()}: stopped; nothing was written"), message
+    assert message[0].endswith(shlex.join(["vbench", "run", "--cases", str(corpus), "--model", "openai:local-model",
+                                           "--base-url", base_url, "--out", str(out)]))  # fmt: skip
+    assert not out.exists()
 
 
 def offline_args(corpus: Path, out: Path) -> list[str]:
