@@ -14,6 +14,7 @@ This module is imported with `harness.run.folder` (and by `harness.cli.main`), b
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 from collections.abc import Iterator
@@ -55,7 +56,12 @@ def acquire(run_dir: Path) -> bool:
     from harness.run.folder import LOCK_FILE, remove_stale_temps  # only when a folder is locked: start-up stays light
 
     run_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):  # a folder this process cannot write: only read
+            return False
+        raise
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
