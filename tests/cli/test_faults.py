@@ -149,11 +149,11 @@ def test_the_lock_refuses_another_process_and_is_free_once_it_dies(tmp_path: Pat
     out = tmp_path / "run"
     holder = hold(out)
     corpus = write_corpus(tmp_path / "cases")
-    assert main(["run", "--cases", str(corpus), "--out", str(out), "--no-report"]) == Exit.USAGE
+    assert main(["run", "--cases", str(corpus), "--out", str(out), "--no-report", "--no-cache"]) == Exit.USAGE
     assert not (out / MANIFEST_FILE).exists()  # refused before anything was written
     holder.kill()
     holder.wait(timeout=10)
-    assert main(["run", "--cases", str(corpus), "--out", str(out), "--no-report"]) == Exit.OK
+    assert main(["run", "--cases", str(corpus), "--out", str(out), "--no-report", "--no-cache"]) == Exit.OK
 
 
 @pytest.mark.slow
@@ -162,8 +162,10 @@ def test_report_and_merge_respect_the_lock(tmp_path: Path, capsys: pytest.Captur
     run, merged = tmp_path / "run", tmp_path / "merged"
     shards = [tmp_path / "s1", tmp_path / "s2"]
     for i, shard in enumerate(shards, 1):
-        assert main(["run", "--cases", str(corpus), "--out", str(shard), "--shard", f"{i}/2", "--no-report"]) in (0, 1)
-    assert main(["run", "--cases", str(corpus), "--out", str(run), "--no-report"]) == Exit.OK
+        assert main(
+            ["run", "--cases", str(corpus), "--out", str(shard), "--shard", f"{i}/2", "--no-report", "--no-cache"]
+        ) in (0, 1)
+    assert main(["run", "--cases", str(corpus), "--out", str(run), "--no-report", "--no-cache"]) == Exit.OK
     capsys.readouterr()
     holders = [hold(run), hold(merged)]
     try:
