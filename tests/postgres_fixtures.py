@@ -6,6 +6,7 @@ Re-exported from tests/conftest.py. Without the server binaries the tests that u
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -34,9 +35,36 @@ def _as_postgres(*cmd: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*prefix, *cmd], check=True, capture_output=True, text=True, timeout=120)
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """A PostgreSQL cluster on 127.0.0.1 for this test session, stopped and removed afterwards."""
+class Cluster:
+    """A throwaway PostgreSQL cluster on 127.0.0.1 in `root`, which a test may stop and start again."""
+
+    def __init__(self, bin_dir: Path, root: Path) -> None:
+        self.bin_dir, self.root, self.data, self.port = bin_dir, root, root / "data", _free_port()
+        self.url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
+        _as_postgres(str(bin_dir / "initdb"), "-D", str(self.data), "--auth=trust", "-U", "postgres", "--no-sync")
+
+    def start(self) -> None:
+        # -l: the server must not inherit our pipes, or waiting for the command never ends
+        _as_postgres(
+            str(self.bin_dir / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.root / "server.log"),
+            "-w",
+            "-o",
+            f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1 -c fsync=off",
+            "start",
+        )
+
+    def stop(self) -> None:
+        _as_postgres(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop")
+
+
+@contextlib.contextmanager
+def cluster() -> Iterator[Cluster]:
+    """A started `Cluster`, removed afterwards; the test is skipped without the server binaries (failed under
+    `VBENCH_REQUIRE_POSTGRES=1`)."""
     bin_dir = pg_bin()
     if bin_dir is None:
         message = "no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)"
@@ -48,23 +76,18 @@ def postgres_url() -> Iterator[str]:
     root.chmod(0o755)
     if os.geteuid() == 0:
         shutil.chown(root, "postgres")
-    data = root / "data"
-    port = _free_port()
-    _as_postgres(str(bin_dir / "initdb"), "-D", str(data), "--auth=trust", "-U", "postgres", "--no-sync")
-    # -l: the server must not inherit our pipes, or waiting for the command never ends
-    _as_postgres(
-        str(bin_dir / "pg_ctl"),
-        "-D",
-        str(data),
-        "-l",
-        str(root / "server.log"),
-        "-w",
-        "-o",
-        f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off",
-        "start",
-    )
+    made = Cluster(bin_dir, root)
+    made.start()
     try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
+        yield made
     finally:
-        _as_postgres(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
+        with contextlib.suppress(subprocess.CalledProcessError):
+            made.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL cluster on 127.0.0.1 for this test session, stopped and removed afterwards."""
+    with cluster() as made:
+        yield made.url

@@ -15,8 +15,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness import UsageError
 from harness.baselines.reference import SIGNALS, ReferenceSettings, ReferenceVerifier
-from harness.corpus.loader import CorpusError, load_cases
+from harness.cli import Exit, usage_error
+from harness.corpus.loader import load_cases
 from harness.corpus.schema import Case
 from harness.corpus.splits import split_of
 from harness.run.execute import execute_case
@@ -89,22 +91,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the table as JSON here")
     args = parser.parse_args(argv)
     try:
-        quality = [c for c in load_cases([args.quality]) if c.kind == "quality"]
-        halueval = load_cases([args.halueval]) if args.halueval.exists() else []
-    except CorpusError as exc:
-        print(exc, file=sys.stderr)
-        return 2
+        return _ablation(args)
+    except UsageError as exc:  # a bad case folder (`CorpusError`), or cases that do not fill both splits
+        return usage_error(exc)
+
+
+def _ablation(args: argparse.Namespace) -> Exit:
+    quality = [c for c in load_cases([args.quality]) if c.kind == "quality"]
+    halueval = load_cases([args.halueval]) if args.halueval.exists() else []
     splits = {split_of(c.id) for c in quality}
     if splits != {"development", "held-out"}:
-        print(f"{args.quality}: the quality cases must fill both splits, got {sorted(splits)}", file=sys.stderr)
-        return 2
+        raise UsageError(f"{args.quality}: the quality cases must fill both splits, got {sorted(splits)}")
     if not halueval:
         print(f"{args.halueval}: no HaluEval cases; its columns are left empty", file=sys.stderr)
     table = ablation(quality, halueval)
     print(render(table))
     if args.json:
         args.json.write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
-    return 0
+    return Exit.OK
 
 
 if __name__ == "__main__":

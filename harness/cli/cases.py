@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness import UsageError
+from harness.cli import EXIT_GATE, EXIT_OK
 from harness.corpus.generator import DEFAULT_COUNT, DEFAULT_PER_SEED, DEFAULT_RANDOM_SEED, generate, write_cases
 from harness.corpus.loader import load_cases, load_cases_with_files
 from harness.corpus.schema import case_json_schema
@@ -93,7 +94,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     cases = _load(args.dirs)
     policy = sum(1 for c in cases if c.kind == "policy")
     Console().print(f"{len(cases)} cases valid ({policy} policy, {len(cases) - policy} quality)")
-    return 0
+    return EXIT_OK
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -113,7 +114,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             for problem in problems:
                 console.print(f"    {problem}", markup=False, highlight=False)
     console.print(f"{len(cases) - failures} of {len(cases)} cases agree with their deterministic expectations")
-    return 1 if failures else 0
+    return EXIT_GATE if failures else EXIT_OK
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -131,8 +132,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         console.print(f"  {name}: {n}", highlight=False)
     if len(cases) < args.count:
         console.print(f"[yellow]only {len(cases)}, fewer than --count {args.count}: add labelled seed cases[/yellow]")
-        return 1
-    return 0
+        return EXIT_GATE
+    return EXIT_OK
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -144,7 +145,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     Console().print(f"exported {len(cases)} cases and {claims} claims:", highlight=False)
     for name, path in paths.items():
         Console().print(f"  {name}: {path}", highlight=False)
-    return 0
+    return EXIT_OK
 
 
 def schema_text() -> str:
@@ -156,11 +157,11 @@ def cmd_schema(args: argparse.Namespace) -> int:
     text = schema_text()
     if str(args.out) == "-":
         sys.stdout.write(text)
-        return 0
+        return EXIT_OK
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     Console().print(f"wrote {args.out}", highlight=False)
-    return 0
+    return EXIT_OK
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -186,7 +187,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
             for line in lines:
                 Console().print(line, highlight=False, markup=False, soft_wrap=True)
     missed = not stats.targets_met or (drift is not None and not drift.clean)
-    return 1 if args.require_targets and missed else 0
+    return EXIT_GATE if args.require_targets and missed else EXIT_OK
 
 
 def render_stats(stats: CorpusStats, console: Console) -> None:

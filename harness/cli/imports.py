@@ -43,16 +43,13 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
     try:
         report = import_sessions(args.source, args.out, args.query, args.limit, args.sample, args.seed)
     except SourceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(str(exc)) from None
     except OSError as exc:
-        print(f"error: cannot read or write: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"cannot read or write: {exc}") from None
     for line in report.lines():
         print(line, file=sys.stderr if line.startswith(("skipped", "kept")) else sys.stdout)
     if not (report.written or report.unchanged or report.conflicts):
-        print(f"nothing imported into {args.out}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"nothing imported into {args.out}")
     return EXIT_OK
 
 

@@ -8,12 +8,13 @@ import time
 from pathlib import Path
 
 from harness import UsageError
-from harness.cli import EXIT_OK
+from harness.cli import EXIT_GATE, EXIT_OK
 from harness.report.browser import screenshot
 from harness.report.prices import load_prices
 from harness.report.render import render_run
 from harness.report.select import DEFAULT_LIMIT
 from harness.run.folder import MARKDOWN_FILE, SCREENSHOT_FILE
+from harness.run.lock import acquire
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -54,6 +55,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.max_embedded < 1:
         raise UsageError("--max-embedded must be at least 1")
     out = args.out or args.run_dirs[0]
+    for folder in dict.fromkeys([*args.run_dirs, out]):  # a run folder is scored again here when it has no summary
+        if folder.is_dir():
+            acquire(folder)  # held until the command ends (`main`): a live run's folder is refused
     started = time.perf_counter()
     prices = load_prices(args.prices)
     agreement = None
@@ -81,4 +85,21 @@ def cmd_report(args: argparse.Namespace) -> int:
         png = screenshot(report, report.parent / SCREENSHOT_FILE)
         print(f"screenshot: {png}")
     print(f"rendered in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return EXIT_OK
+    unfinished = [line for run_dir in args.run_dirs if (line := _unfinished(run_dir))]
+    for line in unfinished:
+        print(line, file=sys.stderr)
+    return EXIT_GATE if unfinished else EXIT_OK
+
+
+def _unfinished(run_dir: Path) -> str | None:
+    """One line for a run that ended before all its results were written (its summary says so), else None."""
+    from harness.score.summary_model import read_summary_or_none
+
+    summary = read_summary_or_none(run_dir)
+    missing = summary.run.unfinished if summary is not None and summary.run is not None else None
+    if missing is None:
+        return None
+    return (
+        f"unfinished: {run_dir} holds {missing.results:,} of {missing.planned:,} results; finish it with "
+        f"`vbench run` and the same settings, --out {run_dir} --resume"
+    )

@@ -11,32 +11,25 @@ from typing import Any
 
 from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
 
+from harness import UsageError
 from harness.app.finish import Finisher
 from harness.app.phases import CONSOLE, LOAD_CASES, RUN, phase
 from harness.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE, history_flags
 from harness.cli.client_flags import add_client_flags, apply_client_flags
 from harness.cli.console import print_summary
-from harness.corpus.loader import CorpusError
 from harness.corpus.perturb import PERTURBATIONS
 from harness.run.caseref import CaseRef
-from harness.run.endpoints import EndpointDown, check_endpoints
+from harness.run.endpoints import check_endpoints
 from harness.run.folder import DROPPED_FILE, RESULTS_FILE, RunFileError
 from harness.run.gates import Gates
 from harness.run.looks import EarlyStop
-from harness.run.plan import ResumeError
 from harness.run.providers import grammar, study_factory, warm_imports
-from harness.run.ray_executor import RayUnavailable
 from harness.run.runner import run_study
-from harness.run.select import FilterError, load_case_refs
-from harness.run.study import DEFAULT_MARGIN_PP, Study, StudyError, build_study, load_study_file
-from harness.score.gates import GateError, check_gate_names, parse_gate
-from harness.score.pairing import PairingError
+from harness.run.select import load_case_refs
+from harness.run.study import DEFAULT_MARGIN_PP, Study, build_study, load_study_file
+from harness.score.gates import check_gate_names, parse_gate
 from harness.score.registry import decidable
-from harness.system.prompts import PromptError
-from harness.system.store import StoreURLError
-from harness.system.verifiers.factory import ModelSpecError
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -243,31 +236,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         Console(width=None if Console().is_terminal else 160, emoji=False),
         Console(stderr=True, soft_wrap=True, emoji=False),
     )
+    # every bad input raises a UsageError, and a fault that stops the run `RunStopped`: `main` maps them
     try:
         study = study_from_args(args)
         # one case in memory at a time: the run keeps each as a compact ref (memory stays flat in the run's size)
         # while worker processes read the cases, this process imports the verifiers' client libraries
         with phase(LOAD_CASES):
             cases, corpus_policy = load_case_refs(study.cases, study.filters, partial(warm_imports, study.models))
-    except (StudyError, GateError, FilterError) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
-        return EXIT_USAGE
-    except CorpusError as exc:
-        err.print(str(exc), markup=False, highlight=False)
-        return EXIT_USAGE
     except FileNotFoundError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
-        return EXIT_USAGE
+        raise UsageError(str(exc)) from None
     if not cases:
-        err.print("[red]error:[/red] no case matches the given folders and filters")
-        return EXIT_USAGE
-    try:
-        study = history_flags.apply(study, cases, args)  # history refs become baseline folders
-        _preflight(study, cases)
-        check_endpoints(study)  # a missing key or an endpoint that does not answer stops here, before any case
-    except (PairingError, StudyError, PromptError, ModelSpecError) as exc:  # EndpointError is one
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        return EXIT_USAGE
+        raise UsageError("no case matches the given folders and filters")
+    study = history_flags.apply(study, cases, args)  # history refs become baseline folders
+    _preflight(study, cases)
+    check_endpoints(study)  # a missing key or an endpoint that does not answer stops here, before any case
     run_dir = study.out or Path("reports") / datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     from harness.cli.progress import RichProgress
 
@@ -282,25 +264,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             )  # fmt: skip
         del cases
         finished = finisher.finish(run_dir, settings, result.manifest, corpus_policy)
-    except (ResumeError, StudyError, ModelSpecError, PromptError, StoreURLError, RayUnavailable) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        return EXIT_USAGE
-    except EndpointDown as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        err.print(
-            f"  the results so far are in {run_dir}: once the endpoint answers, run the same command with "
-            f"--out {run_dir} --resume to continue",
-            highlight=False,
-            markup=False,
-        )
-        return EXIT_USAGE
     except RunFileError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         if exc.path.name == RESULTS_FILE and exc.line:
-            err.print(
-                "  pass --resume --drop-corrupt to take the corrupt lines out and redo their cases", highlight=False
-            )
-        return EXIT_USAGE
+            hint = "pass --resume --drop-corrupt to take the corrupt lines out and redo their cases"
+            raise UsageError(f"{exc}\n  {hint}") from None
+        raise
     if result.dropped:
         lines = ", ".join(map(str, result.dropped))
         err.print(
@@ -354,23 +322,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     console = Console(width=None if Console().is_terminal else 160)
     for path in (args.run_a, args.run_b):
         if not path.exists():
-            err.print(f"[red]error:[/red] no such run folder: {path}", highlight=False)
-            return EXIT_USAGE
+            raise UsageError(f"no such run folder: {path}")
     try:
         gates = Gates(margin=args.margin, alpha=args.alpha)
         rows = compare_runs(
             load_outcomes(args.run_a), load_outcomes(args.run_b), margin=gates.margin_fraction, alpha=gates.alpha
         )
-    except (FileNotFoundError, RunFileError, ValidationError) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        return EXIT_USAGE
+    except (FileNotFoundError, ValidationError) as exc:  # a folder without its outcomes, a bad margin
+        raise UsageError(str(exc)) from None
     if not rows:
-        err.print(
-            f"[red]error:[/red] no variant of {args.run_a} could be paired with one of {args.run_b} "
-            "(pairs need the same variant name, or one variant in each run)",
-            highlight=False,
+        raise UsageError(
+            f"no variant of {args.run_a} could be paired with one of {args.run_b} "
+            "(pairs need the same variant name, or one variant in each run)"
         )
-        return EXIT_USAGE
     manifests = [read_manifest(p) if (p / MANIFEST_FILE).exists() else None for p in (args.run_a, args.run_b)]
     worse = print_comparisons(console, rows, args.run_a, args.run_b, manifests[0], manifests[1])
     if args.json:

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.cli import Exit
 from harness.corpus.loader import load_cases
 from harness.devtools.local_server import LocalOpenAIServer
 from harness.devtools.responders import skill_judge_responder
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = all(b["met"] for b in bands) and all(c["agrees"] for c in checks)
     if args.no_http:
         print("the HTTP check was not run (--no-http): the in-process model of the pipeline is unchecked")
-    return 0 if ok and not args.no_http else 1
+    return Exit.OK if ok and not args.no_http else Exit.GATE  # a band missed, or the HTTP check left out
 
 
 if __name__ == "__main__":

@@ -186,6 +186,11 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
     }
     gates = [{**g.model_dump(mode="json"), "run": run.label} for run in runs for g in run.summary.gates]
     passed = all(run.summary.passed for run in runs)  # what the run's exit code said: gates
+    unfinished = [
+        f"{run.label}: {u.results:,} of {u.planned:,} results"
+        for run in runs
+        if run.summary.run is not None and (u := run.summary.run.unfinished) is not None
+    ]
     return {
         "title": " + ".join(run.label for run in runs),
         "generated": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -214,6 +219,7 @@ def build_context(runs: Sequence[LoadedRun], prices: PriceTable) -> dict[str, An
         "decisions": decision_rows(runs),
         "stop_lines": stop_lines(runs),
         "passed": passed,
+        "unfinished": unfinished,
         "selection": {**selection, "complete": selection["embedded"] == selection["results"]},
         "data": data,
         "embedded_records": embedded["records"],

@@ -13,9 +13,10 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from harness import RunStopped
 from harness.llm.modes import public_url
 from harness.llm.reach import unreachable
-from harness.run.log import ResultRecord, VariantInfo, error_reason
+from harness.run.log import STORE_UNAVAILABLE, ResultRecord, VariantInfo, error_reason
 from harness.run.providers import Endpoint, endpoint_of
 from harness.run.study import Study
 from harness.system.verifiers.factory import ModelSpecError
@@ -25,7 +26,7 @@ class EndpointError(ModelSpecError):
     """A model's endpoint cannot be used: no key, or no answer (exit 2, before the first case)."""
 
 
-class EndpointDown(Exception):
+class EndpointDown(RunStopped):
     """The breaker tripped: an endpoint failed too many requests in a row with connection errors (exit 2)."""
 
     def __init__(self, url: str, failures: int, last: str) -> None:
@@ -34,6 +35,19 @@ class EndpointDown(Exception):
             f"(last: {last[:300]})"
         )
         self.url = url
+
+
+class StoreDown(RunStopped):
+    """The breaker tripped on the store: `STORE_FAILURES` cases in a row found it unreachable or unwritable (exit 2)."""
+
+    def __init__(self, url: str, failures: int, last: str) -> None:
+        super().__init__(f"stopped: {failures} cases in a row could not use the store ({last[:300]})")
+        self.url = url
+
+
+STORE_FAILURES = 3
+"""Cases in a row the store may fail before the run stops: a blip costs a case or two (each redone by
+`--resume`), a store that went down stops the run instead of failing every remaining case."""
 
 
 def study_endpoints(study: Study) -> dict[str, Endpoint]:
@@ -68,16 +82,26 @@ class Breaker:
     limits: dict[str, Endpoint]
     """Variant name -> its model's endpoint."""
     in_a_row: dict[str, int] = field(default_factory=dict)
+    store: str | None = None
+    """The run's shared store (None: a private in-memory one per worker, which cannot go down)."""
+    store_in_a_row: int = 0
 
     @classmethod
     def for_run(cls, study: Study, variants: Sequence[VariantInfo]) -> Breaker | None:
-        """The breaker of a run's variants; None when no variant calls an endpoint."""
+        """The breaker of a run's variants and store; None when no variant calls an endpoint and the store is
+        private."""
         endpoints = study_endpoints(study)
         limits = {v.name: endpoints[v.model] for v in variants if v.model in endpoints}
-        return cls(limits) if limits else None
+        return cls(limits, store=study.store) if limits or study.store else None
 
     def observe(self, record: ResultRecord) -> None:
-        """Count `record`; raise `EndpointDown` when its endpoint reached its limit."""
+        """Count `record`; raise `EndpointDown` when its endpoint reached its limit, `StoreDown` when the store
+        failed `STORE_FAILURES` cases in a row."""
+        if self.store is not None:
+            failed = record.error is not None and error_reason(record.error) == STORE_UNAVAILABLE
+            self.store_in_a_row = self.store_in_a_row + 1 if failed else 0
+            if failed and self.store_in_a_row >= STORE_FAILURES:
+                raise StoreDown(self.store, self.store_in_a_row, record.error or "")
         endpoint = self.limits.get(record.variant)
         if endpoint is None:
             return

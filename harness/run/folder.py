@@ -26,6 +26,7 @@ from harness import UsageError
 from harness.corpus import appendlog
 from harness.corpus.schema import Case
 from harness.run.caseref import CaseRef
+from harness.run.lock import orphaned  # imported with the folder's writers: it notes every fork from here on
 from harness.run.log import Manifest, ResultRecord, upgrade_v1
 
 # Every file of a run folder is named here and read or written through this module: the run log as typed
@@ -41,7 +42,10 @@ CASE_VIEWS_FILE = "case_views.jsonl"
 SUT_LOG, LLAMA_LOG = "sut-log.jsonl", "llama-server.log"
 """Streamed logs (`open_log`): a conformance kit's requests and answers of the service it certified; the local
 llama.cpp server's output, which the local-model closing note reads."""
+LOCK_FILE = ".vbench.lock"
+"""The one-writer lock (`harness.run.lock`): it holds the pid of the process writing the folder."""
 UnitKey = tuple[str, str, str, int]
+_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.tmp$")
 _CASE_ID = re.compile(rb'^\{"id": ("(?:[^"\\]|\\.)*")')
 
 
@@ -93,8 +97,16 @@ def write_text(run_dir: Path, name: str, text: str) -> Path:
     return write_lines(run_dir, name, (text,))
 
 
+class OrphanedWriter(RuntimeError):
+    """A forked child was about to write a run file after the run that forked it died."""
+
+
 def write_lines(run_dir: Path, name: str, lines: Iterable[str]) -> Path:
-    """`write_text` for text made piece by piece (outcomes, the report page): streamed to the temp file."""
+    """`write_text` for text made piece by piece (outcomes, the report page): streamed to the temp file.
+
+    A forked child whose parent died writes nothing (`OrphanedWriter`): the run it would finish is gone."""
+    if orphaned():
+        raise OrphanedWriter(f"not writing {run_dir / name}: the run that started this process has ended")
     path = run_dir / name
     tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
     try:
@@ -105,6 +117,32 @@ def write_lines(run_dir: Path, name: str, lines: Iterable[str]) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def remove_stale_temps(run_dir: Path) -> list[Path]:
+    """Remove the temporary files writers that died left (`.NAME.PID.tmp` of a pid no longer alive, and
+    `--drop-corrupt`'s results.jsonl.tmp); the caller holds the folder's lock. Returns what was removed."""
+    removed = []
+    for path in run_dir.glob(".*.tmp"):
+        match = _TEMP.match(path.name)
+        if match is not None and not _alive(int(match["pid"])):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    dropping = run_dir / (RESULTS_FILE + ".tmp")
+    if dropping.exists():
+        dropping.unlink(missing_ok=True)
+        removed.append(dropping)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
 
 
 def open_log(run_dir: Path, name: str) -> TextIO:

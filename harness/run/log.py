@@ -244,6 +244,10 @@ def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+STORE_UNAVAILABLE = "store_unavailable"
+"""The error reason of a case the store failed (`harness.system.store.StoreUnavailable`); `--resume` redoes it."""
+
+
 def error_reason(error: str) -> str:
     """The reason word of a record's `error` (`timeout: no reply within 5 s` -> `timeout`): what the run's
     errors are counted by. Errors are written `<reason>: <detail>` (a client `ErrorReason`, `case_timeout`,
@@ -315,6 +319,8 @@ class ManifestSettings(BaseModel):
     executor: ExecutorSettings | None = None
     """The executor's name, and a cluster's version and address once it joined."""
     shard: ShardSettings | None = None
+    planned_units: int | None = None
+    """The units this folder's run planned (a shard's own): fewer results is an unfinished run (`missing_units`)."""
 
     @model_serializer(mode="wrap")
     def _only_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -25,11 +25,12 @@ from harness.run.folder import (
     write_lines,
     write_manifest,
 )
+from harness.run.lock import holding
 from harness.run.log import Manifest, ManifestSettings, ResultRecord
 from harness.run.runlog import RunLog
 from harness.run.shard import Shard, UnitKey, plan_digest
 
-PER_SHARD_SETTINGS = ("shard", "cache", "replay", "executor", "store")
+PER_SHARD_SETTINGS = ("shard", "cache", "replay", "executor", "store", "planned_units")
 """Settings a shard may have of its own: they change where and how fast units ran, never a figure."""
 
 
@@ -155,12 +156,15 @@ def merge_shards(paths: Sequence[Path], out: Path) -> Manifest:
         raise MergeError(f"--out {out} is one of the shards: choose another folder")
     shards = [read_shard(p) for p in paths]
     check_shards(shards)
-    out.mkdir(parents=True, exist_ok=True)
-    manifest = merged_manifest(shards, out.name)
-    shutil.copyfile(shards[0].path / CASES_FILE, out / CASES_FILE)
-    ordered = sorted(shards, key=lambda s: s.shard.index)
-    write_lines(out, RESULTS_FILE, (record.model_dump_json() + "\n" for shard in ordered for record in shard.records))
-    write_manifest(out, manifest)  # last: a folder with a manifest is a whole run
+    with holding(out):  # makes the folder; one writer (`harness.run.lock`)
+        if (out / MANIFEST_FILE).exists():  # another merge wrote it while this one read the shards
+            raise MergeError(f"{out} already holds a run: choose another --out")
+        manifest = merged_manifest(shards, out.name)
+        shutil.copyfile(shards[0].path / CASES_FILE, out / CASES_FILE)
+        ordered = sorted(shards, key=lambda s: s.shard.index)
+        records = (record.model_dump_json() + "\n" for shard in ordered for record in shard.records)
+        write_lines(out, RESULTS_FILE, records)
+        write_manifest(out, manifest)  # last: a folder with a manifest is a whole run
     return manifest
 
 
@@ -168,6 +172,9 @@ def merged_manifest(shards: Sequence[ShardRun], run_id: str) -> Manifest:
     """The first shard's manifest, a run of the whole plan: no shard, and the shards it came from."""
     first = sorted(shards, key=lambda s: s.shard.index)[0].manifest
     settings = {k: v for k, v in first.settings.items() if k != "shard"}
+    settings["planned_units"] = sum(
+        s.manifest.settings.shard.units or 0 for s in shards if s.manifest.settings.shard is not None
+    )
     settings["merged_from"] = [
         {
             "path": str(s.path),

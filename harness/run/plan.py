@@ -192,6 +192,16 @@ def _perturbations(manifest: Manifest) -> tuple[list[str], int | None]:
     return names, manifest.settings.get("perturb_seed") if names else None
 
 
+def missing_units(manifest: Manifest, written: int) -> int:
+    """How many of the units the run planned have no result (`written`: units with one): 0 for a finished run,
+    for a run its early-stopping rule ended, and for a folder whose manifest did not record its plan."""
+    planned = manifest.settings.planned_units
+    stop = manifest.settings.stop_early
+    if planned is None or (stop is not None and stop.ended):
+        return 0
+    return max(0, planned - written)
+
+
 def shard_tasks(planned: list[Task], shard_text: str, manifest: Manifest) -> list[Task]:
     """This shard's units; the manifest records the shard, its unit count and the whole plan's digest (the
     merge checks the shards' union against it)."""

@@ -29,6 +29,7 @@ from harness.run.folder import (
     write_cases,
     write_manifest,
 )
+from harness.run.lock import holding
 from harness.run.log import Manifest, ResultRecord, VariantInfo
 from harness.run.looks import EarlyStop, split_into_looks, stop_record
 from harness.run.plan import (
@@ -93,9 +94,27 @@ def run_study(
 
     With `early_stop` (a `stop_early` study), the units go in its looks and the run stops sending when its
     rule says so after a look; the stop is recorded in the manifest's settings (`stop_early`).
+
+    The folder is locked as it is made (`harness.run.lock`): a second writer is refused before anything is sent.
     """
     if study.stop_early != (early_stop is not None):
         raise StudyError("stop_early needs the sequential rule (early_stop), and the rule needs stop_early")
+    with contextlib.ExitStack() as lock:
+        return _run_locked(study, cases, run_dir, factory, progress, run_id, early_stop, on_record, on_start, lock)
+
+
+def _run_locked(
+    study: Study,
+    cases: Sequence[CaseRef | Case],
+    run_dir: Path,
+    factory: VerifierFactory,
+    progress: Progress | None,
+    run_id: str | None,
+    early_stop: EarlyStop | None,
+    on_record: Watch | None,
+    on_start: Callable[[], None] | None,
+    lock: contextlib.ExitStack,
+) -> RunResult:
     if study.store:
         check_store(study.store)
     refs = [c if isinstance(c, CaseRef) else CaseRef.of(c) for c in cases]
@@ -103,7 +122,7 @@ def run_study(
     pool = [r.load() for r in refs if r.kind == "quality"] if study.perturb else []  # as objects only to perturb
     perturbed = perturb_cases(pool, study.perturb, study.perturb_seed, study.excerpt_chars)
     del pool
-    run_dir.mkdir(parents=True, exist_ok=True)
+    lock.enter_context(holding(run_dir))  # makes the folder
     variants = build_variants(study)
     verifiers: dict[tuple[str, int], Verifier] = {}
     for variant in variants:  # build epoch-1 verifiers first: they fill in prompt hashes
@@ -132,6 +151,7 @@ def run_study(
     elif (run_dir / MANIFEST_FILE).exists():
         raise ResumeError(f"{run_dir} already holds a run: pass --resume to finish it, or choose another --out")
     manifest.settings["executor"] = {"name": study.executor}
+    manifest.settings["planned_units"] = len(planned)
     write_manifest(run_dir, manifest)
     write_cases(run_dir, refs)
 

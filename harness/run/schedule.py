@@ -18,11 +18,11 @@ from harness.corpus.perturb import Perturbed
 from harness.corpus.schema import STORE_NAMESPACE_LENGTH, Case
 from harness.run.caseref import CaseRef
 from harness.run.execute import execute_case, scripted_verifier_for
-from harness.run.log import POLICY_VARIANT, ResultRecord, VariantInfo
+from harness.run.log import POLICY_VARIANT, STORE_UNAVAILABLE, ResultRecord, VariantInfo
 from harness.run.records import perturbation_fields, record_from_crash, record_from_run
 from harness.run.replay import ResultReplay, replayable
 from harness.system.policy import PolicySettings
-from harness.system.store import MEMORY_URL, Store
+from harness.system.store import MEMORY_URL, Store, StoreUnavailable
 from harness.system.verifiers.base import Verifier
 
 
@@ -107,6 +107,9 @@ async def run_one(
     except Exception as exc:
         if isinstance(exc, TimeoutError) and deadline.expired():
             error = f"case_timeout: no result within the case timeout of {case_timeout:g} s"
+            return record_from_crash(case, task.variant_name, task.epoch, error, task.case.hash, task.perturbed)
+        if isinstance(exc, StoreUnavailable):
+            error = f"{STORE_UNAVAILABLE}: {str(exc)[:500]}"
             return record_from_crash(case, task.variant_name, task.epoch, error, task.case.hash, task.perturbed)
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         error = f"harness_error: {detail[:500]}"

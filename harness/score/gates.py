@@ -17,6 +17,7 @@ from harness.run.log import Manifest
 from harness.score.certificate import policy_tally
 from harness.score.registry import Direction, decidable, gateable, metric
 from harness.score.summary_model import (
+    CompletenessGate,
     Conformance,
     Decision,
     DecisionGate,
@@ -24,6 +25,7 @@ from harness.score.summary_model import (
     PolicyGate,
     Summary,
     ThresholdGate,
+    Unfinished,
     VariantSummary,
 )
 
@@ -109,31 +111,59 @@ def threshold_gate(variant: VariantSummary, name: str, threshold: float) -> Thre
     )
 
 
-def error_rate_gate(variant: VariantSummary, max_error_rate: float) -> ThresholdGate | None:
-    """The share of quality cases with no model reply against its ceiling (None without quality cases)."""
-    rate = variant.error_rate
-    if rate is None:
+def error_rate_gate(variant: VariantSummary, max_error_rate: float, planned: int = 0) -> ThresholdGate | None:
+    """The share of quality cases with no model reply against its ceiling (None without quality cases). `planned`:
+    the quality cases an unfinished run should have had; those it never sent got no reply either."""
+    cases = max(variant.quality_cases, planned)
+    if not cases:
         return None
+    missing = cases - variant.quality_cases
+    rate = (variant.errors + missing) / cases
     return ThresholdGate(
         gate=f"error_rate<={max_error_rate}",
         variant=variant.name,
         value=rate,
         threshold=max_error_rate,
         passed=rate <= max_error_rate,
-        detail=f"{variant.errors} of {variant.quality_cases} quality cases got no model reply"
-        + (" (an incomplete measurement)" if variant.errors else ""),
+        detail=f"{variant.errors + missing} of {cases} quality cases got no model reply"
+        + (f" ({missing} never run)" if missing else "")
+        + (" (an incomplete measurement)" if variant.errors or missing else ""),
     )
+
+
+def _planned_quality_cases(manifest: Manifest | None, summary: Summary) -> int:
+    """The quality cases each variant of an unfinished run should have had (0 when the run is finished or its
+    plan is not known; a shard holds only some of each variant's cases, so it is judged by its unit count)."""
+    if manifest is None or summary.run is None or summary.run.unfinished is None or manifest.settings.shard:
+        return 0
+    return manifest.quality_cases
+
+
+def completeness_gate(unfinished: Unfinished | None) -> list[GateResult]:
+    """An unfinished run (fewer results than it planned: `missing_units`) fails, whatever its figures say."""
+    if unfinished is None:
+        return []
+    return [
+        CompletenessGate(
+            value=unfinished.results,
+            threshold=unfinished.planned,
+            passed=False,
+            detail=f"unfinished: {unfinished.results:,} of {unfinished.planned:,} results; finish it with "
+            "`vbench run` and the same settings, --out this folder and --resume",
+        )
+    ]
 
 
 def threshold_gates(summary: Summary, gates: Gates, manifest: Manifest | None = None) -> list[GateResult]:
     """Each threshold applied to each variant; a missing figure fails its gate. `manifest`: the run's, whose case
     selection tells a policy gate the user left out from one that found nothing."""
     rows: list[GateResult] = [policy_gate(summary.conformance, manifest)]
+    planned = _planned_quality_cases(manifest, summary)
     for variant in summary.variants:
         rows += [threshold_gate(variant, name, threshold) for name, threshold in gates.fail_under.items()]
         if gates.max_unsafe_pass is not None:
             rows.append(threshold_gate(variant, "unsafe_pass_rate", gates.max_unsafe_pass))
-        error_gate = error_rate_gate(variant, gates.max_error_rate)
+        error_gate = error_rate_gate(variant, gates.max_error_rate, planned)
         if error_gate is not None:
             rows.append(error_gate)
     return rows

@@ -16,10 +16,11 @@ from harness.run.conformance import CaseViews, found
 from harness.run.folder import JUNIT_FILE, write_text
 from harness.run.gates import GateSettings as GateSettings  # the one gate model, also imported from here
 from harness.run.log import ResultRecord
+from harness.run.plan import missing_units
 from harness.run.runlog import RunLog
 from harness.score.family import large_family, trimmed
 from harness.score.frames import SharedLists, claim_rows, claims_table, quality_row, quality_table
-from harness.score.gates import decision_gates, threshold_gates
+from harness.score.gates import completeness_gate, decision_gates, threshold_gates
 from harness.score.headline import is_headline
 from harness.score.junit import junit_xml
 from harness.score.outcome import record_outcome
@@ -32,6 +33,7 @@ from harness.score.summary_model import (
     BaselineRef,
     Conformance,
     Summary,
+    Unfinished,
     decision_written,
     write_summary,
 )
@@ -163,7 +165,12 @@ def score_log(log: RunLog, settings: GateSettings, run_dir: Path | None = None) 
         decided={(d.control, d.candidate): d for d in decisions if baseline is None},
     )  # fmt: skip
     add_robustness(summary.variants, frames.robustness_units, perturbations)
-    gate_rows = threshold_gates(summary, gates, manifest)
+    missing = missing_units(manifest, frames.logged)
+    if missing and summary.run is not None:
+        summary.run.unfinished = Unfinished(results=frames.logged, planned=frames.logged + missing)
+    gate_rows = threshold_gates(summary, gates, manifest) + completeness_gate(
+        summary.run.unfinished if summary.run is not None else None
+    )
     if settings.anchor is not None:
         decisions = against_anchor(
             decisions, manifest, frames.gold, outcomes, load_control_run(settings.anchor),

@@ -64,6 +64,15 @@ class RunInfo(SummaryPart):
     cases: int = 0
     results: int = 0
     perturbed_results: int = 0
+    unfinished: Unfinished | None = None
+    """Set when the folder holds fewer results than its run planned (a killed run): never reported as passed."""
+
+
+class Unfinished(SummaryPart):
+    """A run folder with fewer results than its run planned (`run.plan.missing_units`)."""
+
+    results: int
+    planned: int
 
 
 class ScenarioTally(SummaryPart):
@@ -275,9 +284,17 @@ class DecisionGate(GateResult):
 _THRESHOLD = re.compile(r"^\w+(<=|>=)")
 
 
+class CompletenessGate(GateResult):
+    """The run's results (`value`) against those it planned (`threshold`): an unfinished run fails it."""
+
+    gate: Literal["run_finished"] = "run_finished"
+    value: int = 0
+    threshold: int = 0
+
+
 def _gate_kind(data: Any) -> str:
     name = data.get("gate") if isinstance(data, dict) else getattr(data, "gate", None)
-    if name in ("policy_conformance", "ship_decision"):
+    if name in ("policy_conformance", "ship_decision", "run_finished"):
         return str(name)
     return "threshold" if isinstance(name, str) and _THRESHOLD.match(name) else "other"
 
@@ -285,6 +302,7 @@ def _gate_kind(data: Any) -> str:
 Gate = Annotated[
     Annotated[PolicyGate, Tag("policy_conformance")]
     | Annotated[DecisionGate, Tag("ship_decision")]
+    | Annotated[CompletenessGate, Tag("run_finished")]
     | Annotated[ThresholdGate, Tag("threshold")]
     | Annotated[GateResult, Tag("other")],
     Discriminator(_gate_kind),

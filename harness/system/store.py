@@ -115,6 +115,20 @@ class NewSession:
     structured_output_raw: str | None = None
 
 
+class StoreUnavailable(RuntimeError):
+    """The store cannot be reached or written (a server gone, a connection dropped, a read-only or vanished SQLite
+    file): not this case's fault. The run records it as a `store_unavailable` error, and its breaker stops the run
+    when several cases in a row get it (`harness.run.endpoints.StoreDown`)."""
+
+
+def _unavailable(exc: BaseException) -> bool:
+    """Whether a store call failed because the database is unreachable or unwritable (SQLAlchemy's operational
+    and interface errors), not because of what this case sent."""
+    from sqlalchemy.exc import InterfaceError, OperationalError
+
+    return isinstance(exc, OperationalError | InterfaceError)
+
+
 class Store:
     """A diagnosis store. `Store()` is a fresh in-memory SQLite database; `Store(url)` any SQLAlchemy URL."""
 
@@ -158,10 +172,22 @@ class Store:
         of a case: this store is on every case's path. One connection means one thread: a store is not shared
         between threads (the runner gives each worker its own, all on one event loop).
         """
-        if self._conn is None or self._conn.closed:
-            self._conn = self.engine.connect()
-        with self._conn.begin():
-            yield self._conn
+        try:
+            if self._conn is None or self._conn.closed:
+                self._conn = self.engine.connect()
+            with self._conn.begin():
+                yield self._conn
+        except Exception as exc:
+            if not _unavailable(exc):
+                raise
+            conn, self._conn = self._conn, None  # the next case connects again (the store may be back by then)
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    conn.invalidate()
+            detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+            raise StoreUnavailable(
+                f"the store {public_store_url(self.url)} failed: {detail[0] if detail else type(exc).__name__}"
+            ) from exc
 
     @contextlib.contextmanager
     def _driver(self) -> Iterator[sqlite3.Cursor]:

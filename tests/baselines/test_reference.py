@@ -94,7 +94,15 @@ def test_it_is_a_verifier_that_describes_its_version_signals_and_lexicon() -> No
     assert described["name"] == "reference" and described["version"] == VERSION
     assert "hedge" not in described["signals"] and "scope" in described["signals"]
     assert {"direct_coverage", "inference_coverage", "lexicon"} <= set(described)
-    assert len(VERSION.split(".")) == 3
+
+
+def test_the_committed_baseline_was_made_by_this_reference_verifier() -> None:
+    """The manifest of the committed baseline records what the code describes (version, lexicon digest, settings):
+    a heuristic changed without a new version and a refreshed baseline fails here."""
+    manifest = json.loads(
+        (Path(__file__).resolve().parents[2] / "reports/baselines/reference/manifest.json").read_text()
+    )
+    assert manifest["verifiers"]["reference"] == ReferenceVerifier(ReferenceSettings()).describe()
 
 
 def test_an_unknown_signal_is_an_error_naming_the_known_ones() -> None:

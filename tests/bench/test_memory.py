@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_memory_bench_measures_whole_processes(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "bench.memory", "--small", "12", "--large", "24", "--results", "600", "--out",

@@ -13,6 +13,7 @@ from pathlib import Path
 from harness.report.casedata import REPLY_LIMIT, case_payload, clip, record_payload
 from harness.report.figures import headline_chart, label
 from harness.report.render import delta, figure, md
+from harness.run.folder import read_results
 from harness.score.outcome import VERDICT_WRONG
 from harness.score.registry import metric
 from harness.score.summary_model import ConformanceFailure
@@ -35,8 +36,18 @@ RAW_MARKUP = re.compile(r"<(script|img|iframe|svg|b)\b[^>]*(window\.__pwned|oner
 
 
 def test_vbench_run_writes_report_and_summary(reference_run: Path) -> None:
-    assert (reference_run / "report.html").stat().st_size > 10_000
-    assert (reference_run / "summary.md").exists()
+    """The page holds one row per record of the run (case, variant, epoch, verdict as written), and summary.md one
+    table row per variant with its verdict accuracy as summary.json has it."""
+    rows = embedded(reference_run / "report.html")["records"]
+    written = read_results(reference_run)
+    assert sorted((r["case"], r["variant"], r["epoch"], r["verdict"]) for r in rows) == sorted(
+        (r.case_id, r.variant, r.epoch, r.verdict) for r in written
+    )
+    summary = json.loads((reference_run / "summary.json").read_text())
+    markdown = (reference_run / "summary.md").read_text()
+    for variant in summary["variants"]:
+        row = next(line for line in markdown.splitlines() if line.startswith(f"| {variant['name']} |"))
+        assert f"{variant['verdict_accuracy'] * 100:.1f}%" in row, row
 
 
 def test_no_markup_from_cases_or_models_reaches_the_page_unescaped(llm_run: Path) -> None:

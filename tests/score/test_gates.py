@@ -9,9 +9,10 @@ import pytest
 
 from harness.cli import main
 from harness.run.gates import Gates
-from harness.run.settings import ShardSettings
-from harness.score.gates import GateError, check_gate_names, threshold_gates
-from harness.score.summary_model import GateResult, Summary
+from harness.run.plan import missing_units
+from harness.run.settings import ShardSettings, StopEarlySettings
+from harness.score.gates import GateError, check_gate_names, completeness_gate, threshold_gates
+from harness.score.summary_model import GateResult, Summary, Unfinished
 
 
 def failed(gates: list[GateResult]) -> set[str]:
@@ -43,6 +44,46 @@ def test_error_rate_gate() -> None:
     assert failed(threshold_gates(typed(summary(10, 10)), Gates())) == {"error_rate<=0.0"}
     assert failed(threshold_gates(typed(summary(1, 10)), Gates(max_error_rate=0.1))) == set()
     assert failed(threshold_gates(typed(summary(0, 0)), Gates())) == set()  # no quality case: no error gate
+
+
+def unfinished_run(quality_cases: int, shard: str | None = None) -> SimpleNamespace:
+    """What the gates read of an unfinished run's manifest: its quality cases, policy cases and shard."""
+    return SimpleNamespace(
+        quality_cases=quality_cases, policy_cases=1, filters=[], case_dirs=["cases"],
+        settings=SimpleNamespace(shard=ShardSettings(shard=shard) if shard else None),
+    )  # fmt: skip
+
+
+def test_the_error_rate_counts_the_cases_an_unfinished_run_never_ran() -> None:
+    s = typed(summary(0, 3) | {"run": {"run_id": "r", "unfinished": {"results": 4, "planned": 11}}})
+    rows = threshold_gates(s, Gates(max_error_rate=0.5), unfinished_run(quality_cases=10))  # type: ignore[arg-type]
+    (rate,) = [g for g in rows if g.gate.startswith("error_rate")]
+    assert rate.value == pytest.approx(7 / 10) and not rate.passed  # 7 of 10 never ran: no reply either
+    assert rate.detail.startswith("7 of 10 quality cases got no model reply (7 never run)")
+    finished = typed(summary(0, 10))
+    assert failed(threshold_gates(finished, Gates(), unfinished_run(quality_cases=10))) == set()  # type: ignore[arg-type]
+
+
+def test_an_unfinished_run_fails_its_run_finished_gate() -> None:
+    assert completeness_gate(None) == []
+    (gate,) = completeness_gate(Unfinished(results=315, planned=1000))
+    assert gate.gate == "run_finished" and gate.passed is False
+    assert gate.detail.startswith("unfinished: 315 of 1,000 results") and "--resume" in gate.detail
+    read = typed(summary(0, 1) | {"gates": [gate.model_dump(mode="json")]})
+    assert type(read.gates[0]).__name__ == "CompletenessGate"  # read back as its kind
+
+
+def test_missing_units_is_what_the_plan_has_and_the_folder_lacks() -> None:
+    def manifest(planned: int | None = None, stop: StopEarlySettings | None = None) -> SimpleNamespace:
+        return SimpleNamespace(settings=SimpleNamespace(planned_units=planned, stop_early=stop))
+
+    assert missing_units(manifest(1000), 315) == 685  # type: ignore[arg-type]
+    assert missing_units(manifest(1000), 1000) == 0  # type: ignore[arg-type]
+    assert missing_units(manifest(), 3) == 0  # type: ignore[arg-type]  # a folder from before the plan was recorded
+    stopped = manifest(1000, StopEarlySettings(look_size=20, look=3))
+    assert missing_units(stopped, 60) == 0  # type: ignore[arg-type]  # the sequential rule ended it
+    killed = manifest(1000, StopEarlySettings(look_size=20))
+    assert missing_units(killed, 60) == 940  # type: ignore[arg-type]
 
 
 def test_threshold_gates_fail_on_missing_figures() -> None:

@@ -70,7 +70,9 @@ def test_claim_metrics_macro_f1_and_kappa() -> None:
     assert out["per_class"]["contradicted"]["recall"] == pytest.approx(0.5)
     f1 = (2 / 3 + 2 / 3 + 1) / 6
     assert out["macro_f1"] == pytest.approx(f1)
-    assert -1 <= out["cohen_kappa"] <= 1
+    # gold (c1..c4): direct, contradicted, contradicted, overstated; predicted: direct, contradicted, direct,
+    # overstated. Observed agreement 3/4; chance (1*2 + 2*1 + 1*1) / 16 = 5/16; kappa = (3/4 - 5/16) / (11/16)
+    assert out["cohen_kappa"] == pytest.approx(7 / 11)
 
 
 def test_verdict_metrics_unsafe_pass() -> None:
