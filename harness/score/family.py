@@ -123,7 +123,7 @@ def rank_variants(
         RankedVariant(
             name=name,
             rank=int(rank[i]),
-            rate=float(rates[i]),
+            rate=None if np.isnan(rates[i]) else float(rates[i]),
             mcb_lower=float(lower[i]),
             mcb_upper=float(upper[i]),
             standing=standing(float(lower[i]), float(upper[i])),

@@ -514,7 +514,8 @@ class RankedVariant(SummaryPart):
 
     name: str
     rank: int
-    rate: float
+    rate: float | None
+    """None when no case was answered by every variant."""
     mcb_lower: float
     mcb_upper: float
     standing: Standing

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import pandas as pd
@@ -152,3 +153,10 @@ def test_a_summary_can_be_written_on_one_line_and_reads_the_same(tmp_path) -> No
     write_summary(tmp_path, data, indent=None)
     text = (tmp_path / "summary.json").read_text()
     assert text.count("\n") == 1 and read_summary_file(tmp_path).run.run_id == "r"
+
+
+def test_variants_that_share_no_case_rank_without_a_rate() -> None:
+    ranking = rank_variants(pd.concat([units("a", [True] * 3), units("b", [True] * 3), units("c", [])]), list("abc"))
+    assert ranking.cases == 0 and all(r.rate is None for r in ranking.variants)
+    assert "nothing could be ranked" in ranking.note
+    assert "NaN" not in json.dumps(ranking.model_dump(mode="json"))
