@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 DEFAULT_DECIDE_ON: tuple[str, ...] = ("verdict_accuracy", "unsafe_pass_rate")
 """The decision's default metrics; which may be named is the metric registry's (`harness.score.registry.decidable`,
@@ -47,6 +47,14 @@ class Gates(BaseModel):
         min_length=1,
         description="the metrics a candidate is gated on",
     )
+
+    @model_serializer(mode="wrap")
+    def _all_pairs_when_asked(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """`all_pairs` is written only when asked for, so a manifest written before it existed reads back the same."""
+        data: dict[str, Any] = handler(self)
+        if not self.all_pairs:
+            data.pop("all_pairs", None)
+        return data
 
     @property
     def margin_fraction(self) -> float:
