@@ -304,19 +304,18 @@ def estimate(
 
 
 def judge_from_run(run_dir: Path, variant: str | None = None) -> dict[str, JudgeAnswer]:
-    """Each case's first-epoch answer in a finished run's results.jsonl (one variant: `variant`, or the only one)."""
-    from harness.run.log import ResultRecord
+    """Each case's first-epoch answer in a finished run's results.jsonl (one variant: `variant`, or the only one),
+    read through the run log (`RunLog`: its one reader, with the torn-last-line rule)."""
+    from harness.run.folder import RESULTS_FILE, RunFileError
+    from harness.run.runlog import RunLog
 
-    path = run_dir / "results.jsonl"
+    path = run_dir / RESULTS_FILE
     if not path.is_file():
         raise ValueError(f"{path}: no such file (a finished `vbench run` folder has one)")
-    records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                records.append(ResultRecord.model_validate_json(line))
-            except ValueError as exc:
-                raise ValueError(f"{path}:{number}: not a result line: {str(exc).splitlines()[0]}") from None
+    try:
+        records = list(RunLog.read(run_dir).records())
+    except RunFileError as exc:
+        raise ValueError(str(exc)) from None
     variants = sorted({r.variant for r in records})
     chosen = variant or (variants[0] if len(variants) == 1 else None)
     if chosen is None or chosen not in variants:
