@@ -139,7 +139,9 @@ def epoch_chart(per_epoch: Mapping[str, Sequence[tuple[int, float, int]]], order
     lo, hi = min(epochs), max(epochs)
     ax = Axes(c, left, top, c.width - left - 16, height, (lo - 0.3, hi + 0.3), (0.0, 1.02))
     xticks = (
-        [float(e) for e in range(lo, hi + 1)] if hi - lo <= 12 else [t for t in nice_ticks(lo, hi) if t.is_integer()]
+        [float(e) for e in range(lo, hi + 1)]
+        if hi - lo <= 12
+        else [t for t in nice_ticks(lo, hi) if float(t).is_integer()]
     )
     yticks = nice_ticks(0, 1, 5)
     ax.xgrid(xticks)

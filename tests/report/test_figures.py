@@ -126,3 +126,11 @@ def test_ticks_are_round_and_cover_the_range() -> None:
     assert nice_ticks(0, 1, 5) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
     assert nice_ticks(0, 400, 6) == [0, 100, 200, 300, 400]
     assert nice_ticks(-23.0, 23.0, 5) == [-20, -10, 0, 10, 20]
+
+
+def test_the_epoch_chart_of_a_long_run_labels_whole_epochs() -> None:
+    """Past twelve epochs the ticks are round numbers: whole epochs only (a tick from an int step is an int)."""
+    from harness.report.figures import epoch_chart
+
+    svg = epoch_chart({"v": [(e, 0.8, 10) for e in range(1, 21)]}, ["v"])
+    assert svg is not None and ">20<" in svg and ">2.5<" not in svg
