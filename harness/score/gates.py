@@ -145,6 +145,7 @@ def completeness_gate(unfinished: Unfinished | None) -> list[GateResult]:
         return []
     return [
         CompletenessGate(
+            gate="run_finished",  # set, so summary.json (which holds the keys that were set) names the gate
             value=unfinished.results,
             threshold=unfinished.planned,
             passed=False,
