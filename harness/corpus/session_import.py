@@ -9,16 +9,15 @@ the same source adds nothing and rewrites nothing.
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import re
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from harness.baselines.reference import ReferenceVerifier
+from harness.corpus.durable import write_whole
 from harness.corpus.loader import max_case_bytes
 from harness.corpus.sessions import Imported, RowError, case_yaml, read_imported, to_imported
 from harness.system.pipeline import conclude
@@ -183,16 +182,7 @@ def write_case(
     text = case_yaml(case.case_data())
     if len(text.encode()) > max_bytes:
         return "too large"
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{case.id}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_whole(path, text)
     return "written"
 
 

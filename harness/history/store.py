@@ -12,16 +12,14 @@ A database store keeps the same records in two SQLAlchemy Core tables (`vbench_h
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
-from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from harness.corpus.durable import write_whole
 from harness.history.record import HistoryError, RecordHead, RunRecord
 
 M = TypeVar("M", bound=BaseModel)
@@ -61,22 +59,6 @@ def now_stamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    """Write `text` to `path` whole or not at all (a temporary file beside it, synced, renamed into place)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 class FolderStore:
     """The default store: JSON files in a folder."""
 
@@ -89,8 +71,8 @@ class FolderStore:
         if body.exists():
             raise HistoryError(f"{body}: a record with this id is already stored")
         try:
-            _atomic_write(body, record.model_dump_json())
-            _atomic_write(self.root / "heads" / f"{record.head.id}.json", record.head.model_dump_json())
+            write_whole(body, record.model_dump_json())
+            write_whole(self.root / "heads" / f"{record.head.id}.json", record.head.model_dump_json())
         except OSError as exc:
             raise HistoryError(f"{self.root}: cannot write the record: {exc.strerror or exc}") from None
 
@@ -109,7 +91,7 @@ class FolderStore:
 
     def add_tag(self, tag: Tag) -> None:
         try:
-            _atomic_write(self.root / "tags" / f"{tag.name}--{tag.tagged_at}.json", tag.model_dump_json())
+            write_whole(self.root / "tags" / f"{tag.name}--{tag.tagged_at}.json", tag.model_dump_json())
         except OSError as exc:
             raise HistoryError(f"{self.root}: cannot write the tag: {exc.strerror or exc}") from None
 

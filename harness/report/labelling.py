@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import os
 import secrets
 from importlib import resources
 from pathlib import Path
@@ -32,6 +31,7 @@ from aiohttp import web
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import ValidationError
 
+from harness.corpus.durable import write_whole
 from harness.corpus.labels import (
     ADJUDICATED,
     ANNOTATOR_PATTERN,
@@ -99,15 +99,8 @@ def folder_token(folder: Path) -> str:
     path = labels_dir(folder) / TOKEN_FILE
     if path.is_file() and (token := path.read_text(encoding="utf-8").strip()):
         return token
-    path.parent.mkdir(parents=True, exist_ok=True)
     token = secrets.token_urlsafe(24)
-    tmp = path.with_name(f"{TOKEN_FILE}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(token)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_whole(path, token)  # readable by its owner only
     return token
 
 

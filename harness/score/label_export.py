@@ -9,12 +9,11 @@ verdict is `conformance.verdicts_implied_by_labels`, never typed by hand.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.corpus.durable import write_whole
 from harness.corpus.labels import ClaimKey, read_adjudicated, read_labels
 from harness.corpus.schema import MAX_LABELS, Case
 from harness.corpus.sessions import UNLABELLED_KEY, Imported, case_yaml, load_imported, system_expectations
@@ -93,19 +92,6 @@ def export_cases(folder: Path, out: Path) -> ExportResult:
             result.left_out[imported.id] = problem
             continue
         case = labelled_case(imported, labels)
-        _write_atomically(
-            out / f"{case.id}.yaml", case_yaml(case.model_dump(mode="json", by_alias=True, exclude_none=True))
-        )
+        write_whole(out / f"{case.id}.yaml", case_yaml(case.model_dump(mode="json", by_alias=True, exclude_none=True)))
         result.written.append(case.id)
     return result
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
