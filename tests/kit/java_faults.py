@@ -23,6 +23,7 @@ from harness.system import gatekeeper, policy, reply, serve, strictjson
 from harness.system.models import ClaimCheck, Derivability, EvidenceRef, LegacyFact, VerifierReply
 from tests.kit.reencode import Encoding
 from tests.kit.seeds import Seed, evaluation_fault, persisted_fault
+from tests.kit.variants import answer_text as _answer_text
 
 # --- the verifier reply, read the way a Java JSON binder reads it ---------------------------------
 
@@ -236,23 +237,6 @@ def _trace_in_hash_order(evaluation: dict[str, Any]) -> None:
 
 
 # --- the answer, as a Java serialiser writes it --------------------------------------------------
-
-
-def _answer_text(change: Callable[[dict[str, Any]], str]) -> Callable[[], None]:
-    """The HTTP answer of `POST /verify` written by `change` from the computed one."""
-
-    def apply() -> None:
-        original = serve.SutServer._verify
-
-        async def verify(self: serve.SutServer, request: web.Request) -> web.Response:
-            response = await original(self, request)
-            if response.status != 200 or not isinstance(response.body, bytes):
-                return response
-            return web.Response(body=change(json.loads(response.body)).encode(), content_type="application/json")
-
-        serve.SutServer._verify = verify  # type: ignore[method-assign]
-
-    return apply
 
 
 def _drop_nulls(value: Any) -> Any:

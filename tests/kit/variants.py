@@ -25,8 +25,8 @@ SLOW_ANSWERS = 2
 """How many requests answer slowly (each costs the suite SLOW_SHARE * timeout_s of wall time)."""
 
 
-def _answers(change: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
-    """Change every HTTP answer of `POST /verify` after the system computed it."""
+def answer_text(change: Callable[[dict[str, Any]], str]) -> Callable[[], None]:
+    """The HTTP answer of `POST /verify` written by `change` from the computed one (the one patch of the answer)."""
 
     def apply() -> None:
         original = serve.SutServer._verify
@@ -35,13 +35,21 @@ def _answers(change: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
             response = await original(self, request)
             if response.status != 200 or not isinstance(response.body, bytes):
                 return response
-            body = json.loads(response.body)
-            change(body)
-            return web.json_response(body)
+            return web.Response(body=change(json.loads(response.body)).encode(), content_type="application/json")
 
         serve.SutServer._verify = verify  # type: ignore[method-assign]
 
     return apply
+
+
+def _answers(change: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
+    """Change every HTTP answer of `POST /verify` after the system computed it."""
+
+    def rewrite(body: dict[str, Any]) -> str:
+        change(body)
+        return json.dumps(body)
+
+    return answer_text(rewrite)
 
 
 def _extra_keys(body: dict[str, Any]) -> None:
