@@ -20,6 +20,7 @@ from harness.cli import main
 from harness.devtools.local_server import LocalOpenAIServer
 from harness.devtools.responders import last_user_message, verifier_responder
 from harness.llm.modes import reset as reset_structured_modes
+from harness.report.browser import APT_HINT, find_chromium
 from tests.report.builders import HOSTILE_MODEL, write_hostile_corpus
 
 MODEL_REPLY_XSS = "<script>window.__pwned='model-reply'</script><img src=x onerror=window.__pwned='model-img'>"
@@ -82,3 +83,14 @@ def embedded(report: Path) -> dict[str, Any]:
         '<script id="report-data" type="application/json">'
     )
     return json.loads(html[start : html.index("</script>", start)])
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Debian's chromium for the browser tests: CI must have it (a skip there would hide a whole class of test)."""
+    binary = find_chromium()
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the browser tests: no chromium binary on PATH ({APT_HINT} in .ci/run)")
+        pytest.skip(f"no chromium binary on PATH; install Debian's with `{APT_HINT}`")
+    return binary

@@ -8,7 +8,6 @@ overview screenshot is kept in the run folder as report-overview.png.
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,6 @@ import pytest
 
 from harness.cli import main
 from harness.corpus.catalogue import load_catalogue
-from harness.report.browser import APT_HINT, find_chromium
 from tests.report.builders import (
     HOSTILE_MODEL,
     QUESTION_XSS,
@@ -33,16 +31,6 @@ from tests.report.conftest import MODEL_REPLY_XSS, embedded
 pytestmark = pytest.mark.browser
 VISIBLE = "document.querySelectorAll('#case-rows tr.row:not([hidden])').length"
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    binary = find_chromium()
-    if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the browser tests: no chromium binary on PATH ({APT_HINT} in .ci/run)")
-        pytest.skip(f"no chromium binary on PATH; install Debian's with `{APT_HINT}`")
-    return binary
 
 
 def haystack(r: dict[str, Any], cases: dict[str, Any]) -> str:

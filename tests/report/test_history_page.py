@@ -4,14 +4,10 @@ escaped, and a CSP that runs no script; rendered in headless Chromium."""
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
-
-import pytest
 
 from harness.history.alert import AlertSettings, detect
 from harness.history.ops import Point
-from harness.report.browser import APT_HINT, find_chromium
 from harness.report.history_page import render_trend, write_trend
 from tests.report.cdp import open_page
 
@@ -30,16 +26,6 @@ def points(n: int = 12, jump: int = 8) -> list[Point]:
         )  # fmt: skip
         out.append(point)
     return out
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    binary = find_chromium()
-    if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the browser tests: no chromium binary on PATH ({APT_HINT})")
-        pytest.skip(f"no chromium binary on PATH; install Debian's with `{APT_HINT}`")
-    return binary
 
 
 def test_the_page_escapes_what_it_shows() -> None:
