@@ -15,7 +15,7 @@ from harness.report.estimate_view import estimate_section
 from harness.score.estimate import Estimate, RateEstimate
 from tests.report.cdp import open_page
 from tests.report.label_server import REPO
-from tests.report.test_browser import PNG, chromium  # noqa: F401 - the shared fixture
+from tests.report.test_browser import PNG
 
 JUDGE = "runs/<script>window.__pwned=1</script>"
 NOTE = 'labelled by <img src=x onerror="window.__pwned=1"> & co'
@@ -96,7 +96,7 @@ def test_report_shows_the_section(reference_run: Path, tmp_path: Path, capsys: p
 
 
 @pytest.mark.browser
-async def test_the_section_in_a_browser(chromium: str, reference_run: Path, tmp_path: Path) -> None:  # noqa: F811
+async def test_the_section_in_a_browser(chromium: str, reference_run: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(reference_run, run)
     path = estimate_file(tmp_path / "estimate.json", biased=True)

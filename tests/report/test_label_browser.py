@@ -19,7 +19,6 @@ from harness.corpus.sessions import load_imported
 from tests.corpus.production import jsonl, rows
 from tests.report.cdp import CDPError, Page, open_page
 from tests.report.label_server import REPO, LabelServer, label_server
-from tests.report.test_browser import chromium  # noqa: F401 - the shared fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.usefixtures("chromium")]
 SHOTS = REPO / "reports" / "labelling"
